@@ -1,0 +1,427 @@
+// Package gns3 is a typed client for the subset of the GNS3 v3 controller
+// REST API the copilot uses. Every call carries the calling user's token so
+// GNS3's own permissions apply, has an explicit timeout, and maps failures
+// to Go errors (*APIError with the HTTP status and GNS3's message, or
+// *UnreachableError) usable with errors.Is.
+package gns3
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// DefaultTimeout is used when NewServer is given a non-positive timeout.
+const DefaultTimeout = 10 * time.Second
+
+// maxBody caps how much of an answer is read; a topology is far smaller.
+const maxBody = 32 << 20
+
+// Server is one GNS3 controller. It is safe for concurrent use and meant to
+// be shared; per-user Clients are derived from it with WithToken.
+type Server struct {
+	base    string // scheme://host[:port][/prefix], no trailing slash
+	host    string
+	timeout time.Duration
+	http    *http.Client
+}
+
+// NewServer returns a Server for baseURL (e.g. "http://127.0.0.1:3080"; a
+// missing scheme means http). timeout bounds every single request.
+func NewServer(baseURL string, timeout time.Duration) *Server {
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	base := strings.TrimRight(strings.TrimSpace(baseURL), "/")
+	if base != "" && !strings.Contains(base, "://") {
+		base = "http://" + base
+	}
+	host := ""
+	if u, err := url.Parse(base); err == nil {
+		host = u.Hostname()
+	}
+	transport := &http.Transport{
+		Proxy:                 http.ProxyFromEnvironment,
+		DialContext:           (&net.Dialer{Timeout: timeout, KeepAlive: 30 * time.Second}).DialContext,
+		MaxIdleConns:          100,
+		MaxIdleConnsPerHost:   32,
+		IdleConnTimeout:       90 * time.Second,
+		TLSHandshakeTimeout:   timeout,
+		ExpectContinueTimeout: time.Second,
+	}
+	return &Server{
+		base:    base,
+		host:    host,
+		timeout: timeout,
+		http:    &http.Client{Transport: transport},
+	}
+}
+
+// BaseURL returns the normalised base URL.
+func (s *Server) BaseURL() string { return s.base }
+
+// Host returns the host part of the base URL; console_host 0.0.0.0 or ::
+// means "the GNS3 host" and is replaced by it.
+func (s *Server) Host() string { return s.host }
+
+// Timeout returns the per-request timeout.
+func (s *Server) Timeout() time.Duration { return s.timeout }
+
+// WithToken returns a Client acting as the user the token belongs to.
+func (s *Server) WithToken(token string) *Client { return &Client{s: s, token: token} }
+
+// Authenticate exchanges a username and password for a bearer token.
+func (s *Server) Authenticate(ctx context.Context, username, password string) (*Token, error) {
+	var t Token
+	body := map[string]string{"username": username, "password": password}
+	if err := s.do(ctx, "", http.MethodPost, "/v3/access/users/authenticate", body, &t); err != nil {
+		return nil, err
+	}
+	return &t, nil
+}
+
+// Version answers GET /v3/version, which needs no token; useful as a health
+// check.
+func (s *Server) Version(ctx context.Context) (*Version, error) {
+	var v Version
+	if err := s.do(ctx, "", http.MethodGet, "/v3/version", nil, &v); err != nil {
+		return nil, err
+	}
+	return &v, nil
+}
+
+// Client is a Server bound to one user's token. It is cheap to create.
+type Client struct {
+	s     *Server
+	token string
+}
+
+// Server returns the server the client talks to.
+func (c *Client) Server() *Server { return c.s }
+
+// pathf builds an API path, escaping every argument as one path segment so
+// an ID can never change which route is called.
+func pathf(format string, ids ...string) string {
+	args := make([]any, len(ids))
+	for i, id := range ids {
+		args[i] = url.PathEscape(id)
+	}
+	return fmt.Sprintf(format, args...)
+}
+
+func (c *Client) get(ctx context.Context, path string, out any) error {
+	return c.s.do(ctx, c.token, http.MethodGet, path, nil, out)
+}
+
+func (c *Client) send(ctx context.Context, method, path string, body, out any) error {
+	return c.s.do(ctx, c.token, method, path, body, out)
+}
+
+// do performs one request. body == nil sends no body at all (GNS3 treats a
+// missing body differently from {}); out == nil discards the answer.
+func (s *Server) do(ctx context.Context, token, method, path string, body, out any) error {
+	if s.base == "" {
+		return &UnreachableError{URL: "(not configured)", Method: method, Path: path, Err: errors.New("no GNS3 server URL configured")}
+	}
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return fmt.Errorf("GNS3 %s %s: encoding request: %w", method, path, err)
+		}
+		rd = bytes.NewReader(b)
+	}
+	rctx, cancel := context.WithTimeout(ctx, s.timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(rctx, method, s.base+path, rd)
+	if err != nil {
+		return fmt.Errorf("GNS3 %s %s: %w", method, path, err)
+	}
+	req.Header.Set("Accept", "application/json")
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := s.http.Do(req)
+	if err != nil {
+		return s.transportError(ctx, rctx, method, path, err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, maxBody))
+	if err != nil {
+		return s.transportError(ctx, rctx, method, path, err)
+	}
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return apiError(resp.StatusCode, method, path, data, token)
+	}
+	if out == nil || len(bytes.TrimSpace(data)) == 0 {
+		return nil
+	}
+	if err := json.Unmarshal(data, out); err != nil {
+		return fmt.Errorf("GNS3 %s %s: unexpected answer (%d bytes): %w", method, path, len(data), err)
+	}
+	return nil
+}
+
+// transportError tells apart the caller giving up (its context ended: not
+// the server's fault) from the server being down or slower than the timeout.
+func (s *Server) transportError(parent, rctx context.Context, method, path string, err error) error {
+	if parent.Err() != nil {
+		return fmt.Errorf("GNS3 %s %s: %w", method, path, parent.Err())
+	}
+	// url.Error repeats the full URL; the base is already in the message.
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err
+	}
+	timedOut := errors.Is(rctx.Err(), context.DeadlineExceeded)
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		timedOut = true
+	}
+	if timedOut {
+		err = fmt.Errorf("no answer within %s", s.timeout)
+	}
+	return &UnreachableError{URL: s.base, Method: method, Path: path, TimedOut: timedOut, Err: err}
+}
+
+func apiError(status int, method, path string, data []byte, token string) error {
+	raw := extractMessage(data)
+	if token != "" {
+		raw = strings.ReplaceAll(raw, token, "[redacted]")
+	}
+	msg := raw
+	if status == http.StatusUnprocessableEntity {
+		msg = readableValidation(raw)
+	}
+	return &APIError{Status: status, Message: msg, Method: method, Path: path, Raw: raw}
+}
+
+// extractMessage reads GNS3's {"message": ...}, FastAPI's {"detail": ...}
+// (string or list), or falls back to a short excerpt of the body.
+func extractMessage(data []byte) string {
+	var body struct {
+		Message json.RawMessage `json:"message"`
+		Detail  json.RawMessage `json:"detail"`
+	}
+	if json.Unmarshal(data, &body) == nil {
+		for _, f := range []json.RawMessage{body.Message, body.Detail} {
+			if len(f) == 0 || string(f) == "null" {
+				continue
+			}
+			var s string
+			if json.Unmarshal(f, &s) == nil {
+				return s
+			}
+			return string(f)
+		}
+	}
+	s := strings.TrimSpace(string(data))
+	if len(s) > 300 {
+		s = s[:300] + "…"
+	}
+	return s
+}
+
+// CurrentUser is GET /v3/access/users/me.
+func (c *Client) CurrentUser(ctx context.Context) (*User, error) {
+	var u User
+	if err := c.get(ctx, "/v3/access/users/me", &u); err != nil {
+		return nil, err
+	}
+	return &u, nil
+}
+
+// UserGroups is GET /v3/access/users/{id}/groups.
+func (c *Client) UserGroups(ctx context.Context, userID string) ([]Group, error) {
+	gs := []Group{}
+	if err := c.get(ctx, pathf("/v3/access/users/%s/groups", userID), &gs); err != nil {
+		return nil, err
+	}
+	return gs, nil
+}
+
+// ListProjects is GET /v3/projects (only the projects the user may see).
+func (c *Client) ListProjects(ctx context.Context) ([]Project, error) {
+	ps := []Project{}
+	if err := c.get(ctx, "/v3/projects", &ps); err != nil {
+		return nil, err
+	}
+	return ps, nil
+}
+
+// GetProject is GET /v3/projects/{id}.
+func (c *Client) GetProject(ctx context.Context, projectID string) (*Project, error) {
+	var p Project
+	if err := c.get(ctx, pathf("/v3/projects/%s", projectID), &p); err != nil {
+		return nil, err
+	}
+	return &p, nil
+}
+
+// OpenProject is POST /v3/projects/{id}/open.
+func (c *Client) OpenProject(ctx context.Context, projectID string) (*Project, error) {
+	var p Project
+	if err := c.send(ctx, http.MethodPost, pathf("/v3/projects/%s/open", projectID), nil, &p); err != nil {
+		return nil, err
+	}
+	return &p, nil
+}
+
+// ProjectStats is GET /v3/projects/{id}/stats.
+func (c *Client) ProjectStats(ctx context.Context, projectID string) (*ProjectStats, error) {
+	var st ProjectStats
+	if err := c.get(ctx, pathf("/v3/projects/%s/stats", projectID), &st); err != nil {
+		return nil, err
+	}
+	return &st, nil
+}
+
+// ListTemplates is GET /v3/templates.
+func (c *Client) ListTemplates(ctx context.Context) ([]Template, error) {
+	ts := []Template{}
+	if err := c.get(ctx, "/v3/templates", &ts); err != nil {
+		return nil, err
+	}
+	return ts, nil
+}
+
+// ListNodes is GET /v3/projects/{p}/nodes.
+func (c *Client) ListNodes(ctx context.Context, projectID string) ([]Node, error) {
+	ns := []Node{}
+	if err := c.get(ctx, pathf("/v3/projects/%s/nodes", projectID), &ns); err != nil {
+		return nil, err
+	}
+	return ns, nil
+}
+
+// GetNode is GET /v3/projects/{p}/nodes/{n}.
+func (c *Client) GetNode(ctx context.Context, projectID, nodeID string) (*Node, error) {
+	var n Node
+	if err := c.get(ctx, pathf("/v3/projects/%s/nodes/%s", projectID, nodeID), &n); err != nil {
+		return nil, err
+	}
+	return &n, nil
+}
+
+// CreateNodeFromTemplate creates a node from a template at x/y on the local
+// compute. name may be empty (GNS3 then uses the template's name format).
+func (c *Client) CreateNodeFromTemplate(ctx context.Context, projectID, templateID string, x, y int, name string) (*Node, error) {
+	return c.CreateNodeWithUsage(ctx, projectID, templateID, TemplateUsage{X: x, Y: y, Name: name, ComputeID: "local"})
+}
+
+// CreateNodeWithUsage is POST /v3/projects/{p}/templates/{t} with a full
+// TemplateUsage (e.g. the template's own compute).
+func (c *Client) CreateNodeWithUsage(ctx context.Context, projectID, templateID string, usage TemplateUsage) (*Node, error) {
+	var n Node
+	if err := c.send(ctx, http.MethodPost, pathf("/v3/projects/%s/templates/%s", projectID, templateID), usage, &n); err != nil {
+		return nil, err
+	}
+	return &n, nil
+}
+
+// UpdateNode is PUT /v3/projects/{p}/nodes/{n}.
+func (c *Client) UpdateNode(ctx context.Context, projectID, nodeID string, upd NodeUpdate) (*Node, error) {
+	var n Node
+	if err := c.send(ctx, http.MethodPut, pathf("/v3/projects/%s/nodes/%s", projectID, nodeID), upd, &n); err != nil {
+		return nil, err
+	}
+	return &n, nil
+}
+
+// DeleteNode is DELETE /v3/projects/{p}/nodes/{n}; GNS3 also deletes the
+// node's links.
+func (c *Client) DeleteNode(ctx context.Context, projectID, nodeID string) error {
+	return c.send(ctx, http.MethodDelete, pathf("/v3/projects/%s/nodes/%s", projectID, nodeID), nil, nil)
+}
+
+// StartNode starts one node. GNS3 answers 422 unless a JSON body is sent.
+func (c *Client) StartNode(ctx context.Context, projectID, nodeID string) error {
+	return c.send(ctx, http.MethodPost, pathf("/v3/projects/%s/nodes/%s/start", projectID, nodeID), struct{}{}, nil)
+}
+
+// StopNode stops one node (204, empty body).
+func (c *Client) StopNode(ctx context.Context, projectID, nodeID string) error {
+	return c.send(ctx, http.MethodPost, pathf("/v3/projects/%s/nodes/%s/stop", projectID, nodeID), nil, nil)
+}
+
+// SuspendNode suspends one node (204, empty body).
+func (c *Client) SuspendNode(ctx context.Context, projectID, nodeID string) error {
+	return c.send(ctx, http.MethodPost, pathf("/v3/projects/%s/nodes/%s/suspend", projectID, nodeID), nil, nil)
+}
+
+// ReloadNode reloads one node (204, empty body).
+func (c *Client) ReloadNode(ctx context.Context, projectID, nodeID string) error {
+	return c.send(ctx, http.MethodPost, pathf("/v3/projects/%s/nodes/%s/reload", projectID, nodeID), nil, nil)
+}
+
+// StartAllNodes starts every node of the project.
+func (c *Client) StartAllNodes(ctx context.Context, projectID string) error {
+	return c.send(ctx, http.MethodPost, pathf("/v3/projects/%s/nodes/start", projectID), nil, nil)
+}
+
+// StopAllNodes stops every node of the project.
+func (c *Client) StopAllNodes(ctx context.Context, projectID string) error {
+	return c.send(ctx, http.MethodPost, pathf("/v3/projects/%s/nodes/stop", projectID), nil, nil)
+}
+
+// SuspendAllNodes suspends every node of the project.
+func (c *Client) SuspendAllNodes(ctx context.Context, projectID string) error {
+	return c.send(ctx, http.MethodPost, pathf("/v3/projects/%s/nodes/suspend", projectID), nil, nil)
+}
+
+// ReloadAllNodes reloads every node of the project.
+func (c *Client) ReloadAllNodes(ctx context.Context, projectID string) error {
+	return c.send(ctx, http.MethodPost, pathf("/v3/projects/%s/nodes/reload", projectID), nil, nil)
+}
+
+// NodeLinks is GET /v3/projects/{p}/nodes/{n}/links.
+func (c *Client) NodeLinks(ctx context.Context, projectID, nodeID string) ([]Link, error) {
+	ls := []Link{}
+	if err := c.get(ctx, pathf("/v3/projects/%s/nodes/%s/links", projectID, nodeID), &ls); err != nil {
+		return nil, err
+	}
+	return ls, nil
+}
+
+// ListLinks is GET /v3/projects/{p}/links.
+func (c *Client) ListLinks(ctx context.Context, projectID string) ([]Link, error) {
+	ls := []Link{}
+	if err := c.get(ctx, pathf("/v3/projects/%s/links", projectID), &ls); err != nil {
+		return nil, err
+	}
+	return ls, nil
+}
+
+// GetLink is GET /v3/projects/{p}/links/{l}.
+func (c *Client) GetLink(ctx context.Context, projectID, linkID string) (*Link, error) {
+	var l Link
+	if err := c.get(ctx, pathf("/v3/projects/%s/links/%s", projectID, linkID), &l); err != nil {
+		return nil, err
+	}
+	return &l, nil
+}
+
+// CreateLink is POST /v3/projects/{p}/links.
+func (c *Client) CreateLink(ctx context.Context, projectID string, req LinkCreate) (*Link, error) {
+	var l Link
+	if err := c.send(ctx, http.MethodPost, pathf("/v3/projects/%s/links", projectID), req, &l); err != nil {
+		return nil, err
+	}
+	return &l, nil
+}
+
+// DeleteLink is DELETE /v3/projects/{p}/links/{l}.
+func (c *Client) DeleteLink(ctx context.Context, projectID, linkID string) error {
+	return c.send(ctx, http.MethodDelete, pathf("/v3/projects/%s/links/%s", projectID, linkID), nil, nil)
+}
