@@ -1,0 +1,379 @@
+package models
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/google/uuid"
+	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
+)
+
+// ChatRepository reads and writes sessions, turns and messages. Every read that a user can
+// trigger is scoped by user and project, so another user's session is simply not found.
+type ChatRepository struct {
+	DB  *gorm.DB
+	Now func() time.Time
+}
+
+// NewChatRepository returns a repository using the wall clock.
+func NewChatRepository(db *gorm.DB) *ChatRepository {
+	return &ChatRepository{DB: db, Now: func() time.Time { return time.Now().UTC() }}
+}
+
+var messageNamespace = uuid.MustParse("6f1c1a52-45a4-4d38-9c55-1b1c5c3b7a10")
+
+// MessageID derives a message's id from its turn and position, so an activity that is retried
+// writes the same row again instead of a duplicate.
+func MessageID(turnID string, idx int) string {
+	return uuid.NewSHA1(messageNamespace, []byte(turnID+"/"+strconv.Itoa(idx))).String()
+}
+
+// ListSessions returns a user's sessions of a project, pinned first, then most recently updated.
+func (r *ChatRepository) ListSessions(ctx context.Context, userID, projectID string, limit int) ([]ChatSession, error) {
+	var out []ChatSession
+	err := r.DB.WithContext(ctx).Where("user_id = ? AND project_id = ?", userID, projectID).
+		Order("pinned DESC").Order("updated_at DESC").Order("id DESC").Limit(limit).Find(&out).Error
+	return out, err
+}
+
+// GetSession returns the session if it belongs to this user and project.
+func (r *ChatRepository) GetSession(ctx context.Context, userID, projectID, threadID string) (*ChatSession, error) {
+	var s ChatSession
+	err := r.DB.WithContext(ctx).Where("thread_id = ? AND user_id = ? AND project_id = ?", threadID, userID, projectID).Take(&s).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return nil, ErrNotFound
+	}
+	return &s, err
+}
+
+// SessionByThread returns a session by its id alone; only worker-side code uses it.
+func (r *ChatRepository) SessionByThread(ctx context.Context, threadID string) (*ChatSession, error) {
+	var s ChatSession
+	err := r.DB.WithContext(ctx).Where("thread_id = ?", threadID).Take(&s).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return nil, ErrNotFound
+	}
+	return &s, err
+}
+
+// RenameSession sets a title the user chose and locks it against automatic titles.
+func (r *ChatRepository) RenameSession(ctx context.Context, userID, projectID, threadID, title string) (*ChatSession, error) {
+	res := r.DB.WithContext(ctx).Model(&ChatSession{}).
+		Where("thread_id = ? AND user_id = ? AND project_id = ?", threadID, userID, projectID).
+		Updates(map[string]any{"title": title, "title_locked": true, "updated_at": r.Now()})
+	if res.Error != nil {
+		return nil, res.Error
+	}
+	if res.RowsAffected == 0 {
+		return nil, ErrNotFound
+	}
+	return r.GetSession(ctx, userID, projectID, threadID)
+}
+
+// SetPinned pins or unpins a session.
+func (r *ChatRepository) SetPinned(ctx context.Context, userID, projectID, threadID string, pinned bool) (*ChatSession, error) {
+	res := r.DB.WithContext(ctx).Model(&ChatSession{}).
+		Where("thread_id = ? AND user_id = ? AND project_id = ?", threadID, userID, projectID).
+		Updates(map[string]any{"pinned": pinned, "updated_at": r.Now()})
+	if res.Error != nil {
+		return nil, res.Error
+	}
+	if res.RowsAffected == 0 {
+		return nil, ErrNotFound
+	}
+	return r.GetSession(ctx, userID, projectID, threadID)
+}
+
+// DeleteSession removes a session with its turns and messages.
+func (r *ChatRepository) DeleteSession(ctx context.Context, userID, projectID, threadID string) error {
+	return r.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		res := tx.Where("thread_id = ? AND user_id = ? AND project_id = ?", threadID, userID, projectID).Delete(&ChatSession{})
+		if res.Error != nil {
+			return res.Error
+		}
+		if res.RowsAffected == 0 {
+			return ErrNotFound
+		}
+		if err := tx.Where("session_id = ?", threadID).Delete(&ChatMessage{}).Error; err != nil {
+			return err
+		}
+		return tx.Where("session_id = ?", threadID).Delete(&ChatTurn{}).Error
+	})
+}
+
+// StartTurnParams describes a new user message.
+type StartTurnParams struct {
+	SessionID    string // empty: create a new session
+	UserID       string
+	ProjectID    string
+	Message      string
+	Mode         string
+	Temperature  *float64
+	InitialTitle string
+	// WorkflowID derives the turn's workflow id from its session and turn ids.
+	WorkflowID func(sessionID, turnID string) string
+}
+
+// StartTurn creates (when needed) the session, the turn and the staged user message in one
+// transaction, so a failure leaves nothing half-created. It returns ErrNotFound for a session
+// that is not this user's and ErrTurnRunning when the session is busy.
+func (r *ChatRepository) StartTurn(ctx context.Context, p StartTurnParams) (*ChatSession, *ChatTurn, bool, error) {
+	var (
+		sess    ChatSession
+		turn    ChatTurn
+		created bool
+	)
+	now := r.Now()
+	err := r.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if p.SessionID == "" {
+			sess = ChatSession{ThreadID: uuid.NewString(), UserID: p.UserID, ProjectID: p.ProjectID,
+				Title: p.InitialTitle, Metadata: "{}", Stats: "{}", CreatedAt: now, UpdatedAt: now}
+			if err := tx.Create(&sess).Error; err != nil {
+				return err
+			}
+			created = true
+		} else {
+			err := tx.Where("thread_id = ? AND user_id = ? AND project_id = ?", p.SessionID, p.UserID, p.ProjectID).Take(&sess).Error
+			if errors.Is(err, gorm.ErrRecordNotFound) {
+				return ErrNotFound
+			}
+			if err != nil {
+				return err
+			}
+		}
+		var running int64
+		if err := tx.Model(&ChatTurn{}).Where("session_id = ? AND status = ?", sess.ThreadID, TurnRunning).Count(&running).Error; err != nil {
+			return err
+		}
+		if running > 0 {
+			return ErrTurnRunning
+		}
+		var maxSeq *int
+		if err := tx.Model(&ChatTurn{}).Where("session_id = ?", sess.ThreadID).Select("MAX(seq)").Scan(&maxSeq).Error; err != nil {
+			return err
+		}
+		seq := 1
+		if maxSeq != nil {
+			seq = *maxSeq + 1
+		}
+		turnID := uuid.NewString()
+		turn = ChatTurn{ID: turnID, SessionID: sess.ThreadID, Seq: seq, UserID: p.UserID, ProjectID: p.ProjectID,
+			Status: TurnRunning, Mode: p.Mode, WorkflowID: p.WorkflowID(sess.ThreadID, turnID),
+			Temperature: p.Temperature, CreatedAt: now}
+		if err := tx.Create(&turn).Error; err != nil {
+			if errors.Is(err, gorm.ErrDuplicatedKey) {
+				return ErrTurnRunning
+			}
+			return err
+		}
+		msg := ChatMessage{ID: MessageID(turnID, 0), SessionID: sess.ThreadID, TurnID: turnID, TurnSeq: seq, Idx: 0,
+			Role: "user", Content: p.Message, CreatedAt: now}
+		return tx.Create(&msg).Error
+	})
+	if err != nil {
+		return nil, nil, false, err
+	}
+	return &sess, &turn, created, nil
+}
+
+// AbandonTurn undoes StartTurn when the workflow could not be started: the turn and its user
+// message go, and so does the session if the turn had created it.
+func (r *ChatRepository) AbandonTurn(ctx context.Context, turn *ChatTurn, deleteSession bool) error {
+	return r.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := tx.Where("turn_id = ?", turn.ID).Delete(&ChatMessage{}).Error; err != nil {
+			return err
+		}
+		if err := tx.Where("id = ?", turn.ID).Delete(&ChatTurn{}).Error; err != nil {
+			return err
+		}
+		if deleteSession {
+			return tx.Where("thread_id = ?", turn.SessionID).Delete(&ChatSession{}).Error
+		}
+		return nil
+	})
+}
+
+// Turn returns a turn by id.
+func (r *ChatRepository) Turn(ctx context.Context, turnID string) (*ChatTurn, error) {
+	var t ChatTurn
+	err := r.DB.WithContext(ctx).Where("id = ?", turnID).Take(&t).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return nil, ErrNotFound
+	}
+	return &t, err
+}
+
+// LatestTurn returns the session's most recent turn.
+func (r *ChatRepository) LatestTurn(ctx context.Context, sessionID string) (*ChatTurn, error) {
+	var t ChatTurn
+	err := r.DB.WithContext(ctx).Where("session_id = ?", sessionID).Order("seq DESC").Take(&t).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return nil, ErrNotFound
+	}
+	return &t, err
+}
+
+// History returns the last limit committed messages of a session, oldest first.
+func (r *ChatRepository) History(ctx context.Context, sessionID string, limit int) ([]ChatMessage, error) {
+	var out []ChatMessage
+	err := r.DB.WithContext(ctx).Where("session_id = ? AND committed = ?", sessionID, true).
+		Order("turn_seq DESC").Order("idx DESC").Limit(limit).Find(&out).Error
+	for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
+		out[i], out[j] = out[j], out[i]
+	}
+	return out, err
+}
+
+// Transcript returns what the model sees during a turn: the session's committed messages plus
+// the turn's own staged ones, in order.
+func (r *ChatRepository) Transcript(ctx context.Context, turn *ChatTurn) ([]ChatMessage, error) {
+	var out []ChatMessage
+	err := r.DB.WithContext(ctx).
+		Where("session_id = ? AND (committed = ? OR turn_id = ?)", turn.SessionID, true, turn.ID).
+		Order("turn_seq").Order("idx").Find(&out).Error
+	return out, err
+}
+
+// SaveMessage writes a staged message of a running turn; writing the same id again replaces it.
+func (r *ChatRepository) SaveMessage(ctx context.Context, m *ChatMessage) error {
+	if m.CreatedAt.IsZero() {
+		m.CreatedAt = r.Now()
+	}
+	return r.DB.WithContext(ctx).Clauses(clause.OnConflict{
+		Columns:   []clause.Column{{Name: "id"}},
+		DoUpdates: clause.AssignmentColumns([]string{"content", "tool_calls", "metadata", "name", "tool_call_id", "role"}),
+	}).Create(m).Error
+}
+
+// ToolCallRecord is the stored shape of one assistant tool call (OpenAI's wire shape).
+type ToolCallRecord struct {
+	ID       string `json:"id"`
+	Type     string `json:"type"`
+	Function struct {
+		Name      string `json:"name"`
+		Arguments string `json:"arguments"`
+	} `json:"function"`
+}
+
+// FinalizeParams closes a turn.
+type FinalizeParams struct {
+	TurnID       string
+	Status       string
+	Error        string
+	LLMCalls     int64
+	InputTokens  int64
+	OutputTokens int64
+}
+
+// FinalizeTurn commits the turn's staged messages, adds a "cancelled" result for any tool call
+// left without one (so the transcript stays a valid OpenAI sequence), and adds the turn's
+// statistics to the session with one incrementing UPDATE. A turn already finalized is left
+// alone, which makes a retried finalizer harmless. It reports whether this call finalized.
+func (r *ChatRepository) FinalizeTurn(ctx context.Context, p FinalizeParams) (bool, error) {
+	applied := false
+	now := r.Now()
+	err := r.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		var turn ChatTurn
+		if err := tx.Where("id = ?", p.TurnID).Take(&turn).Error; err != nil {
+			if errors.Is(err, gorm.ErrRecordNotFound) {
+				return nil // the session was deleted while the turn ran
+			}
+			return err
+		}
+		if turn.Status != TurnRunning {
+			return nil
+		}
+		var staged []ChatMessage
+		if err := tx.Where("turn_id = ?", turn.ID).Order("idx").Find(&staged).Error; err != nil {
+			return err
+		}
+		answered := map[string]bool{}
+		maxIdx := 0
+		for _, m := range staged {
+			if m.Role == "tool" {
+				answered[m.ToolCallID] = true
+			}
+			if m.Idx > maxIdx {
+				maxIdx = m.Idx
+			}
+		}
+		added := 0
+		for _, m := range staged {
+			if m.Role != "assistant" || m.ToolCalls == "" {
+				continue
+			}
+			var calls []ToolCallRecord
+			if err := json.Unmarshal([]byte(m.ToolCalls), &calls); err != nil {
+				return fmt.Errorf("decoding stored tool calls: %w", err)
+			}
+			for _, c := range calls {
+				if answered[c.ID] {
+					continue
+				}
+				maxIdx++
+				added++
+				out, _ := json.Marshal(map[string]any{"success": false, "total": 0, "successful": 0, "failed": 0,
+					"data": []any{}, "error": "The tool was not run because the turn was " + p.Status + ".",
+					"metadata": map[string]any{"tool_name": c.Function.Name}})
+				syn := ChatMessage{ID: MessageID(turn.ID, maxIdx), SessionID: turn.SessionID, TurnID: turn.ID,
+					TurnSeq: turn.Seq, Idx: maxIdx, Role: "tool", Name: c.Function.Name, ToolCallID: c.ID,
+					Content: string(out), CreatedAt: now}
+				if err := tx.Create(&syn).Error; err != nil {
+					return err
+				}
+			}
+		}
+		if err := tx.Model(&ChatMessage{}).Where("turn_id = ?", turn.ID).Update("committed", true).Error; err != nil {
+			return err
+		}
+		count := int64(len(staged) + added)
+		res := tx.Model(&ChatSession{}).Where("thread_id = ?", turn.SessionID).Updates(map[string]any{
+			"message_count":   gorm.Expr("message_count + ?", count),
+			"llm_calls_count": gorm.Expr("llm_calls_count + ?", p.LLMCalls),
+			"input_tokens":    gorm.Expr("input_tokens + ?", p.InputTokens),
+			"output_tokens":   gorm.Expr("output_tokens + ?", p.OutputTokens),
+			"total_tokens":    gorm.Expr("total_tokens + ?", p.InputTokens+p.OutputTokens),
+			"last_message_at": now,
+			"updated_at":      now,
+		})
+		if res.Error != nil {
+			return res.Error
+		}
+		if err := tx.Model(&ChatTurn{}).Where("id = ?", turn.ID).Updates(map[string]any{
+			"status": p.Status, "error": p.Error, "finished_at": now}).Error; err != nil {
+			return err
+		}
+		applied = true
+		return nil
+	})
+	return applied, err
+}
+
+// SetAutoTitle stores a generated title unless the user has named the session.
+func (r *ChatRepository) SetAutoTitle(ctx context.Context, sessionID, title string) (bool, error) {
+	res := r.DB.WithContext(ctx).Model(&ChatSession{}).Where("thread_id = ? AND title_locked = ?", sessionID, false).
+		Updates(map[string]any{"title": title, "updated_at": r.Now()})
+	return res.RowsAffected > 0, res.Error
+}
+
+// AddUsage adds the statistics of an LLM call made outside a turn's loop (the title call).
+func (r *ChatRepository) AddUsage(ctx context.Context, sessionID string, calls, in, out int64) error {
+	return r.DB.WithContext(ctx).Model(&ChatSession{}).Where("thread_id = ?", sessionID).Updates(map[string]any{
+		"llm_calls_count": gorm.Expr("llm_calls_count + ?", calls),
+		"input_tokens":    gorm.Expr("input_tokens + ?", in),
+		"output_tokens":   gorm.Expr("output_tokens + ?", out),
+		"total_tokens":    gorm.Expr("total_tokens + ?", in+out),
+	}).Error
+}
+
+// CompletedTurns counts a session's finished turns; the title is generated after the first.
+func (r *ChatRepository) CompletedTurns(ctx context.Context, sessionID string) (int64, error) {
+	var n int64
+	err := r.DB.WithContext(ctx).Model(&ChatTurn{}).Where("session_id = ? AND status = ?", sessionID, TurnCompleted).Count(&n).Error
+	return n, err
+}

@@ -1,0 +1,63 @@
+package models
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"gorm.io/driver/postgres"
+	"gorm.io/driver/sqlite"
+	"gorm.io/gorm"
+	"gorm.io/gorm/logger"
+)
+
+// Open connects to the database named by databaseURL: a postgres:// or postgresql:// URL (or a
+// key=value DSN containing "host="), an explicit "sqlite:" path, or — when empty — a SQLite file
+// in dataDir. SQLite runs in WAL mode with a busy timeout so the API and worker of one process
+// can write concurrently.
+func Open(databaseURL, dataDir string) (*gorm.DB, error) {
+	cfg := &gorm.Config{Logger: logger.Default.LogMode(logger.Silent), TranslateError: true}
+	switch {
+	case strings.HasPrefix(databaseURL, "postgres://"), strings.HasPrefix(databaseURL, "postgresql://"),
+		strings.Contains(databaseURL, "host="):
+		db, err := gorm.Open(postgres.Open(databaseURL), cfg)
+		if err != nil {
+			return nil, fmt.Errorf("connecting to PostgreSQL: %w", err)
+		}
+		return db, nil
+	default:
+		path := strings.TrimPrefix(databaseURL, "sqlite:")
+		if path == "" {
+			if dataDir == "" {
+				return nil, fmt.Errorf("no database URL and no data directory given")
+			}
+			if err := os.MkdirAll(dataDir, 0o700); err != nil {
+				return nil, fmt.Errorf("creating data directory: %w", err)
+			}
+			path = filepath.Join(dataDir, "copilot.db")
+		}
+		dsn := path + "?_journal_mode=WAL&_busy_timeout=10000&_foreign_keys=on&_txlock=immediate"
+		db, err := gorm.Open(sqlite.Open(dsn), cfg)
+		if err != nil {
+			return nil, fmt.Errorf("opening SQLite database %s: %w", path, err)
+		}
+		return db, nil
+	}
+}
+
+// Migrate creates or upgrades every table the copilot owns. It is idempotent.
+func Migrate(db *gorm.DB) error {
+	if err := db.AutoMigrate(&ChatSession{}, &ChatTurn{}, &ChatMessage{}); err != nil {
+		return fmt.Errorf("migrating chat tables: %w", err)
+	}
+	// A partial unique index is what makes "one running turn per session" hold across API
+	// instances: the second concurrent insert fails instead of racing past a SELECT.
+	if err := db.Exec(`CREATE UNIQUE INDEX IF NOT EXISTS idx_one_running_turn ON chat_turns (session_id) WHERE status = 'running'`).Error; err != nil {
+		return fmt.Errorf("creating running-turn index: %w", err)
+	}
+	if err := db.Exec(`CREATE UNIQUE INDEX IF NOT EXISTS idx_turn_seq ON chat_turns (session_id, seq)`).Error; err != nil {
+		return fmt.Errorf("creating turn sequence index: %w", err)
+	}
+	return nil
+}

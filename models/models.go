@@ -1,0 +1,82 @@
+// Package models holds the GORM models and repositories of the copilot's own database: chat
+// sessions, their messages and turns. It works on SQLite (the default) and PostgreSQL; every
+// schema change goes through Migrate so both stay alike.
+package models
+
+import (
+	"errors"
+	"time"
+)
+
+// ChatSession is the seed's chat_sessions row. ThreadID is the session id clients see.
+type ChatSession struct {
+	ID            uint       `gorm:"primaryKey;autoIncrement" json:"id"`
+	ThreadID      string     `gorm:"size:64;not null;uniqueIndex:idx_thread_id" json:"thread_id"`
+	UserID        string     `gorm:"size:64;not null;index:idx_user_project,priority:1" json:"user_id"`
+	ProjectID     string     `gorm:"size:64;not null;index:idx_user_project,priority:2" json:"project_id"`
+	Title         string     `gorm:"size:255;not null;default:'New Conversation'" json:"title"`
+	MessageCount  int64      `gorm:"not null;default:0" json:"message_count"`
+	LLMCallsCount int64      `gorm:"column:llm_calls_count;not null;default:0" json:"llm_calls_count"`
+	InputTokens   int64      `gorm:"not null;default:0" json:"input_tokens"`
+	OutputTokens  int64      `gorm:"not null;default:0" json:"output_tokens"`
+	TotalTokens   int64      `gorm:"not null;default:0" json:"total_tokens"`
+	LastMessageAt *time.Time `json:"last_message_at"`
+	CreatedAt     time.Time  `json:"created_at"`
+	UpdatedAt     time.Time  `gorm:"index:idx_pinned_updated,priority:2,sort:desc" json:"updated_at"`
+	Metadata      string     `gorm:"column:metadata;type:text;not null;default:'{}'" json:"-"`
+	Stats         string     `gorm:"type:text;not null;default:'{}'" json:"-"`
+	Pinned        bool       `gorm:"not null;default:false;index:idx_pinned_updated,priority:1,sort:desc" json:"pinned"`
+	// TitleLocked is set when the user renames the session, so an automatic title never
+	// overwrites a name a person chose.
+	TitleLocked bool `gorm:"not null;default:false" json:"-"`
+}
+
+// Turn statuses.
+const (
+	TurnRunning   = "running"
+	TurnCompleted = "completed"
+	TurnFailed    = "failed"
+	TurnCancelled = "cancelled"
+)
+
+// ChatTurn is one user message and everything the copilot did to answer it: one ChatTurn workflow.
+type ChatTurn struct {
+	ID         string `gorm:"primaryKey;size:64"`
+	SessionID  string `gorm:"size:64;not null;index"`
+	Seq        int    `gorm:"not null"`
+	UserID     string `gorm:"size:64;not null"`
+	ProjectID  string `gorm:"size:64;not null"`
+	Status     string `gorm:"size:16;not null"`
+	Mode       string `gorm:"size:64;not null"`
+	WorkflowID string `gorm:"size:200;not null"`
+	Error      string `gorm:"type:text"`
+	// Temperature is the request's override, nil when the stored configuration applies.
+	Temperature *float64
+	CreatedAt   time.Time
+	FinishedAt  *time.Time
+}
+
+// ChatMessage is one OpenAI-shaped message of a session's transcript. Messages of a running
+// turn are staged (Committed false) and become part of the transcript when the turn finalizes.
+type ChatMessage struct {
+	ID         string `gorm:"primaryKey;size:64"`
+	SessionID  string `gorm:"size:64;not null;index:idx_msg_order,priority:1"`
+	TurnID     string `gorm:"size:64;not null;index"`
+	TurnSeq    int    `gorm:"not null;index:idx_msg_order,priority:2"`
+	Idx        int    `gorm:"not null;index:idx_msg_order,priority:3"`
+	Role       string `gorm:"size:16;not null"`
+	Content    string `gorm:"type:text;not null;default:''"`
+	Name       string `gorm:"size:200"`
+	ToolCallID string `gorm:"size:200"`
+	// ToolCalls is the JSON array of OpenAI tool calls of an assistant message ("" when none).
+	ToolCalls string `gorm:"type:text"`
+	Metadata  string `gorm:"type:text"`
+	Committed bool   `gorm:"not null;default:false"`
+	CreatedAt time.Time
+}
+
+// Repository errors the API maps to HTTP statuses.
+var (
+	ErrNotFound    = errors.New("not found")
+	ErrTurnRunning = errors.New("a turn is already running in this session")
+)

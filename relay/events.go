@@ -1,0 +1,60 @@
+package relay
+
+// Event types. The first seven are the seed chat API's SSE types and must not be renamed; the rest
+// are additions the seed allows.
+const (
+	TypeContent   = "content"
+	TypeToolCall  = "tool_call"
+	TypeToolStart = "tool_start"
+	TypeToolEnd   = "tool_end"
+	TypeError     = "error"
+	TypeDone      = "done"
+	TypeHeartbeat = "heartbeat"
+
+	// TypeTurnStarted is the first event of every turn: it tells a client its session and turn.
+	TypeTurnStarted = "turn_started"
+	// TypeRetry tells the client to drop the partial assistant text of the current LLM call,
+	// because the call is being retried and will stream again from the beginning.
+	TypeRetry = "retry"
+	// TypeToolProgress carries per-node or per-device progress while a tool runs.
+	TypeToolProgress = "tool_progress"
+)
+
+// IsTerminal reports whether an event of this type ends a turn. A cancelled turn ends with `done`
+// (carrying "cancelled": true) so that clients which only know the seed's types still stop.
+func IsTerminal(typ string) bool { return typ == TypeDone || typ == TypeError }
+
+// ToolCallFunction mirrors the seed's tool_call.function object.
+type ToolCallFunction struct {
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+	Complete  bool   `json:"complete,omitempty"`
+}
+
+// ToolCall mirrors the seed's tool_call object.
+type ToolCall struct {
+	ID       string           `json:"id"`
+	Type     string           `json:"type"`
+	Function ToolCallFunction `json:"function"`
+	Index    int              `json:"index"`
+}
+
+// Payload is the JSON body of every event. Fields follow the seed's shapes; empty ones are omitted.
+type Payload struct {
+	Type       string    `json:"type"`
+	SessionID  string    `json:"session_id,omitempty"`
+	TurnID     string    `json:"turn_id,omitempty"`
+	Content    string    `json:"content,omitempty"`
+	MessageID  string    `json:"message_id,omitempty"`
+	ToolCall   *ToolCall `json:"tool_call,omitempty"`
+	ToolName   string    `json:"tool_name,omitempty"`
+	ToolCallID string    `json:"tool_call_id,omitempty"`
+	ToolOutput string    `json:"tool_output,omitempty"`
+	Error      string    `json:"error,omitempty"`
+	Attempt    int       `json:"attempt,omitempty"`
+	Cancelled  bool      `json:"cancelled,omitempty"`
+	Status     string    `json:"status,omitempty"`
+	Title      string    `json:"title,omitempty"`
+	Progress   any       `json:"progress,omitempty"`
+	Usage      any       `json:"usage,omitempty"`
+}

@@ -1,0 +1,164 @@
+package workflows
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/gns3-copilot/gns3-copilot/models"
+)
+
+// ChatTurn answers one user message: it calls the model, runs the tools it asks for, feeds their
+// results back, and repeats until the model answers in words or the step limit is reached. It
+// always ends by finalizing the turn, also when cancelled or failed, so nothing the user saw is
+// lost and the client always gets exactly one terminal event.
+func ChatTurn(ctx workflow.Context, in ChatTurnInput) (ChatTurnResult, error) {
+	maxSteps := in.MaxSteps
+	if maxSteps <= 0 {
+		maxSteps = DefaultMaxSteps
+	}
+	ref := TurnRef{SessionID: in.SessionID, TurnID: in.TurnID, ProjectID: in.ProjectID, UserID: in.UserID, Mode: in.Mode}
+
+	llmCtx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: 5 * time.Minute,
+		HeartbeatTimeout:    20 * time.Second,
+		WaitForCancellation: true,
+		RetryPolicy: &temporal.RetryPolicy{
+			InitialInterval:        time.Second,
+			BackoffCoefficient:     2,
+			MaximumInterval:        30 * time.Second,
+			MaximumAttempts:        5,
+			NonRetryableErrorTypes: []string{ErrTypeLLMAuth, ErrTypeLLMBadRequest, ErrTypeLLMConfig},
+		},
+	})
+	toolCtx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: 15 * time.Minute,
+		HeartbeatTimeout:    30 * time.Second,
+		WaitForCancellation: true,
+		RetryPolicy: &temporal.RetryPolicy{
+			InitialInterval:        time.Second,
+			BackoffCoefficient:     2,
+			MaximumInterval:        20 * time.Second,
+			MaximumAttempts:        3,
+			NonRetryableErrorTypes: []string{ErrTypeNoCredentials},
+		},
+	})
+
+	res := ChatTurnResult{Status: models.TurnCompleted}
+	var inTokens, outTokens int64
+	idx := 1 // 0 is the user message, stored when the turn was created
+
+loop:
+	for step := 1; step <= maxSteps; step++ {
+		res.Steps = step
+		var llm LLMResult
+		err := workflow.ExecuteActivity(llmCtx, LLMActivity, LLMInput{
+			Turn: ref, Step: step, MessageIndex: idx, NoTools: step == maxSteps,
+		}).Get(ctx, &llm)
+		if err != nil {
+			if isCancel(ctx, err) {
+				res.Status = models.TurnCancelled
+			} else {
+				res.Status, res.Error = models.TurnFailed, failureMessage(err)
+			}
+			// A failed or cancelled call may have streamed partial text; the activity stored it
+			// at idx, so later rows must not collide with it.
+			idx++
+			break
+		}
+		idx++
+		res.LLMCalls++
+		inTokens += llm.InputTokens
+		outTokens += llm.OutputTokens
+		if len(llm.ToolCalls) == 0 {
+			break
+		}
+
+		// Parallel tool calls run concurrently; each result has a fixed slot in the transcript.
+		futures := make([]workflow.Future, len(llm.ToolCalls))
+		for i, call := range llm.ToolCalls {
+			futures[i] = workflow.ExecuteActivity(toolCtx, ToolActivity, ToolInput{Turn: ref, Call: call, MessageIndex: idx + i})
+		}
+		cancelled := false
+		for i, f := range futures {
+			var tr ToolResult
+			err := f.Get(ctx, &tr)
+			if err == nil {
+				continue
+			}
+			if isCancel(ctx, err) {
+				cancelled = true
+				continue
+			}
+			// The model gets the failure as the tool's result and can react to it; the turn goes on.
+			rec := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+				StartToCloseTimeout: 30 * time.Second,
+				RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 5},
+			})
+			if ferr := workflow.ExecuteActivity(rec, ToolFailedActivity, ToolFailureInput{
+				Turn: ref, Call: llm.ToolCalls[i], MessageIndex: idx + i, Error: failureMessage(err),
+			}).Get(ctx, nil); ferr != nil {
+				if isCancel(ctx, ferr) {
+					cancelled = true
+					continue
+				}
+				res.Status, res.Error = models.TurnFailed, failureMessage(ferr)
+				idx += len(llm.ToolCalls)
+				break loop
+			}
+		}
+		idx += len(llm.ToolCalls)
+		if cancelled || ctx.Err() != nil {
+			res.Status = models.TurnCancelled
+			break
+		}
+	}
+
+	// Finishing work must run even when the turn was cancelled.
+	fctx, _ := workflow.NewDisconnectedContext(ctx)
+	fctx = workflow.WithActivityOptions(fctx, workflow.ActivityOptions{
+		StartToCloseTimeout: time.Minute,
+		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, MaximumInterval: 10 * time.Second, MaximumAttempts: 20},
+	})
+	var title TitleResult
+	if res.Status == models.TurnCompleted {
+		tctx := workflow.WithActivityOptions(fctx, workflow.ActivityOptions{
+			StartToCloseTimeout: time.Minute,
+			RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 2},
+		})
+		// A title is a nicety: if it cannot be made the session keeps its first-message title.
+		if err := workflow.ExecuteActivity(tctx, TitleActivity, TitleInput{Turn: ref}).Get(fctx, &title); err != nil {
+			workflow.GetLogger(ctx).Warn("title generation failed", "error", err)
+			title = TitleResult{}
+		}
+	}
+	err := workflow.ExecuteActivity(fctx, FinalizeActivity, FinalizeInput{
+		Turn: ref, Status: res.Status, Error: res.Error, LLMCalls: res.LLMCalls,
+		InputTokens: inTokens, OutputTokens: outTokens, Title: title.Title,
+	}).Get(fctx, nil)
+	if err != nil {
+		return res, fmt.Errorf("finalizing turn: %w", err)
+	}
+	return res, nil
+}
+
+func isCancel(ctx workflow.Context, err error) bool {
+	var ce *temporal.CanceledError
+	return errors.As(err, &ce) || errors.Is(ctx.Err(), workflow.ErrCanceled)
+}
+
+// failureMessage extracts the innermost application message, which is the one written for people.
+func failureMessage(err error) string {
+	var ae *temporal.ApplicationError
+	if errors.As(err, &ae) {
+		return ae.Message()
+	}
+	var te *temporal.TimeoutError
+	if errors.As(err, &te) {
+		return "the operation timed out (" + te.TimeoutType().String() + ")"
+	}
+	return err.Error()
+}

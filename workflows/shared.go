@@ -1,0 +1,132 @@
+// Package workflows holds the ChatTurn workflow: the durable loop of LLM calls and tool runs that
+// answers one user message. Code here must stay deterministic; everything that talks to the
+// outside world is an activity in package activities.
+package workflows
+
+import "fmt"
+
+// TaskQueue is the queue workers poll and turns are started on.
+const TaskQueue = "gns3-copilot"
+
+// Workflow and activity names. Activities are registered under these names so the workflow
+// does not depend on the activities package.
+const (
+	ChatTurnWorkflow     = "ChatTurn"
+	LLMActivity          = "LLMCall"
+	ToolActivity         = "RunTool"
+	ToolFailedActivity   = "RecordToolFailure"
+	TitleActivity        = "GenerateTitle"
+	FinalizeActivity     = "FinalizeTurn"
+	DefaultMaxSteps      = 12
+	SearchAttrProjectID  = "ProjectId"
+	SearchAttrSessionID  = "SessionId"
+	SearchAttrUserID     = "UserId"
+	ErrTypeLLMAuth       = "LLMAuthError"
+	ErrTypeLLMBadRequest = "LLMBadRequest"
+	ErrTypeLLMConfig     = "LLMConfigError"
+	ErrTypeNoCredentials = "CredentialsExpired"
+)
+
+// WorkflowID makes a turn readable in the Temporal UI and unique per turn.
+func WorkflowID(sessionID, turnID string) string {
+	return fmt.Sprintf("chat-%s-turn-%s", sessionID, turnID)
+}
+
+// ChatTurnInput carries identifiers only: the transcript lives in the database and secrets live
+// worker-side, so the workflow history stays small and free of tokens and keys.
+type ChatTurnInput struct {
+	SessionID string
+	TurnID    string
+	ProjectID string
+	UserID    string
+	Mode      string
+	MaxSteps  int
+}
+
+// ChatTurnResult is how the turn ended.
+type ChatTurnResult struct {
+	Status   string
+	Error    string
+	LLMCalls int64
+	Steps    int
+}
+
+// TurnRef identifies the turn an activity works for.
+type TurnRef struct {
+	SessionID string
+	TurnID    string
+	ProjectID string
+	UserID    string
+	Mode      string
+}
+
+// LLMInput asks for one model call. MessageIndex is where the assistant message is stored, so
+// a retried attempt overwrites its own row.
+type LLMInput struct {
+	Turn         TurnRef
+	Step         int
+	MessageIndex int
+	// NoTools is set on the last allowed step so the model must answer in words.
+	NoTools bool
+}
+
+// ToolCall is one call the model asked for.
+type ToolCall struct {
+	ID        string
+	Name      string
+	Arguments string
+}
+
+// LLMResult is what the workflow needs to decide the next step; the text itself stays in the
+// database.
+type LLMResult struct {
+	MessageID    string
+	ToolCalls    []ToolCall
+	FinishReason string
+	InputTokens  int64
+	OutputTokens int64
+}
+
+// ToolInput runs one tool call.
+type ToolInput struct {
+	Turn         TurnRef
+	Call         ToolCall
+	MessageIndex int
+}
+
+// ToolResult summarises a finished tool call.
+type ToolResult struct {
+	Success bool
+}
+
+// ToolFailureInput records a tool call whose activity failed for good, so the model still gets
+// a result for it.
+type ToolFailureInput struct {
+	Turn         TurnRef
+	Call         ToolCall
+	MessageIndex int
+	Error        string
+}
+
+// TitleInput asks for a session title after a completed turn.
+type TitleInput struct {
+	Turn TurnRef
+}
+
+// TitleResult is the generated title ("" when none was needed) and the call's usage.
+type TitleResult struct {
+	Title        string
+	InputTokens  int64
+	OutputTokens int64
+}
+
+// FinalizeInput closes the turn.
+type FinalizeInput struct {
+	Turn         TurnRef
+	Status       string
+	Error        string
+	LLMCalls     int64
+	InputTokens  int64
+	OutputTokens int64
+	Title        string
+}
