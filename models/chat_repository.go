@@ -113,6 +113,7 @@ type StartTurnParams struct {
 	ProjectID    string
 	Message      string
 	Mode         string
+	LLMConfigID  string
 	Temperature  *float64
 	InitialTitle string
 	// WorkflowID derives the turn's workflow id from its session and turn ids.
@@ -163,7 +164,7 @@ func (r *ChatRepository) StartTurn(ctx context.Context, p StartTurnParams) (*Cha
 		}
 		turnID := uuid.NewString()
 		turn = ChatTurn{ID: turnID, SessionID: sess.ThreadID, Seq: seq, UserID: p.UserID, ProjectID: p.ProjectID,
-			Status: TurnRunning, Mode: p.Mode, WorkflowID: p.WorkflowID(sess.ThreadID, turnID),
+			Status: TurnRunning, Mode: p.Mode, LLMConfigID: p.LLMConfigID, WorkflowID: p.WorkflowID(sess.ThreadID, turnID),
 			Temperature: p.Temperature, CreatedAt: now}
 		if err := tx.Create(&turn).Error; err != nil {
 			if errors.Is(err, gorm.ErrDuplicatedKey) {

@@ -41,15 +41,17 @@ const (
 
 // ChatTurn is one user message and everything the copilot did to answer it: one ChatTurn workflow.
 type ChatTurn struct {
-	ID         string `gorm:"primaryKey;size:64"`
-	SessionID  string `gorm:"size:64;not null;index"`
-	Seq        int    `gorm:"not null"`
-	UserID     string `gorm:"size:64;not null"`
-	ProjectID  string `gorm:"size:64;not null"`
-	Status     string `gorm:"size:16;not null"`
-	Mode       string `gorm:"size:64;not null"`
-	WorkflowID string `gorm:"size:200;not null"`
-	Error      string `gorm:"type:text"`
+	ID        string `gorm:"primaryKey;size:64"`
+	SessionID string `gorm:"size:64;not null;index"`
+	Seq       int    `gorm:"not null"`
+	UserID    string `gorm:"size:64;not null"`
+	ProjectID string `gorm:"size:64;not null"`
+	Status    string `gorm:"size:16;not null"`
+	Mode      string `gorm:"size:64;not null"`
+	// LLMConfigID is the configuration chosen when the turn started ("" = server default).
+	LLMConfigID string `gorm:"size:64;not null;default:''"`
+	WorkflowID  string `gorm:"size:200;not null"`
+	Error       string `gorm:"type:text"`
 	// Temperature is the request's override, nil when the stored configuration applies.
 	Temperature *float64
 	CreatedAt   time.Time

@@ -1,0 +1,202 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/gin-gonic/gin"
+	"github.com/google/uuid"
+
+	"github.com/gns3-copilot/gns3-copilot/llmconfig"
+	"github.com/gns3-copilot/gns3-copilot/models"
+	"github.com/gns3-copilot/gns3-copilot/relay"
+	"github.com/gns3-copilot/gns3-copilot/workflows"
+)
+
+// chatRequest is the seed's ChatRequest. Pointers tell "absent" from zero values.
+type chatRequest struct {
+	Message     *string  `json:"message"`
+	SessionID   *string  `json:"session_id"`
+	Stream      *bool    `json:"stream"`
+	Temperature *float64 `json:"temperature"`
+	Mode        *string  `json:"mode"`
+}
+
+func (s *Server) postStream(c *gin.Context) {
+	var req chatRequest
+	if !decodeJSON(c, &req, int64(s.deps.MaxMessageBytes)+16<<10) {
+		return
+	}
+	if req.Message == nil || strings.TrimSpace(*req.Message) == "" {
+		abort(c, http.StatusUnprocessableEntity, "message is required and must not be empty.")
+		return
+	}
+	if len(*req.Message) > s.deps.MaxMessageBytes {
+		abort(c, http.StatusRequestEntityTooLarge, fmt.Sprintf("message is %d bytes long; the limit is %d bytes.", len(*req.Message), s.deps.MaxMessageBytes))
+		return
+	}
+	if !utf8.ValidString(*req.Message) {
+		abort(c, http.StatusUnprocessableEntity, "message must be valid UTF-8 text.")
+		return
+	}
+	sessionID := ""
+	if req.SessionID != nil && *req.SessionID != "" {
+		if _, err := uuid.Parse(*req.SessionID); err != nil {
+			abort(c, http.StatusUnprocessableEntity, "session_id must be a UUID returned by this API, or omitted to start a new session.")
+			return
+		}
+		sessionID = *req.SessionID
+	}
+	if req.Temperature != nil && (*req.Temperature < 0 || *req.Temperature > 2) {
+		abort(c, http.StatusUnprocessableEntity, "temperature must be between 0 and 2.")
+		return
+	}
+	if req.Mode != nil && *req.Mode != "" && *req.Mode != "text" {
+		abort(c, http.StatusUnprocessableEntity, "mode must be \"text\" (the only interaction mode).")
+		return
+	}
+
+	u := currentUser(c)
+	project := currentProject(c)
+	// Setting the turn up must not be cut short by a client that hangs up: the turn is either
+	// fully started or fully undone.
+	ctx := context.WithoutCancel(c.Request.Context())
+
+	llm, err := s.deps.LLM.Choose(ctx, u.ID, u.GNS3)
+	if err != nil {
+		if errors.Is(err, llmconfig.ErrNotConfigured) {
+			abort(c, http.StatusBadRequest, err.Error())
+			return
+		}
+		var bad *llmconfig.BadConfigError
+		if errors.As(err, &bad) {
+			abort(c, http.StatusBadRequest, err.Error())
+			return
+		}
+		abortGNS3(c, err, "Choosing your LLM configuration")
+		return
+	}
+	mode := llm.CopilotMode
+	if mode == "" {
+		mode = "teaching_assistant"
+	}
+
+	sess, turn, created, err := s.deps.Repo.StartTurn(ctx, models.StartTurnParams{
+		SessionID: sessionID, UserID: u.ID, ProjectID: project.ProjectID, Message: *req.Message,
+		Mode: mode, LLMConfigID: llm.ConfigID, Temperature: req.Temperature,
+		InitialTitle: initialTitle(*req.Message), WorkflowID: workflows.WorkflowID,
+	})
+	switch {
+	case errors.Is(err, models.ErrNotFound):
+		abort(c, http.StatusNotFound, "Session '"+sessionID+"' not found.")
+		return
+	case errors.Is(err, models.ErrTurnRunning):
+		abort(c, http.StatusConflict, "The copilot is still answering the previous message in this session; wait for it to finish or abort it.")
+		return
+	case err != nil:
+		s.internalError(c, err, "Starting the turn failed")
+		return
+	}
+
+	undo := func(what string, cause error) {
+		_ = s.deps.Credentials.Delete(ctx, turn.ID)
+		if err := s.deps.Repo.AbandonTurn(ctx, turn, created); err != nil {
+			s.log.Error("undoing a turn that could not start", "turn", turn.ID, "error", err)
+		}
+		s.log.Error(what, "turn", turn.ID, "error", cause)
+		abort(c, http.StatusServiceUnavailable, what+"; nothing was saved, try again in a moment.")
+	}
+	if err := s.deps.Credentials.Put(ctx, turn.ID, u.Token, s.deps.CredentialTTL); err != nil {
+		undo("Storing the turn's credentials failed", err)
+		return
+	}
+	started, _ := json.Marshal(relay.Payload{Type: relay.TypeTurnStarted, SessionID: sess.ThreadID, TurnID: turn.ID, Title: sess.Title})
+	if _, err := s.deps.Events.Append(ctx, turn.ID, relay.TypeTurnStarted, started); err != nil {
+		undo("The event log is unavailable", err)
+		return
+	}
+	in := workflows.ChatTurnInput{SessionID: sess.ThreadID, TurnID: turn.ID, ProjectID: project.ProjectID, UserID: u.ID, Mode: mode}
+	if err := s.deps.Turns.StartTurn(ctx, turn.WorkflowID, in); err != nil {
+		undo("The workflow engine did not accept the turn", err)
+		return
+	}
+	s.streamTurn(c, sess.ThreadID, turn.ID, "")
+}
+
+// initialTitle names a new session after its first message until a better title is generated.
+func initialTitle(msg string) string {
+	t := strings.Join(strings.Fields(msg), " ")
+	if utf8.RuneCountInString(t) > 50 {
+		r := []rune(t)
+		t = string(r[:48]) + "…"
+	}
+	if t == "" {
+		return "New Conversation"
+	}
+	return t
+}
+
+func (s *Server) abortTurn(c *gin.Context) {
+	sess, ok := s.session(c)
+	if !ok {
+		return
+	}
+	t, err := s.deps.Repo.LatestTurn(c.Request.Context(), sess.ThreadID)
+	if errors.Is(err, models.ErrNotFound) || (err == nil && t.Status != models.TurnRunning) {
+		abort(c, http.StatusConflict, "No turn is running in this session.")
+		return
+	}
+	if err != nil {
+		s.internalError(c, err, "Loading the session's turn failed")
+		return
+	}
+	if err := s.deps.Turns.CancelTurn(c.Request.Context(), t.WorkflowID); err != nil {
+		s.internalError(c, err, "Cancelling the turn failed")
+		return
+	}
+	c.JSON(http.StatusAccepted, gin.H{"status": "cancelling", "session_id": sess.ThreadID, "turn_id": t.ID})
+}
+
+// joinStream lets a client that lost its stream (a page reload, a dropped connection) rejoin the
+// running or last turn and replay what it missed after Last-Event-ID.
+func (s *Server) joinStream(c *gin.Context) {
+	sess, ok := s.session(c)
+	if !ok {
+		return
+	}
+	ctx := c.Request.Context()
+	t, err := s.deps.Repo.LatestTurn(ctx, sess.ThreadID)
+	if errors.Is(err, models.ErrNotFound) {
+		c.Status(http.StatusNoContent)
+		return
+	}
+	if err != nil {
+		s.internalError(c, err, "Loading the session's turn failed")
+		return
+	}
+	exists, err := s.deps.Events.Exists(ctx, t.ID)
+	if err != nil {
+		s.internalError(c, err, "Reading the event log failed")
+		return
+	}
+	if !exists {
+		c.Status(http.StatusNoContent)
+		return
+	}
+	last := c.GetHeader("Last-Event-ID")
+	if last == "" {
+		last = c.Query("last_event_id")
+	}
+	if last != "" {
+		if _, err := s.deps.Events.Range(ctx, t.ID, last, 1); errors.Is(err, relay.ErrInvalidID) {
+			abort(c, http.StatusBadRequest, "Last-Event-ID '"+truncate(last, 40)+"' is not an event id of this stream.")
+			return
+		}
+	}
+	s.streamTurn(c, sess.ThreadID, t.ID, last)
+}

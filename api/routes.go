@@ -1,0 +1,45 @@
+package api
+
+import (
+	"net/http"
+	"strings"
+
+	"github.com/gin-gonic/gin"
+)
+
+// routes is the whole HTTP surface in one place.
+func (s *Server) routes(r *gin.Engine) {
+	r.GET("/healthz", func(c *gin.Context) { c.JSON(http.StatusOK, gin.H{"status": "ok"}) })
+
+	// The same chat API under the prefix of GNS3 3.0 and the one newer releases use.
+	for _, prefix := range []string{"/v3/projects/:project_id/chat", "/v3/copilot/projects/:project_id/chat"} {
+		g := r.Group(prefix, s.requireUser, s.requireOpenedProject)
+		g.POST("/stream", s.postStream)
+		g.GET("/sessions", s.listSessions)
+		g.GET("/sessions/:session_id/history", s.getHistory)
+		g.PATCH("/sessions/:session_id", s.renameSession)
+		g.DELETE("/sessions/:session_id", s.deleteSession)
+		g.PUT("/sessions/:session_id/pin", s.pinSession)
+		g.DELETE("/sessions/:session_id/pin", s.unpinSession)
+		g.POST("/sessions/:session_id/abort", s.abortTurn)
+		g.GET("/sessions/:session_id/stream", s.joinStream)
+	}
+
+	// What the chat page needs from GNS3, proxied so the browser talks to one origin.
+	r.POST("/v3/access/users/authenticate", s.authenticate)
+	r.GET("/v3/access/users/me", s.requireUser, s.me)
+	r.GET("/v3/projects", s.requireUser, s.listProjects)
+	r.POST("/v3/projects/:project_id/open", s.requireUser, s.openProject)
+
+	for _, add := range s.deps.Routes {
+		add(r, s)
+	}
+
+	r.NoRoute(func(c *gin.Context) {
+		if s.deps.Web == nil || strings.HasPrefix(c.Request.URL.Path, "/v3/") {
+			abort(c, http.StatusNotFound, "No such API route: "+c.Request.Method+" "+c.Request.URL.Path)
+			return
+		}
+		s.deps.Web.ServeHTTP(c.Writer, c.Request)
+	})
+}

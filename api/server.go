@@ -1,0 +1,106 @@
+// Package api is the copilot's HTTP surface: the seed's chat API under both GNS3 prefixes, the
+// SSE relay of a turn's events, LLM model configuration routes, and the embedded chat page. It
+// authenticates every caller against GNS3 and never runs a turn itself: turns are Temporal
+// workflows, and the API only starts, cancels and tails them.
+package api
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/gns3-copilot/gns3-copilot/gns3"
+	"github.com/gns3-copilot/gns3-copilot/llmconfig"
+	"github.com/gns3-copilot/gns3-copilot/models"
+	"github.com/gns3-copilot/gns3-copilot/relay"
+	"github.com/gns3-copilot/gns3-copilot/workflows"
+)
+
+// TurnRunner starts and cancels ChatTurn workflows.
+type TurnRunner interface {
+	StartTurn(ctx context.Context, workflowID string, in workflows.ChatTurnInput) error
+	CancelTurn(ctx context.Context, workflowID string) error
+}
+
+// CredentialStore keeps a turn's GNS3 token worker-side for as long as the turn may run.
+type CredentialStore interface {
+	Put(ctx context.Context, key, secret string, ttl time.Duration) error
+	Delete(ctx context.Context, key string) error
+}
+
+// LLMChooser decides, when a turn starts, which LLM configuration it runs with. It may ask GNS3
+// (with the caller's client) for the user's groups.
+type LLMChooser interface {
+	Choose(ctx context.Context, userID string, client *gns3.Client) (llmconfig.Settings, error)
+}
+
+// Deps is everything the API needs; main builds it.
+type Deps struct {
+	Repo        *models.ChatRepository
+	GNS3        *gns3.Server
+	Events      relay.Log
+	Turns       TurnRunner
+	Credentials CredentialStore
+	LLM         LLMChooser
+	Logger      *slog.Logger
+	// Web serves the chat page at / when set.
+	Web http.Handler
+	// Routes lets other parts of the service (LLM configuration) add their routes.
+	Routes []func(r *gin.Engine, s *Server)
+
+	Heartbeat       time.Duration // SSE heartbeat when nothing else is sent; default 15 s
+	MaxMessageBytes int           // longest accepted chat message; default 32 KiB
+	CredentialTTL   time.Duration // how long a turn may act for its user; default 2 h
+	UserCacheTTL    time.Duration // how long a checked token is trusted; default 30 s
+}
+
+// Server is the gin engine with its dependencies.
+type Server struct {
+	deps   Deps
+	log    *slog.Logger
+	users  *userCache
+	engine *gin.Engine
+}
+
+// New builds the server and its routes.
+func New(d Deps) *Server {
+	if d.Heartbeat <= 0 {
+		d.Heartbeat = 15 * time.Second
+	}
+	if d.MaxMessageBytes <= 0 {
+		d.MaxMessageBytes = 32 << 10
+	}
+	if d.CredentialTTL <= 0 {
+		d.CredentialTTL = 2 * time.Hour
+	}
+	if d.UserCacheTTL <= 0 {
+		d.UserCacheTTL = 30 * time.Second
+	}
+	if d.Logger == nil {
+		d.Logger = slog.Default()
+	}
+	gin.SetMode(gin.ReleaseMode)
+	s := &Server{deps: d, log: d.Logger, users: newUserCache(d.UserCacheTTL)}
+	s.engine = gin.New()
+	s.engine.Use(gin.Recovery())
+	s.routes(s.engine)
+	return s
+}
+
+// Handler is the http.Handler to serve.
+func (s *Server) Handler() http.Handler { return s.engine }
+
+// RequireUser is the authentication middleware, for routes added through Deps.Routes.
+func (s *Server) RequireUser(c *gin.Context) { s.requireUser(c) }
+
+// CurrentUser returns the authenticated caller's id, name, superadmin flag and GNS3 client.
+func CurrentUser(c *gin.Context) (id, username string, superadmin bool, client *gns3.Client) {
+	u := currentUser(c)
+	return u.ID, u.Username, u.Superadmin, u.GNS3
+}
+
+// Abort answers with the API's error shape.
+func Abort(c *gin.Context, status int, message string) { abort(c, status, message) }

@@ -1,0 +1,203 @@
+package api
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/gns3-copilot/gns3-copilot/models"
+)
+
+// sessionView is the seed's ChatSession shape: metadata and stats are objects, times ISO 8601.
+type sessionView struct {
+	ID            uint            `json:"id"`
+	ThreadID      string          `json:"thread_id"`
+	UserID        string          `json:"user_id"`
+	ProjectID     string          `json:"project_id"`
+	Title         string          `json:"title"`
+	MessageCount  int64           `json:"message_count"`
+	LLMCallsCount int64           `json:"llm_calls_count"`
+	InputTokens   int64           `json:"input_tokens"`
+	OutputTokens  int64           `json:"output_tokens"`
+	TotalTokens   int64           `json:"total_tokens"`
+	LastMessageAt *string         `json:"last_message_at"`
+	CreatedAt     string          `json:"created_at"`
+	UpdatedAt     string          `json:"updated_at"`
+	Metadata      json.RawMessage `json:"metadata"`
+	Stats         json.RawMessage `json:"stats"`
+	Pinned        bool            `json:"pinned"`
+}
+
+func isoTime(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
+
+func jsonObject(s string) json.RawMessage {
+	if s == "" || !json.Valid([]byte(s)) {
+		return json.RawMessage(`{}`)
+	}
+	return json.RawMessage(s)
+}
+
+func viewSession(s *models.ChatSession) sessionView {
+	v := sessionView{ID: s.ID, ThreadID: s.ThreadID, UserID: s.UserID, ProjectID: s.ProjectID, Title: s.Title,
+		MessageCount: s.MessageCount, LLMCallsCount: s.LLMCallsCount, InputTokens: s.InputTokens,
+		OutputTokens: s.OutputTokens, TotalTokens: s.TotalTokens, CreatedAt: isoTime(s.CreatedAt),
+		UpdatedAt: isoTime(s.UpdatedAt), Metadata: jsonObject(s.Metadata), Stats: jsonObject(s.Stats), Pinned: s.Pinned}
+	if s.LastMessageAt != nil {
+		t := isoTime(*s.LastMessageAt)
+		v.LastMessageAt = &t
+	}
+	return v
+}
+
+func (s *Server) listSessions(c *gin.Context) {
+	u := currentUser(c)
+	list, err := s.deps.Repo.ListSessions(c.Request.Context(), u.ID, c.Param("project_id"), 100)
+	if err != nil {
+		s.internalError(c, err, "Listing sessions failed")
+		return
+	}
+	out := make([]sessionView, len(list))
+	for i := range list {
+		out[i] = viewSession(&list[i])
+	}
+	c.JSON(http.StatusOK, out)
+}
+
+// session loads the session named in the path, answering 404 for anything that is not the
+// caller's own session in this project.
+func (s *Server) session(c *gin.Context) (*models.ChatSession, bool) {
+	u := currentUser(c)
+	id := c.Param("session_id")
+	sess, err := s.deps.Repo.GetSession(c.Request.Context(), u.ID, c.Param("project_id"), id)
+	if errors.Is(err, models.ErrNotFound) {
+		abort(c, http.StatusNotFound, "Session '"+truncate(id, 80)+"' not found.")
+		return nil, false
+	}
+	if err != nil {
+		s.internalError(c, err, "Loading the session failed")
+		return nil, false
+	}
+	return sess, true
+}
+
+// openAIMessage is the seed's OpenAIMessage.
+type openAIMessage struct {
+	ID         string          `json:"id"`
+	Role       string          `json:"role"`
+	Content    string          `json:"content"`
+	CreatedAt  string          `json:"created_at"`
+	Name       string          `json:"name,omitempty"`
+	ToolCallID string          `json:"tool_call_id,omitempty"`
+	ToolCalls  json.RawMessage `json:"tool_calls,omitempty"`
+	Metadata   json.RawMessage `json:"metadata"`
+}
+
+func (s *Server) getHistory(c *gin.Context) {
+	sess, ok := s.session(c)
+	if !ok {
+		return
+	}
+	limit := 100
+	if q := c.Query("limit"); q != "" {
+		n, err := strconv.Atoi(q)
+		if err != nil || n < 1 || n > 1000 {
+			abort(c, http.StatusUnprocessableEntity, "limit must be a whole number from 1 to 1000.")
+			return
+		}
+		limit = n
+	}
+	msgs, err := s.deps.Repo.History(c.Request.Context(), sess.ThreadID, limit)
+	if err != nil {
+		s.internalError(c, err, "Loading the history failed")
+		return
+	}
+	out := make([]openAIMessage, len(msgs))
+	for i, m := range msgs {
+		om := openAIMessage{ID: m.ID, Role: m.Role, Content: m.Content, CreatedAt: isoTime(m.CreatedAt),
+			Name: m.Name, ToolCallID: m.ToolCallID, Metadata: jsonObject(m.Metadata)}
+		if m.ToolCalls != "" {
+			om.ToolCalls = json.RawMessage(m.ToolCalls)
+		}
+		out[i] = om
+	}
+	c.JSON(http.StatusOK, gin.H{
+		"thread_id":  sess.ThreadID,
+		"title":      sess.Title,
+		"messages":   out,
+		"created_at": isoTime(sess.CreatedAt),
+		"updated_at": isoTime(sess.UpdatedAt),
+		"llm_calls":  sess.LLMCallsCount,
+	})
+}
+
+func (s *Server) renameSession(c *gin.Context) {
+	var body struct {
+		Title *string `json:"title"`
+	}
+	if !decodeJSON(c, &body, 8<<10) {
+		return
+	}
+	if body.Title == nil {
+		abort(c, http.StatusUnprocessableEntity, "title is required.")
+		return
+	}
+	title := strings.TrimSpace(*body.Title)
+	if n := utf8.RuneCountInString(title); n < 1 || n > 255 {
+		abort(c, http.StatusUnprocessableEntity, "title must be 1 to 255 characters long (got "+strconv.Itoa(n)+").")
+		return
+	}
+	u := currentUser(c)
+	sess, err := s.deps.Repo.RenameSession(c.Request.Context(), u.ID, c.Param("project_id"), c.Param("session_id"), title)
+	s.answerSession(c, sess, err)
+}
+
+func (s *Server) pinSession(c *gin.Context)   { s.setPinned(c, true) }
+func (s *Server) unpinSession(c *gin.Context) { s.setPinned(c, false) }
+
+func (s *Server) setPinned(c *gin.Context, pinned bool) {
+	u := currentUser(c)
+	sess, err := s.deps.Repo.SetPinned(c.Request.Context(), u.ID, c.Param("project_id"), c.Param("session_id"), pinned)
+	s.answerSession(c, sess, err)
+}
+
+func (s *Server) answerSession(c *gin.Context, sess *models.ChatSession, err error) {
+	if errors.Is(err, models.ErrNotFound) {
+		abort(c, http.StatusNotFound, "Session '"+truncate(c.Param("session_id"), 80)+"' not found.")
+		return
+	}
+	if err != nil {
+		s.internalError(c, err, "Updating the session failed")
+		return
+	}
+	c.JSON(http.StatusOK, viewSession(sess))
+}
+
+func (s *Server) deleteSession(c *gin.Context) {
+	sess, ok := s.session(c)
+	if !ok {
+		return
+	}
+	ctx := c.Request.Context()
+	// A running turn is stopped first so it does not write into a session that is gone.
+	if t, err := s.deps.Repo.LatestTurn(ctx, sess.ThreadID); err == nil && t.Status == models.TurnRunning {
+		if err := s.deps.Turns.CancelTurn(ctx, t.WorkflowID); err != nil {
+			s.log.Warn("cancelling the running turn of a deleted session", "turn", t.ID, "error", err)
+		}
+	}
+	u := currentUser(c)
+	if err := s.deps.Repo.DeleteSession(ctx, u.ID, c.Param("project_id"), sess.ThreadID); err != nil {
+		if errors.Is(err, models.ErrNotFound) {
+			abort(c, http.StatusNotFound, "Session '"+sess.ThreadID+"' not found.")
+			return
+		}
+		s.internalError(c, err, "Deleting the session failed")
+		return
+	}
+	c.Status(http.StatusNoContent)
+}

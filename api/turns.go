@@ -1,0 +1,42 @@
+package api
+
+import (
+	"context"
+	"errors"
+
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/client"
+
+	"github.com/gns3-copilot/gns3-copilot/workflows"
+)
+
+// TemporalTurns runs turns as ChatTurn workflows on a Temporal cluster.
+type TemporalTurns struct {
+	Client    client.Client
+	TaskQueue string
+}
+
+// StartTurn starts the workflow. The memo names the project, session and user so a turn can be
+// found in the Temporal UI; none of them is a secret.
+func (t TemporalTurns) StartTurn(ctx context.Context, workflowID string, in workflows.ChatTurnInput) error {
+	q := t.TaskQueue
+	if q == "" {
+		q = workflows.TaskQueue
+	}
+	_, err := t.Client.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
+		ID:        workflowID,
+		TaskQueue: q,
+		Memo:      map[string]any{"project_id": in.ProjectID, "session_id": in.SessionID, "user_id": in.UserID, "turn_id": in.TurnID},
+	}, workflows.ChatTurnWorkflow, in)
+	return err
+}
+
+// CancelTurn asks the workflow to stop; a workflow that already ended is not an error.
+func (t TemporalTurns) CancelTurn(ctx context.Context, workflowID string) error {
+	err := t.Client.CancelWorkflow(ctx, workflowID, "")
+	var nf *serviceerror.NotFound
+	if errors.As(err, &nf) {
+		return nil
+	}
+	return err
+}
