@@ -26,12 +26,15 @@ type Log interface {
 	Append(ctx context.Context, stream, typ string, data json.RawMessage) (string, error)
 	// AppendTerminal appends a terminal event only if the stream has none yet, so a retried
 	// finalizer cannot end a turn twice; afterwards the stream expires after ttl. It returns the ID
-	// of the terminal event that ends the stream and whether this call added it.
+	// of the terminal event that ends the stream and whether this call added it. typ must satisfy
+	// IsTerminal and ttl must be at least a millisecond.
 	AppendTerminal(ctx context.Context, stream, typ string, data json.RawMessage, ttl time.Duration) (id string, added bool, err error)
 	// Range returns up to limit events strictly after afterID ("" means from the start), oldest first.
+	// A limit <= 0 returns every retained event. An unknown or expired stream yields no events.
 	Range(ctx context.Context, stream, afterID string, limit int) ([]Event, error)
 	// Wait blocks until at least one event after afterID exists, the timeout passes (nil, nil) or
-	// ctx ends (nil, ctx.Err()).
+	// ctx ends (nil, ctx.Err()). It returns at most 1000 events per call; a timeout <= 0 checks once
+	// without blocking. A stream that does not exist yet may be waited on: its first append wakes.
 	Wait(ctx context.Context, stream, afterID string, timeout time.Duration) ([]Event, error)
 	// Exists reports whether the stream has any events (false once it expired).
 	Exists(ctx context.Context, stream string) (bool, error)
