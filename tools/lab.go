@@ -1,0 +1,9 @@
+package tools
+
+// LabTools returns every GNS3 topology and node tool, in the order they are
+// offered to the model. Device tools come from the devices package.
+func LabTools() []Tool {
+	return []Tool{
+		newTopologyTool(),
+	}
+}

@@ -1,0 +1,206 @@
+// Package tools holds the tools the copilot's model can call: their JSON
+// schemas, argument validation, execution against GNS3 with the calling
+// user's token, the mode each tool belongs to, and the seed's standard
+// response format {success,total,successful,failed,data,error,metadata}.
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/gns3-copilot/gns3-copilot/gns3"
+)
+
+// FormatVersion is the version of the standard response format, reported in
+// every result's metadata.
+const FormatVersion = "1.0"
+
+// Item statuses.
+const (
+	StatusSuccess = "success"
+	StatusFailed  = "failed"
+)
+
+// Item is the result for one node, link, template or device.
+type Item struct {
+	ID     string `json:"id"`
+	Name   string `json:"name"`
+	Status string `json:"status"`
+	Result string `json:"result,omitempty"`
+	Error  string `json:"error,omitempty"`
+}
+
+// Result is what every tool returns.
+type Result struct {
+	Success    bool           `json:"success"`
+	Total      int            `json:"total"`
+	Successful int            `json:"successful"`
+	Failed     int            `json:"failed"`
+	Data       []Item         `json:"data"`
+	Error      string         `json:"error,omitempty"`
+	Metadata   map[string]any `json:"metadata"`
+}
+
+// MarshalJSON keeps data and metadata as [] and {} rather than null.
+func (r Result) MarshalJSON() ([]byte, error) {
+	type plain Result
+	if r.Data == nil {
+		r.Data = []Item{}
+	}
+	if r.Metadata == nil {
+		r.Metadata = map[string]any{}
+	}
+	return json.Marshal(plain(r))
+}
+
+// JSON renders the result as the tool message content the model reads.
+func (r Result) JSON() string {
+	b, err := json.Marshal(r)
+	if err != nil {
+		return fmt.Sprintf(`{"success":false,"total":0,"successful":0,"failed":0,"data":[],"error":%q,"metadata":{}}`, err.Error())
+	}
+	return string(b)
+}
+
+// Failure is a whole-call failure (bad arguments, project unreachable…).
+func Failure(format string, args ...any) Result {
+	return Result{Data: []Item{}, Error: fmt.Sprintf(format, args...), Metadata: map[string]any{}}
+}
+
+// Collect builds a result from per-item outcomes; success means none failed.
+func Collect(items []Item) Result {
+	r := Result{Data: items, Total: len(items), Metadata: map[string]any{}}
+	if r.Data == nil {
+		r.Data = []Item{}
+	}
+	for _, it := range items {
+		if it.Status == StatusSuccess {
+			r.Successful++
+		} else {
+			r.Failed++
+		}
+	}
+	r.Success = r.Failed == 0
+	if r.Failed > 0 && r.Successful == 0 && len(items) > 0 {
+		r.Error = fmt.Sprintf("all %d item(s) failed", r.Failed)
+	}
+	return r
+}
+
+func ok(id, name, result string) Item {
+	return Item{ID: id, Name: name, Status: StatusSuccess, Result: result}
+}
+
+func failed(id, name, err string) Item {
+	return Item{ID: id, Name: name, Status: StatusFailed, Error: err}
+}
+
+// Mode selects the tool set and system prompt of a chat.
+type Mode string
+
+// Modes.
+const (
+	TeachingAssistant Mode = "teaching_assistant"
+	LabAutomation     Mode = "lab_automation_assistant"
+)
+
+// Modes lists every mode.
+var Modes = []Mode{TeachingAssistant, LabAutomation}
+
+// ParseMode accepts a mode name; "" means the default, teaching_assistant.
+func ParseMode(s string) (Mode, error) {
+	switch Mode(strings.ToLower(strings.TrimSpace(s))) {
+	case "", TeachingAssistant:
+		return TeachingAssistant, nil
+	case LabAutomation:
+		return LabAutomation, nil
+	}
+	return "", fmt.Errorf("unknown copilot mode %q: use %q or %q", s, TeachingAssistant, LabAutomation)
+}
+
+// Progress is one per-node or per-device progress report while a tool runs
+// (published as a tool_progress event).
+type Progress struct {
+	ItemID   string `json:"item_id"`
+	ItemName string `json:"item_name"`
+	Status   string `json:"status"`
+	Message  string `json:"message,omitempty"`
+}
+
+// Env is what a tool run needs from its caller.
+type Env struct {
+	ProjectID string
+	GNS3      *gns3.Client // bound to the calling user's token
+	GNS3Host  string       // replaces console_host 0.0.0.0 / ::
+	// Attempt is the activity attempt (1 = first). A create on a later
+	// attempt first checks whether the earlier one already did the work.
+	Attempt  int
+	Progress func(Progress) // may be nil
+}
+
+func (e Env) progress(id, name, status, msg string) {
+	if e.Progress != nil {
+		e.Progress(Progress{ItemID: id, ItemName: name, Status: status, Message: msg})
+	}
+}
+
+func (e Env) retried() bool { return e.Attempt > 1 }
+
+func (e Env) gns3Host() string {
+	if e.GNS3Host != "" {
+		return e.GNS3Host
+	}
+	if e.GNS3 != nil {
+		return e.GNS3.Server().Host()
+	}
+	return ""
+}
+
+// Tool is one function the model can call.
+type Tool interface {
+	Name() string
+	Description() string
+	Parameters() json.RawMessage // JSON schema of the arguments object
+	Modes() []Mode
+	Mutating() bool   // changes the topology: refresh the context after it
+	Idempotent() bool // safe to retry blindly
+	Run(ctx context.Context, env Env, args json.RawMessage) Result
+}
+
+// DefaultMaxDuration is the run time to budget for a tool that does not
+// declare its own.
+const DefaultMaxDuration = 2 * time.Minute
+
+// MaxDuration is how long a run of t may take (for activity timeouts): tools
+// that wait, like start_gns3_node, declare more than DefaultMaxDuration.
+func MaxDuration(t Tool) time.Duration {
+	if d, ok := t.(interface{ MaxDuration() time.Duration }); ok {
+		return d.MaxDuration()
+	}
+	return DefaultMaxDuration
+}
+
+// spec carries the static description shared by every tool here.
+type spec struct {
+	name        string
+	description string
+	schema      string
+	modes       []Mode
+	mutating    bool
+	idempotent  bool
+}
+
+func (s spec) Name() string                { return s.name }
+func (s spec) Description() string         { return s.description }
+func (s spec) Parameters() json.RawMessage { return json.RawMessage(s.schema) }
+func (s spec) Modes() []Mode               { return append([]Mode(nil), s.modes...) }
+func (s spec) Mutating() bool              { return s.mutating }
+func (s spec) Idempotent() bool            { return s.idempotent }
+
+var (
+	bothModes = []Mode{TeachingAssistant, LabAutomation}
+	labOnly   = []Mode{LabAutomation}
+)
