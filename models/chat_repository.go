@@ -362,16 +362,6 @@ func (r *ChatRepository) SetAutoTitle(ctx context.Context, sessionID, title stri
 	return res.RowsAffected > 0, res.Error
 }
 
-// AddUsage adds the statistics of an LLM call made outside a turn's loop (the title call).
-func (r *ChatRepository) AddUsage(ctx context.Context, sessionID string, calls, in, out int64) error {
-	return r.DB.WithContext(ctx).Model(&ChatSession{}).Where("thread_id = ?", sessionID).Updates(map[string]any{
-		"llm_calls_count": gorm.Expr("llm_calls_count + ?", calls),
-		"input_tokens":    gorm.Expr("input_tokens + ?", in),
-		"output_tokens":   gorm.Expr("output_tokens + ?", out),
-		"total_tokens":    gorm.Expr("total_tokens + ?", in+out),
-	}).Error
-}
-
 // CompletedTurns counts a session's finished turns; the title is generated after the first.
 func (r *ChatRepository) CompletedTurns(ctx context.Context, sessionID string) (int64, error) {
 	var n int64

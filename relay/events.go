@@ -20,9 +20,10 @@ const (
 	TypeToolProgress = "tool_progress"
 )
 
-// IsTerminal reports whether an event of this type ends a turn. A cancelled turn ends with `done`
-// (carrying "cancelled": true) so that clients which only know the seed's types still stop.
-func IsTerminal(typ string) bool { return typ == TypeDone || typ == TypeError }
+// IsTerminal reports whether an event of this type ends a turn. Every turn ends with one `done`:
+// a failed turn sends `error` first and a cancelled one carries "cancelled": true, so clients that
+// only know the seed's types always stop.
+func IsTerminal(typ string) bool { return typ == TypeDone }
 
 // ToolCallFunction mirrors the seed's tool_call.function object.
 type ToolCallFunction struct {

@@ -134,6 +134,11 @@ loop:
 			workflow.GetLogger(ctx).Warn("title generation failed", "error", err)
 			title = TitleResult{}
 		}
+		if title.Called {
+			res.LLMCalls++
+			inTokens += title.InputTokens
+			outTokens += title.OutputTokens
+		}
 	}
 	err := workflow.ExecuteActivity(fctx, FinalizeActivity, FinalizeInput{
 		Turn: ref, Status: res.Status, Error: res.Error, LLMCalls: res.LLMCalls,

@@ -116,6 +116,7 @@ type TitleInput struct {
 // TitleResult is the generated title ("" when none was needed) and the call's usage.
 type TitleResult struct {
 	Title        string
+	Called       bool
 	InputTokens  int64
 	OutputTokens int64
 }

@@ -1,0 +1,240 @@
+package workflows_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/gns3-copilot/gns3-copilot/models"
+	"github.com/gns3-copilot/gns3-copilot/workflows"
+)
+
+// fakeActs records what the workflow asked for; each test scripts the LLM's answers.
+type fakeActs struct {
+	mu        sync.Mutex
+	llm       func(ctx context.Context, in workflows.LLMInput) (workflows.LLMResult, error)
+	tool      func(ctx context.Context, in workflows.ToolInput) (workflows.ToolResult, error)
+	llmCalls  []workflows.LLMInput
+	toolCalls []workflows.ToolInput
+	failures  []workflows.ToolFailureInput
+	finalized []workflows.FinalizeInput
+	titles    int
+}
+
+func (f *fakeActs) LLMCall(ctx context.Context, in workflows.LLMInput) (workflows.LLMResult, error) {
+	f.mu.Lock()
+	f.llmCalls = append(f.llmCalls, in)
+	f.mu.Unlock()
+	return f.llm(ctx, in)
+}
+
+func (f *fakeActs) RunTool(ctx context.Context, in workflows.ToolInput) (workflows.ToolResult, error) {
+	f.mu.Lock()
+	f.toolCalls = append(f.toolCalls, in)
+	f.mu.Unlock()
+	if f.tool == nil {
+		return workflows.ToolResult{Success: true}, nil
+	}
+	return f.tool(ctx, in)
+}
+
+func (f *fakeActs) RecordToolFailure(_ context.Context, in workflows.ToolFailureInput) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.failures = append(f.failures, in)
+	return nil
+}
+
+func (f *fakeActs) GenerateTitle(context.Context, workflows.TitleInput) (workflows.TitleResult, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.titles++
+	return workflows.TitleResult{Title: "A title", Called: true, InputTokens: 7, OutputTokens: 3}, nil
+}
+
+func (f *fakeActs) FinalizeTurn(_ context.Context, in workflows.FinalizeInput) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.finalized = append(f.finalized, in)
+	return nil
+}
+
+func newEnv(t *testing.T, f *fakeActs) *testsuite.TestWorkflowEnvironment {
+	t.Helper()
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	env.RegisterWorkflowWithOptions(workflows.ChatTurn, workflow.RegisterOptions{Name: workflows.ChatTurnWorkflow})
+	env.RegisterActivityWithOptions(f.LLMCall, activity.RegisterOptions{Name: workflows.LLMActivity})
+	env.RegisterActivityWithOptions(f.RunTool, activity.RegisterOptions{Name: workflows.ToolActivity})
+	env.RegisterActivityWithOptions(f.RecordToolFailure, activity.RegisterOptions{Name: workflows.ToolFailedActivity})
+	env.RegisterActivityWithOptions(f.GenerateTitle, activity.RegisterOptions{Name: workflows.TitleActivity})
+	env.RegisterActivityWithOptions(f.FinalizeTurn, activity.RegisterOptions{Name: workflows.FinalizeActivity})
+	return env
+}
+
+var input = workflows.ChatTurnInput{SessionID: "s1", TurnID: "t1", ProjectID: "p1", UserID: "u1", Mode: "teaching_assistant"}
+
+func result(t *testing.T, env *testsuite.TestWorkflowEnvironment) workflows.ChatTurnResult {
+	t.Helper()
+	require.True(t, env.IsWorkflowCompleted())
+	require.NoError(t, env.GetWorkflowError())
+	var r workflows.ChatTurnResult
+	require.NoError(t, env.GetWorkflowResult(&r))
+	return r
+}
+
+func TestToolLoopFeedsResultsBackAndFinalizes(t *testing.T) {
+	f := &fakeActs{}
+	f.llm = func(_ context.Context, in workflows.LLMInput) (workflows.LLMResult, error) {
+		if in.Step == 1 {
+			return workflows.LLMResult{InputTokens: 100, OutputTokens: 10, ToolCalls: []workflows.ToolCall{
+				{ID: "c1", Name: "get_gns3_topology", Arguments: `{}`},
+				{ID: "c2", Name: "get_gns3_templates", Arguments: `{}`},
+			}}, nil
+		}
+		return workflows.LLMResult{InputTokens: 200, OutputTokens: 20}, nil
+	}
+	env := newEnv(t, f)
+	env.ExecuteWorkflow(workflows.ChatTurnWorkflow, input)
+	r := result(t, env)
+
+	require.Equal(t, models.TurnCompleted, r.Status)
+	require.Len(t, f.llmCalls, 2)
+	require.Equal(t, 1, f.llmCalls[0].MessageIndex)
+	// The two parallel tool results take slots 2 and 3, the second answer slot 4.
+	require.Len(t, f.toolCalls, 2)
+	idx := map[string]int{}
+	for _, c := range f.toolCalls {
+		idx[c.Call.ID] = c.MessageIndex
+	}
+	require.Equal(t, map[string]int{"c1": 2, "c2": 3}, idx)
+	require.Equal(t, 4, f.llmCalls[1].MessageIndex)
+	require.Len(t, f.finalized, 1)
+	fin := f.finalized[0]
+	require.Equal(t, models.TurnCompleted, fin.Status)
+	require.Equal(t, int64(3), fin.LLMCalls, "two answer calls and the title call")
+	require.Equal(t, int64(307), fin.InputTokens)
+	require.Equal(t, int64(33), fin.OutputTokens)
+	require.Equal(t, "A title", fin.Title)
+}
+
+func TestStepLimitForcesAnAnswerInWords(t *testing.T) {
+	f := &fakeActs{}
+	f.llm = func(_ context.Context, in workflows.LLMInput) (workflows.LLMResult, error) {
+		if in.NoTools {
+			return workflows.LLMResult{}, nil
+		}
+		return workflows.LLMResult{ToolCalls: []workflows.ToolCall{{ID: "c", Name: "get_gns3_topology", Arguments: "{}"}}}, nil
+	}
+	env := newEnv(t, f)
+	in := input
+	in.MaxSteps = 3
+	env.ExecuteWorkflow(workflows.ChatTurnWorkflow, in)
+	r := result(t, env)
+	require.Equal(t, models.TurnCompleted, r.Status)
+	require.Len(t, f.llmCalls, 3)
+	require.False(t, f.llmCalls[0].NoTools)
+	require.False(t, f.llmCalls[1].NoTools)
+	require.True(t, f.llmCalls[2].NoTools, "the last allowed step offers no tools")
+	require.Len(t, f.toolCalls, 2)
+}
+
+func TestToolActivityFailureIsFedBackToTheModel(t *testing.T) {
+	f := &fakeActs{}
+	f.llm = func(_ context.Context, in workflows.LLMInput) (workflows.LLMResult, error) {
+		if in.Step == 1 {
+			return workflows.LLMResult{ToolCalls: []workflows.ToolCall{{ID: "c1", Name: "start_gns3_node", Arguments: "{}"}}}, nil
+		}
+		return workflows.LLMResult{}, nil
+	}
+	f.tool = func(context.Context, workflows.ToolInput) (workflows.ToolResult, error) {
+		return workflows.ToolResult{}, temporal.NewNonRetryableApplicationError("GNS3 is down", "Boom", nil)
+	}
+	env := newEnv(t, f)
+	env.ExecuteWorkflow(workflows.ChatTurnWorkflow, input)
+	r := result(t, env)
+	require.Equal(t, models.TurnCompleted, r.Status, "a failing tool does not fail the turn")
+	require.Len(t, f.failures, 1)
+	require.Equal(t, "c1", f.failures[0].Call.ID)
+	require.Equal(t, 2, f.failures[0].MessageIndex)
+	require.Contains(t, f.failures[0].Error, "GNS3 is down")
+	require.Len(t, f.llmCalls, 2, "the model is called again with the failure as the tool's result")
+}
+
+func TestLLMIsRetriedThenSucceeds(t *testing.T) {
+	f := &fakeActs{}
+	var attempts int
+	f.llm = func(ctx context.Context, _ workflows.LLMInput) (workflows.LLMResult, error) {
+		attempts++
+		if attempts < 3 {
+			return workflows.LLMResult{}, temporal.NewApplicationError("provider overloaded", "LLMUnavailable")
+		}
+		return workflows.LLMResult{OutputTokens: 5}, nil
+	}
+	env := newEnv(t, f)
+	env.ExecuteWorkflow(workflows.ChatTurnWorkflow, input)
+	r := result(t, env)
+	require.Equal(t, models.TurnCompleted, r.Status)
+	require.Equal(t, 3, attempts)
+	require.Equal(t, 1, f.llmCalls[2].MessageIndex, "every attempt writes the same message slot")
+}
+
+func TestBadAPIKeyIsNotRetriedAndFailsTheTurn(t *testing.T) {
+	f := &fakeActs{}
+	f.llm = func(context.Context, workflows.LLMInput) (workflows.LLMResult, error) {
+		return workflows.LLMResult{}, temporal.NewNonRetryableApplicationError("the provider rejected the API key", workflows.ErrTypeLLMAuth, nil)
+	}
+	env := newEnv(t, f)
+	env.ExecuteWorkflow(workflows.ChatTurnWorkflow, input)
+	r := result(t, env)
+	require.Equal(t, models.TurnFailed, r.Status)
+	require.Len(t, f.llmCalls, 1)
+	require.Len(t, f.finalized, 1)
+	require.Equal(t, models.TurnFailed, f.finalized[0].Status)
+	require.Contains(t, f.finalized[0].Error, "rejected the API key")
+	require.Zero(t, f.titles, "no title for a failed turn")
+}
+
+func TestCancellationFinalizesAsCancelled(t *testing.T) {
+	f := &fakeActs{}
+	started := make(chan struct{})
+	f.llm = func(ctx context.Context, _ workflows.LLMInput) (workflows.LLMResult, error) {
+		close(started)
+		<-ctx.Done() // a streaming call runs until the cancellation reaches it
+		return workflows.LLMResult{}, ctx.Err()
+	}
+	env := newEnv(t, f)
+	env.RegisterDelayedCallback(func() { env.CancelWorkflow() }, time.Second)
+	env.ExecuteWorkflow(workflows.ChatTurnWorkflow, input)
+	require.True(t, env.IsWorkflowCompleted())
+	<-started
+	require.Len(t, f.finalized, 1)
+	require.Equal(t, models.TurnCancelled, f.finalized[0].Status)
+	require.Zero(t, f.titles)
+}
+
+func TestCancellationDuringToolsFinalizesAsCancelled(t *testing.T) {
+	f := &fakeActs{}
+	f.llm = func(context.Context, workflows.LLMInput) (workflows.LLMResult, error) {
+		return workflows.LLMResult{ToolCalls: []workflows.ToolCall{{ID: "c1", Name: "start_gns3_node", Arguments: "{}"}}}, nil
+	}
+	f.tool = func(ctx context.Context, _ workflows.ToolInput) (workflows.ToolResult, error) {
+		<-ctx.Done()
+		return workflows.ToolResult{}, ctx.Err()
+	}
+	env := newEnv(t, f)
+	env.RegisterDelayedCallback(func() { env.CancelWorkflow() }, time.Second)
+	env.ExecuteWorkflow(workflows.ChatTurnWorkflow, input)
+	require.True(t, env.IsWorkflowCompleted())
+	require.Len(t, f.llmCalls, 1, "no further model call after cancelling")
+	require.Len(t, f.finalized, 1)
+	require.Equal(t, models.TurnCancelled, f.finalized[0].Status)
+}
+
