@@ -237,4 +237,3 @@ func TestCancellationDuringToolsFinalizesAsCancelled(t *testing.T) {
 	require.Len(t, f.finalized, 1)
 	require.Equal(t, models.TurnCancelled, f.finalized[0].Status)
 }
-
