@@ -1,0 +1,134 @@
+package credentials
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
+)
+
+// turnCredential is a row of turn_credentials. Only the sealed value is stored; the associated
+// data binds it to Key.
+type turnCredential struct {
+	Key         string    `gorm:"column:key;primaryKey;size:255"`
+	SealedValue string    `gorm:"column:sealed_value;type:text;not null"`
+	ExpiresAt   time.Time `gorm:"column:expires_at;not null;index"`
+}
+
+func (turnCredential) TableName() string { return "turn_credentials" }
+
+type dbStore struct {
+	db     *gorm.DB
+	sealer *Sealer
+	now    func() time.Time
+}
+
+// NewDBStore returns a Store in the turn_credentials table, creating or migrating the table.
+// It is the store for deployments without Redis: rows carry an expiry, expired rows are never
+// returned and are deleted on the next write.
+func NewDBStore(db *gorm.DB, sealer *Sealer) (Store, error) {
+	return newDBStore(db, sealer, time.Now)
+}
+
+func newDBStore(db *gorm.DB, sealer *Sealer, now func() time.Time) (*dbStore, error) {
+	if db == nil || sealer == nil {
+		return nil, errors.New("credentials: NewDBStore needs a database and a sealer")
+	}
+	err := db.AutoMigrate(&turnCredential{})
+	if err != nil {
+		// An api and a worker starting together can race on CREATE TABLE; the second look sees
+		// the table the other one made.
+		err = db.AutoMigrate(&turnCredential{})
+	}
+	if err != nil {
+		return nil, fmt.Errorf("credentials: migrating turn_credentials: %w", err)
+	}
+	return &dbStore{db: db, sealer: sealer, now: now}, nil
+}
+
+// dbTime drops what Postgres cannot keep (below a microsecond) and the zone, so what is written is
+// what is read back and compared.
+func dbTime(t time.Time) time.Time { return t.UTC().Truncate(time.Microsecond) }
+
+var (
+	colKey     = clause.Column{Name: "key"}
+	colExpires = clause.Column{Name: "expires_at"}
+)
+
+func (s *dbStore) Put(ctx context.Context, key, secret string, ttl time.Duration) error {
+	if err := checkPut(key, secret, ttl); err != nil {
+		return err
+	}
+	sealed, err := s.sealer.Seal([]byte(secret), bindingFor(key))
+	if err != nil {
+		return err
+	}
+	now := dbTime(s.now())
+	if err := s.purge(ctx, now); err != nil {
+		return err
+	}
+	row := turnCredential{Key: key, SealedValue: sealed, ExpiresAt: now.Add(ttl)}
+	err = s.db.WithContext(ctx).Clauses(clause.OnConflict{
+		Columns:   []clause.Column{colKey},
+		DoUpdates: clause.AssignmentColumns([]string{"sealed_value", "expires_at"}),
+	}).Create(&row).Error
+	if err != nil {
+		return fmt.Errorf("credentials: storing %s: %w", key, err)
+	}
+	return nil
+}
+
+func (s *dbStore) Get(ctx context.Context, key string) (string, error) {
+	if err := checkKey(key); err != nil {
+		return "", err
+	}
+	var rows []turnCredential
+	// Find with a limit rather than First: a missing row is normal here, not a logged error.
+	err := s.db.WithContext(ctx).Where(clause.Eq{Column: colKey, Value: key}).Limit(1).Find(&rows).Error
+	if err != nil {
+		return "", fmt.Errorf("credentials: reading %s: %w", key, err)
+	}
+	if len(rows) == 0 {
+		return "", ErrNotFound
+	}
+	now := dbTime(s.now())
+	if !now.Before(rows[0].ExpiresAt) {
+		// Only this row, and only if nobody refreshed it meanwhile.
+		err := s.db.WithContext(ctx).
+			Where(clause.Eq{Column: colKey, Value: key}).
+			Where(clause.Lte{Column: colExpires, Value: now}).
+			Delete(&turnCredential{}).Error
+		if err != nil {
+			return "", fmt.Errorf("credentials: purging expired %s: %w", key, err)
+		}
+		return "", ErrNotFound
+	}
+	plain, err := s.sealer.Open(rows[0].SealedValue, bindingFor(key))
+	if err != nil {
+		return "", fmt.Errorf("credentials: opening %s: %w", key, err)
+	}
+	return string(plain), nil
+}
+
+func (s *dbStore) Delete(ctx context.Context, key string) error {
+	if err := checkKey(key); err != nil {
+		return err
+	}
+	err := s.db.WithContext(ctx).Where(clause.Eq{Column: colKey, Value: key}).Delete(&turnCredential{}).Error
+	if err != nil {
+		return fmt.Errorf("credentials: deleting %s: %w", key, err)
+	}
+	return nil
+}
+
+// purge deletes every expired row; it runs on each Put, which is once per turn.
+func (s *dbStore) purge(ctx context.Context, now time.Time) error {
+	err := s.db.WithContext(ctx).Where(clause.Lte{Column: colExpires, Value: now}).Delete(&turnCredential{}).Error
+	if err != nil {
+		return fmt.Errorf("credentials: purging expired credentials: %w", err)
+	}
+	return nil
+}
