@@ -27,6 +27,7 @@ func newLab(t *testing.T, opts ...fakegns3.Option) *lab {
 	fake := fakegns3.New(t, opts...)
 	pid := fake.AddProject("lab")
 	l := &lab{fake: fake, pid: pid, reg: NewRegistry(LabTools()...)}
+	l.reg.Register(fastStart())
 	l.env = Env{
 		ProjectID: pid,
 		GNS3:      gns3.NewServer(fake.URL, 2*time.Second).WithToken(fakegns3.AdminToken),
@@ -119,4 +120,11 @@ func item(t *testing.T, r Result, name string) Item {
 
 func newLabClient(fake *fakegns3.Server) *gns3.Client {
 	return gns3.NewServer(fake.URL, 2*time.Second).WithToken(fakegns3.AdminToken)
+}
+
+// fastStart is start_gns3_node with polling shortened for tests.
+func fastStart() *startTool {
+	st := newStartTool()
+	st.firstPoll, st.maxPoll, st.progressEvery = 2*time.Millisecond, 10*time.Millisecond, 20*time.Millisecond
+	return st
 }

@@ -5,5 +5,15 @@ package tools
 func LabTools() []Tool {
 	return []Tool{
 		newTopologyTool(),
+		newTemplatesTool(),
+		newCreateNodeTool(),
+		newCreateLinkTool(),
+		newStartTool(),
+		newRenameTool(),
+		newStopTool(),
+		newSuspendTool(),
+		newReloadTool(),
+		newDeleteNodeTool(),
+		newDeleteLinkTool(),
 	}
 }
