@@ -1,0 +1,97 @@
+// Package activities holds the ChatTurn workflow's activities: the streaming LLM call, the GNS3
+// and device tool runs, the title, and the finalizer. They load the transcript from the
+// database and secrets from worker-side stores, publish progress to the turn's event log, and
+// return only small summaries to the workflow.
+package activities
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"go.temporal.io/sdk/activity"
+
+	"github.com/gns3-copilot/gns3-copilot/gns3"
+	"github.com/gns3-copilot/gns3-copilot/llmconfig"
+	"github.com/gns3-copilot/gns3-copilot/models"
+	"github.com/gns3-copilot/gns3-copilot/relay"
+	"github.com/gns3-copilot/gns3-copilot/tools"
+)
+
+// CredentialStore gives activities the token of the user a turn acts for.
+type CredentialStore interface {
+	Get(ctx context.Context, key string) (string, error)
+	Delete(ctx context.Context, key string) error
+}
+
+// Activities carries the dependencies every activity shares. Methods are registered by name
+// (see package workflows), so the workflow never needs an instance.
+type Activities struct {
+	Repo        *models.ChatRepository
+	Events      relay.Log
+	LLM         llmconfig.Loader
+	Credentials CredentialStore
+	GNS3        *gns3.Server
+	Tools       *tools.Registry
+	// HTTP is the client for LLM providers; nil means a client without an overall timeout,
+	// since streams may run for minutes (the activity's timeouts bound them instead).
+	HTTP   *http.Client
+	Logger *slog.Logger
+	// EventTTL is how long a finished turn's events stay available for rejoining.
+	EventTTL time.Duration
+	// ToolOutputTokens caps a tool result as the model sees it; the transcript keeps it whole.
+	ToolOutputTokens int
+}
+
+func (a *Activities) logger() *slog.Logger {
+	if a.Logger != nil {
+		return a.Logger
+	}
+	return slog.Default()
+}
+
+// publish appends an event; a failing log must not fail the turn, whose durable record is the
+// database, so errors are logged and dropped.
+func (a *Activities) publish(ctx context.Context, turnID string, p relay.Payload) {
+	data, err := json.Marshal(p)
+	if err == nil {
+		_, err = a.Events.Append(ctx, turnID, p.Type, data)
+	}
+	if err != nil {
+		a.logger().Warn("publishing a turn event", "turn", turnID, "type", p.Type, "error", err)
+	}
+}
+
+// keepAlive heartbeats until the returned stop is called, so a long silent wait (a model that
+// thinks before its first token, a node that boots slowly) is not mistaken for a dead worker and
+// a cancellation reaches the activity promptly.
+func keepAlive(ctx context.Context, every time.Duration) (stop func()) {
+	if !activity.IsActivity(ctx) {
+		return func() {}
+	}
+	done := make(chan struct{})
+	go func() {
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				activity.RecordHeartbeat(ctx)
+			}
+		}
+	}()
+	return func() { close(done) }
+}
+
+func attempt(ctx context.Context) int {
+	if !activity.IsActivity(ctx) {
+		return 1
+	}
+	return int(activity.GetInfo(ctx).Attempt)
+}

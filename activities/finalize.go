@@ -1,0 +1,48 @@
+package activities
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/gns3-copilot/gns3-copilot/models"
+	"github.com/gns3-copilot/gns3-copilot/relay"
+	"github.com/gns3-copilot/gns3-copilot/workflows"
+)
+
+// FinalizeTurn commits the turn's messages and statistics, forgets its credentials and sends
+// its one terminal event. Every step is safe to repeat, so a retry after a crash changes nothing
+// twice and never ends the stream a second time.
+func (a *Activities) FinalizeTurn(ctx context.Context, in workflows.FinalizeInput) error {
+	applied, err := a.Repo.FinalizeTurn(ctx, models.FinalizeParams{
+		TurnID: in.Turn.TurnID, Status: in.Status, Error: in.Error, LLMCalls: in.LLMCalls,
+		InputTokens: in.InputTokens, OutputTokens: in.OutputTokens,
+	})
+	if err != nil {
+		return fmt.Errorf("finalizing turn: %w", err)
+	}
+	if err := a.Credentials.Delete(ctx, in.Turn.TurnID); err != nil {
+		a.logger().Warn("deleting turn credentials", "turn", in.Turn.TurnID, "error", err)
+	}
+	// The done event repeats the error, so a retry that finds the turn already finalized need
+	// not send this one again.
+	if in.Status == models.TurnFailed && applied {
+		a.publish(ctx, in.Turn.TurnID, relay.Payload{Type: relay.TypeError, SessionID: in.Turn.SessionID, Error: in.Error})
+	}
+	done := relay.Payload{Type: relay.TypeDone, SessionID: in.Turn.SessionID, TurnID: in.Turn.TurnID,
+		Status: in.Status, Title: in.Title, Cancelled: in.Status == models.TurnCancelled,
+		Usage: map[string]int64{"llm_calls": in.LLMCalls, "input_tokens": in.InputTokens, "output_tokens": in.OutputTokens}}
+	if in.Status == models.TurnFailed {
+		done.Error = in.Error
+	}
+	data, _ := json.Marshal(done)
+	ttl := a.EventTTL
+	if ttl <= 0 {
+		ttl = time.Hour
+	}
+	if _, _, err := a.Events.AppendTerminal(ctx, in.Turn.TurnID, relay.TypeDone, data, ttl); err != nil {
+		return fmt.Errorf("publishing the end of the turn: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,85 @@
+package activities
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/gns3-copilot/gns3-copilot/models"
+	"github.com/gns3-copilot/gns3-copilot/relay"
+	"github.com/gns3-copilot/gns3-copilot/tools"
+	"github.com/gns3-copilot/gns3-copilot/workflows"
+)
+
+// RunTool runs one tool call with the user's own GNS3 token, so GNS3's permissions apply to the
+// copilot exactly as to the user. A tool that fails reports it in its result; only failures of
+// the machinery (no credentials, database down) fail the activity.
+func (a *Activities) RunTool(ctx context.Context, in workflows.ToolInput) (workflows.ToolResult, error) {
+	token, err := a.Credentials.Get(ctx, in.Turn.TurnID)
+	if err != nil {
+		return workflows.ToolResult{}, temporal.NewNonRetryableApplicationError(
+			"The turn's GNS3 credentials have expired; send the message again.", workflows.ErrTypeNoCredentials, err)
+	}
+	mode, err := tools.ParseMode(in.Turn.Mode)
+	if err != nil {
+		return workflows.ToolResult{}, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeLLMConfig, nil)
+	}
+	a.publish(ctx, in.Turn.TurnID, relay.Payload{Type: relay.TypeToolStart, SessionID: in.Turn.SessionID,
+		ToolName: in.Call.Name, ToolCallID: in.Call.ID})
+
+	stop := keepAlive(ctx, 5*time.Second)
+	env := tools.Env{
+		ProjectID: in.Turn.ProjectID,
+		GNS3:      a.GNS3.WithToken(token),
+		GNS3Host:  a.GNS3.Host(),
+		Attempt:   attempt(ctx),
+		Progress: func(p tools.Progress) {
+			a.publish(ctx, in.Turn.TurnID, relay.Payload{Type: relay.TypeToolProgress, SessionID: in.Turn.SessionID,
+				ToolName: in.Call.Name, ToolCallID: in.Call.ID, Progress: p})
+		},
+	}
+	res := a.Tools.Execute(ctx, env, mode, in.Call.Name, in.Call.Arguments)
+	stop()
+	if err := a.storeToolResult(ctx, in.Turn, in.Call, in.MessageIndex, res); err != nil {
+		return workflows.ToolResult{}, err
+	}
+	if ctx.Err() != nil {
+		return workflows.ToolResult{}, ctx.Err()
+	}
+	return workflows.ToolResult{Success: res.Success}, nil
+}
+
+// RecordToolFailure gives the model a result for a call whose activity failed for good.
+func (a *Activities) RecordToolFailure(ctx context.Context, in workflows.ToolFailureInput) error {
+	res := tools.Result{Success: false, Data: []tools.Item{}, Error: in.Error,
+		Metadata: map[string]any{"tool_name": in.Call.Name}}
+	return a.storeToolResult(ctx, in.Turn, in.Call, in.MessageIndex, res)
+}
+
+// storeToolResult writes the tool message and then announces it, so a client that sees
+// tool_end can already read the result from the history.
+func (a *Activities) storeToolResult(ctx context.Context, ref workflows.TurnRef, call workflows.ToolCall, idx int, res tools.Result) error {
+	full, err := json.MarshalIndent(res, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encoding tool result: %w", err)
+	}
+	turn, err := a.Repo.Turn(context.WithoutCancel(ctx), ref.TurnID)
+	if err != nil {
+		if errors.Is(err, models.ErrNotFound) {
+			return temporal.NewNonRetryableApplicationError("the session was deleted", "SessionDeleted", err)
+		}
+		return fmt.Errorf("loading turn: %w", err)
+	}
+	msg := models.ChatMessage{ID: models.MessageID(turn.ID, idx), SessionID: turn.SessionID, TurnID: turn.ID,
+		TurnSeq: turn.Seq, Idx: idx, Role: "tool", Name: call.Name, ToolCallID: call.ID, Content: string(full)}
+	if err := a.Repo.SaveMessage(context.WithoutCancel(ctx), &msg); err != nil {
+		return fmt.Errorf("storing tool result: %w", err)
+	}
+	a.publish(context.WithoutCancel(ctx), ref.TurnID, relay.Payload{Type: relay.TypeToolEnd, SessionID: ref.SessionID,
+		ToolName: call.Name, ToolCallID: call.ID, ToolOutput: string(full)})
+	return nil
+}

@@ -1,0 +1,331 @@
+package activities
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"sort"
+	"strings"
+	"time"
+
+	openai "github.com/sashabaranov/go-openai"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/gns3-copilot/gns3-copilot/llmconfig"
+	"github.com/gns3-copilot/gns3-copilot/models"
+	"github.com/gns3-copilot/gns3-copilot/relay"
+	"github.com/gns3-copilot/gns3-copilot/tools"
+	"github.com/gns3-copilot/gns3-copilot/workflows"
+)
+
+// LLMCall streams one model call: it builds the prompt from the stored transcript and the
+// project's current topology, publishes text and tool-call deltas as they arrive, and stores
+// the assistant message. Temporal owns retries (the client makes none), and a retried attempt
+// first tells clients to drop the partial text of the failed one.
+func (a *Activities) LLMCall(ctx context.Context, in workflows.LLMInput) (workflows.LLMResult, error) {
+	turn, err := a.Repo.Turn(ctx, in.Turn.TurnID)
+	if err != nil {
+		return workflows.LLMResult{}, fmt.Errorf("loading turn: %w", err)
+	}
+	settings, err := a.LLM.Load(ctx, turn.LLMConfigID)
+	if err != nil {
+		return workflows.LLMResult{}, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeLLMConfig, nil)
+	}
+	if turn.Temperature != nil {
+		t := *turn.Temperature
+		settings.Temperature = &t
+	}
+	mode, err := tools.ParseMode(in.Turn.Mode)
+	if err != nil {
+		return workflows.LLMResult{}, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeLLMConfig, nil)
+	}
+
+	system := a.systemPrompt(ctx, in.Turn, mode)
+	transcript, err := a.Repo.Transcript(ctx, turn)
+	if err != nil {
+		return workflows.LLMResult{}, fmt.Errorf("loading transcript: %w", err)
+	}
+	var offered []openai.Tool
+	if !in.NoTools {
+		offered = toolDefinitions(a.Tools.For(mode))
+	}
+	msgs := a.promptMessages(system, transcript, in.MessageIndex, turn.ID, settings, offered)
+
+	if n := attempt(ctx); n > 1 {
+		a.publish(ctx, turn.ID, relay.Payload{Type: relay.TypeRetry, SessionID: in.Turn.SessionID, Attempt: n})
+	}
+
+	req := openai.ChatCompletionRequest{
+		Model:         settings.Model,
+		Messages:      msgs,
+		Stream:        true,
+		StreamOptions: &openai.StreamOptions{IncludeUsage: true},
+		Tools:         offered,
+	}
+	if settings.Temperature != nil {
+		req.Temperature = float32(*settings.Temperature)
+	}
+	if settings.MaxTokens > 0 {
+		req.MaxTokens = settings.MaxTokens
+	}
+
+	msgID := models.MessageID(turn.ID, in.MessageIndex)
+	stop := keepAlive(ctx, 5*time.Second)
+	defer stop()
+	out, callErr := a.stream(ctx, settings, req, in.Turn.SessionID, turn.ID, msgID)
+
+	// Whatever arrived is stored, also when the call failed or was cancelled: a retry replaces
+	// it, and otherwise it is the partial answer the user already saw.
+	stored := models.ChatMessage{ID: msgID, SessionID: turn.SessionID, TurnID: turn.ID, TurnSeq: turn.Seq,
+		Idx: in.MessageIndex, Role: "assistant", Content: out.content}
+	if callErr == nil && len(out.calls) > 0 {
+		recs := make([]models.ToolCallRecord, len(out.calls))
+		for i, c := range out.calls {
+			recs[i].ID, recs[i].Type = c.ID, "function"
+			recs[i].Function.Name, recs[i].Function.Arguments = c.Name, c.Arguments
+		}
+		b, _ := json.Marshal(recs)
+		stored.ToolCalls = string(b)
+	}
+	meta := map[string]any{"model": settings.Model, "input_tokens": out.inTokens, "output_tokens": out.outTokens}
+	if callErr != nil {
+		meta["incomplete"] = true
+	}
+	mb, _ := json.Marshal(meta)
+	stored.Metadata = string(mb)
+	if callErr == nil || out.content != "" {
+		// A cancelled context cannot write; the store must still happen.
+		if err := a.Repo.SaveMessage(context.WithoutCancel(ctx), &stored); err != nil {
+			return workflows.LLMResult{}, fmt.Errorf("storing the assistant message: %w", err)
+		}
+	}
+	if callErr != nil {
+		return workflows.LLMResult{}, callErr
+	}
+	return workflows.LLMResult{MessageID: msgID, ToolCalls: out.calls, FinishReason: out.finish,
+		InputTokens: out.inTokens, OutputTokens: out.outTokens}, nil
+}
+
+// systemPrompt is the mode's prompt plus the project as it is now, so the user never has to tell
+// the model ids the copilot can look up itself.
+func (a *Activities) systemPrompt(ctx context.Context, ref workflows.TurnRef, mode tools.Mode) string {
+	var b strings.Builder
+	b.WriteString(tools.SystemPrompt(mode))
+	b.WriteString("\n\n## The project the user has open\n\n")
+	token, err := a.Credentials.Get(ctx, ref.TurnID)
+	if err != nil {
+		b.WriteString("(The topology could not be read: the turn's GNS3 credentials are unavailable.)\n")
+		return b.String()
+	}
+	pc, err := tools.ProjectContext(ctx, a.GNS3.WithToken(token), ref.ProjectID)
+	if err != nil {
+		fmt.Fprintf(&b, "Project id: %s\n(The current topology could not be read: %v. Use get_gns3_topology.)\n", ref.ProjectID, err)
+		return b.String()
+	}
+	b.WriteString(pc)
+	return b.String()
+}
+
+func toolDefinitions(ts []tools.Tool) []openai.Tool {
+	out := make([]openai.Tool, 0, len(ts))
+	for _, t := range ts {
+		out = append(out, openai.Tool{Type: openai.ToolTypeFunction, Function: &openai.FunctionDefinition{
+			Name: t.Name(), Description: t.Description(), Parameters: t.Parameters(),
+		}})
+	}
+	return out
+}
+
+// promptMessages turns the stored transcript into the request's messages, leaving out the
+// message this call is about to write (a retry must not see its own failed attempt).
+func (a *Activities) promptMessages(system string, transcript []models.ChatMessage, ownIdx int, turnID string,
+	settings llmconfig.Settings, offered []openai.Tool) []openai.ChatCompletionMessage {
+	msgs := []openai.ChatCompletionMessage{{Role: openai.ChatMessageRoleSystem, Content: system}}
+	for _, m := range transcript {
+		if m.TurnID == turnID && m.Idx >= ownIdx {
+			continue
+		}
+		msgs = append(msgs, toOpenAI(m))
+	}
+	return a.fitContext(msgs, settings, offered)
+}
+
+func toOpenAI(m models.ChatMessage) openai.ChatCompletionMessage {
+	om := openai.ChatCompletionMessage{Role: m.Role, Content: m.Content, Name: m.Name, ToolCallID: m.ToolCallID}
+	if m.Role == "tool" {
+		om.Name = ""
+	}
+	if m.ToolCalls != "" {
+		var recs []models.ToolCallRecord
+		if json.Unmarshal([]byte(m.ToolCalls), &recs) == nil {
+			for _, r := range recs {
+				om.ToolCalls = append(om.ToolCalls, openai.ToolCall{ID: r.ID, Type: openai.ToolTypeFunction,
+					Function: openai.FunctionCall{Name: r.Function.Name, Arguments: r.Function.Arguments}})
+			}
+		}
+	}
+	return om
+}
+
+type streamOutput struct {
+	content             string
+	calls               []workflows.ToolCall
+	finish              string
+	inTokens, outTokens int64
+}
+
+// stream runs the request and publishes deltas. Tool calls are accumulated by index, so
+// parallel calls whose fragments interleave come out whole.
+func (a *Activities) stream(ctx context.Context, settings llmconfig.Settings, req openai.ChatCompletionRequest,
+	sessionID, turnID, msgID string) (streamOutput, error) {
+	var out streamOutput
+	client := openai.NewClientWithConfig(a.clientConfig(settings))
+	s, err := client.CreateChatCompletionStream(ctx, req)
+	if err != nil {
+		return out, classifyLLMError(ctx, err, settings)
+	}
+	defer s.Close()
+
+	type acc struct {
+		id, name string
+		args     strings.Builder
+	}
+	calls := map[int]*acc{}
+	var content strings.Builder
+	for {
+		chunk, err := s.Recv()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			out.content = content.String()
+			return out, classifyLLMError(ctx, err, settings)
+		}
+		if activity.IsActivity(ctx) {
+			activity.RecordHeartbeat(ctx)
+		}
+		if chunk.Usage != nil {
+			out.inTokens, out.outTokens = int64(chunk.Usage.PromptTokens), int64(chunk.Usage.CompletionTokens)
+		}
+		for _, ch := range chunk.Choices {
+			if ch.Delta.Content != "" {
+				content.WriteString(ch.Delta.Content)
+				a.publish(ctx, turnID, relay.Payload{Type: relay.TypeContent, Content: ch.Delta.Content, MessageID: msgID, SessionID: sessionID})
+			}
+			for _, tc := range ch.Delta.ToolCalls {
+				idx := len(calls)
+				if tc.Index != nil {
+					idx = *tc.Index
+				} else if tc.ID == "" && len(calls) > 0 {
+					idx = len(calls) - 1 // providers without indexes continue the last call
+				}
+				c := calls[idx]
+				if c == nil {
+					c = &acc{}
+					calls[idx] = c
+				}
+				if tc.ID != "" {
+					c.id = tc.ID
+				}
+				if tc.Function.Name != "" {
+					c.name = tc.Function.Name
+				}
+				c.args.WriteString(tc.Function.Arguments)
+				a.publish(ctx, turnID, relay.Payload{Type: relay.TypeToolCall, SessionID: sessionID, ToolCall: &relay.ToolCall{
+					ID: c.id, Type: "function", Index: idx, Function: relay.ToolCallFunction{Name: c.name, Arguments: c.args.String()}}})
+			}
+			if ch.FinishReason != "" {
+				out.finish = string(ch.FinishReason)
+			}
+		}
+	}
+	if ctx.Err() != nil {
+		out.content = content.String()
+		return out, ctx.Err()
+	}
+	out.content = content.String()
+	idxs := make([]int, 0, len(calls))
+	for i := range calls {
+		idxs = append(idxs, i)
+	}
+	sort.Ints(idxs)
+	for _, i := range idxs {
+		c := calls[i]
+		if c.id == "" {
+			// Some local servers send no ids; the transcript needs one to pair results.
+			c.id = fmt.Sprintf("call_%s_%d", strings.ReplaceAll(msgID, "-", "")[:12], i)
+		}
+		args := c.args.String()
+		a.publish(ctx, turnID, relay.Payload{Type: relay.TypeToolCall, SessionID: sessionID, ToolCall: &relay.ToolCall{
+			ID: c.id, Type: "function", Index: i, Function: relay.ToolCallFunction{Name: c.name, Arguments: args, Complete: true}}})
+		out.calls = append(out.calls, workflows.ToolCall{ID: c.id, Name: c.name, Arguments: args})
+	}
+	return out, nil
+}
+
+func (a *Activities) clientConfig(s llmconfig.Settings) openai.ClientConfig {
+	var cfg openai.ClientConfig
+	if s.Provider == "azure" {
+		cfg = openai.DefaultAzureConfig(s.APIKey, s.BaseURL)
+	} else {
+		cfg = openai.DefaultConfig(s.APIKey)
+		cfg.BaseURL = strings.TrimRight(s.BaseURL, "/")
+	}
+	if a.HTTP != nil {
+		cfg.HTTPClient = a.HTTP
+	}
+	return cfg
+}
+
+// classifyLLMError decides what Temporal should do with a failed call and writes the message a
+// user reads: which setting to check when retrying cannot help.
+func classifyLLMError(ctx context.Context, err error, s llmconfig.Settings) error {
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	where := fmt.Sprintf("the LLM provider at %s (model %s)", s.BaseURL, s.Model)
+	var apiErr *openai.APIError
+	var reqErr *openai.RequestError
+	status := 0
+	msg := err.Error()
+	switch {
+	case errors.As(err, &apiErr):
+		status, msg = apiErr.HTTPStatusCode, apiErr.Message
+	case errors.As(err, &reqErr):
+		status = reqErr.HTTPStatusCode
+		body := strings.TrimSpace(string(reqErr.Body))
+		if strings.HasPrefix(body, "<") || strings.Contains(strings.ToLower(body), "<html") {
+			return temporal.NewNonRetryableApplicationError(fmt.Sprintf(
+				"%s answered with an HTML page (HTTP %d) instead of the OpenAI API: check the base URL of your LLM configuration (it usually ends in /v1).",
+				where, status), workflows.ErrTypeLLMConfig, nil)
+		}
+		if reqErr.Err != nil {
+			msg = reqErr.Err.Error()
+		}
+	}
+	switch {
+	case status == http.StatusUnauthorized || status == http.StatusForbidden:
+		return temporal.NewNonRetryableApplicationError(fmt.Sprintf(
+			"%s rejected the API key (HTTP %d: %s): check the api_key of your LLM configuration.", where, status, msg),
+			workflows.ErrTypeLLMAuth, nil)
+	case status == http.StatusNotFound:
+		return temporal.NewNonRetryableApplicationError(fmt.Sprintf(
+			"%s answered 404 (%s): check the base URL and the model name of your LLM configuration.", where, msg),
+			workflows.ErrTypeLLMConfig, nil)
+	case status == http.StatusBadRequest || status == http.StatusUnprocessableEntity:
+		return temporal.NewNonRetryableApplicationError(fmt.Sprintf(
+			"%s refused the request (HTTP %d: %s).", where, status, msg), workflows.ErrTypeLLMBadRequest, nil)
+	case status != 0:
+		return temporal.NewApplicationError(fmt.Sprintf("%s failed (HTTP %d: %s).", where, status, msg), "LLMUnavailable")
+	}
+	var jsonErr *json.SyntaxError
+	if errors.As(err, &jsonErr) || strings.Contains(msg, "invalid character '<'") {
+		return temporal.NewNonRetryableApplicationError(fmt.Sprintf(
+			"%s did not answer in JSON: check the base URL of your LLM configuration.", where), workflows.ErrTypeLLMConfig, nil)
+	}
+	return temporal.NewApplicationError(fmt.Sprintf("%s could not be reached: %s", where, msg), "LLMUnavailable")
+}

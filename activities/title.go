@@ -1,0 +1,106 @@
+package activities
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	openai "github.com/sashabaranov/go-openai"
+
+	"github.com/gns3-copilot/gns3-copilot/workflows"
+)
+
+const titlePrompt = `Write a short title (at most 6 words) for this conversation between a GNS3 lab user and their copilot. ` +
+	`Answer with the title only: no quotes, no punctuation at the end.`
+
+// GenerateTitle names a session after its first completed turn, unless the user already named
+// it. The title call counts as an LLM call in the session's statistics, like any other.
+func (a *Activities) GenerateTitle(ctx context.Context, in workflows.TitleInput) (workflows.TitleResult, error) {
+	sess, err := a.Repo.SessionByThread(ctx, in.Turn.SessionID)
+	if err != nil {
+		return workflows.TitleResult{}, fmt.Errorf("loading session: %w", err)
+	}
+	if sess.TitleLocked {
+		return workflows.TitleResult{}, nil
+	}
+	done, err := a.Repo.CompletedTurns(ctx, sess.ThreadID)
+	if err != nil {
+		return workflows.TitleResult{}, err
+	}
+	if done > 0 {
+		return workflows.TitleResult{}, nil
+	}
+	turn, err := a.Repo.Turn(ctx, in.Turn.TurnID)
+	if err != nil {
+		return workflows.TitleResult{}, err
+	}
+	transcript, err := a.Repo.Transcript(ctx, turn)
+	if err != nil {
+		return workflows.TitleResult{}, err
+	}
+	var firstUser, lastAnswer string
+	for _, m := range transcript {
+		if m.Role == "user" && firstUser == "" {
+			firstUser = m.Content
+		}
+		if m.Role == "assistant" && strings.TrimSpace(m.Content) != "" {
+			lastAnswer = m.Content
+		}
+	}
+	settings, err := a.LLM.Load(ctx, turn.LLMConfigID)
+	if err != nil {
+		return workflows.TitleResult{}, err
+	}
+	client := openai.NewClientWithConfig(a.clientConfig(settings))
+	resp, err := client.CreateChatCompletion(ctx, openai.ChatCompletionRequest{
+		Model: settings.Model,
+		Messages: []openai.ChatCompletionMessage{
+			{Role: openai.ChatMessageRoleSystem, Content: titlePrompt},
+			{Role: openai.ChatMessageRoleUser, Content: clip(firstUser, 2000)},
+			{Role: openai.ChatMessageRoleAssistant, Content: clip(lastAnswer, 2000)},
+			{Role: openai.ChatMessageRoleUser, Content: "Title for the conversation above:"},
+		},
+		MaxTokens: 24,
+	})
+	if err != nil {
+		return workflows.TitleResult{}, classifyLLMError(ctx, err, settings)
+	}
+	// The usage goes back to the workflow, which adds it to the turn's statistics exactly once.
+	res := workflows.TitleResult{Called: true, InputTokens: int64(resp.Usage.PromptTokens), OutputTokens: int64(resp.Usage.CompletionTokens)}
+	if len(resp.Choices) == 0 {
+		return res, nil
+	}
+	title := cleanTitle(resp.Choices[0].Message.Content)
+	if title == "" {
+		return res, nil
+	}
+	set, err := a.Repo.SetAutoTitle(ctx, sess.ThreadID, title)
+	if err != nil {
+		return workflows.TitleResult{}, err
+	}
+	if set {
+		res.Title = title
+	}
+	return res, nil
+}
+
+// cleanTitle keeps a model's title to one short line without quotes.
+func cleanTitle(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	s = strings.Trim(s, "\"'`*#. ")
+	if utf8.RuneCountInString(s) < 3 {
+		return ""
+	}
+	if utf8.RuneCountInString(s) > 60 {
+		s = string([]rune(s)[:58]) + "…"
+	}
+	return s
+}
+
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n]
+}

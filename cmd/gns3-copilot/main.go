@@ -1,0 +1,137 @@
+// Command gns3-copilot runs the GNS3 copilot: `serve` runs the API and a worker in one process
+// (starting its own Temporal dev server unless given one), `api` and `worker` run the halves
+// separately for scaling out. Every flag also reads an environment variable.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/gns3-copilot/gns3-copilot/service"
+)
+
+const usage = `gns3-copilot — an AI copilot for GNS3 labs
+
+Usage:
+  gns3-copilot serve  [flags]   API + worker in one process (default; starts a Temporal dev server itself)
+  gns3-copilot api    [flags]   the HTTP API only (needs --temporal-address and --redis-url)
+  gns3-copilot worker [flags]   the Temporal worker only (needs --temporal-address)
+
+Run "gns3-copilot <command> -h" for the flags; each flag has an environment variable.
+`
+
+func main() {
+	args := os.Args[1:]
+	cmd := "serve"
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		cmd, args = args[0], args[1:]
+	}
+	if cmd == "help" || cmd == "-h" || cmd == "--help" {
+		fmt.Print(usage)
+		return
+	}
+	var role service.Role
+	switch cmd {
+	case "serve":
+		role = service.RoleServe
+	case "api":
+		role = service.RoleAPI
+	case "worker":
+		role = service.RoleWorker
+	default:
+		fmt.Fprintf(os.Stderr, "unknown command %q\n\n%s", cmd, usage)
+		os.Exit(2)
+	}
+	cfg, err := parseConfig(cmd, args)
+	if errors.Is(err, flag.ErrHelp) {
+		return
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "gns3-copilot:", err)
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := service.Run(ctx, role, cfg); err != nil {
+		fmt.Fprintln(os.Stderr, "gns3-copilot:", err)
+		os.Exit(1)
+	}
+}
+
+func parseConfig(cmd string, args []string) (service.Config, error) {
+	var c service.Config
+	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
+	str := func(p *string, name, env, def, help string) {
+		fs.StringVar(p, name, envString(env, def), help+" (env "+env+")")
+	}
+	num := func(p *int, name, env string, def int, help string) {
+		fs.IntVar(p, name, envInt(env, def), help+" (env "+env+")")
+	}
+	dur := func(p *time.Duration, name, env string, def time.Duration, help string) {
+		fs.DurationVar(p, name, envDuration(env, def), help+" (env "+env+")")
+	}
+	str(&c.Listen, "listen", "GNS3_COPILOT_LISTEN", "127.0.0.1:8088", "address the API listens on")
+	str(&c.DataDir, "data-dir", "GNS3_COPILOT_DATA_DIR", "./data", "directory for the SQLite database, the secret key and the Temporal dev server's database")
+	str(&c.GNS3URL, "gns3-url", "GNS3_COPILOT_GNS3_URL", "http://127.0.0.1:3080", "GNS3 controller base URL")
+	dur(&c.GNS3Timeout, "gns3-timeout", "GNS3_COPILOT_GNS3_TIMEOUT", 15*time.Second, "timeout of one GNS3 API request")
+	str(&c.TemporalAddress, "temporal-address", "GNS3_COPILOT_TEMPORAL_ADDRESS", "", "Temporal frontend host:port; empty starts a local dev server (serve only)")
+	str(&c.TemporalNamespace, "temporal-namespace", "GNS3_COPILOT_TEMPORAL_NAMESPACE", "default", "Temporal namespace")
+	str(&c.TemporalCLI, "temporal-cli", "GNS3_COPILOT_TEMPORAL_CLI", "", "path of the temporal CLI used for the dev server (default: PATH, then $GOPATH/bin)")
+	num(&c.TemporalPort, "temporal-port", "GNS3_COPILOT_TEMPORAL_PORT", 0, "port of the dev server (0 picks a free one)")
+	num(&c.TemporalUIPort, "temporal-ui-port", "GNS3_COPILOT_TEMPORAL_UI_PORT", 0, "port of the dev server's Web UI (0 picks a free one, -1 disables it)")
+	str(&c.RedisURL, "redis-url", "GNS3_COPILOT_REDIS_URL", "", "Redis URL (redis://host:6379/0) for the event relay, credentials and device locks; empty keeps them in-process")
+	str(&c.DatabaseURL, "database-url", "GNS3_COPILOT_DATABASE_URL", "", "postgres:// URL; empty uses SQLite in the data directory")
+	str(&c.SecretKey, "secret-key", "GNS3_COPILOT_SECRET_KEY", "", "32-byte key (base64 or hex) that encrypts API keys and turn credentials; empty uses <data-dir>/secret.key, created on first start")
+	str(&c.LLMProvider, "llm-provider", "GNS3_COPILOT_LLM_PROVIDER", "openai", "server default LLM provider (openai, azure, deepseek, openrouter, ollama, lmstudio, vllm, litellm, custom)")
+	str(&c.LLMBaseURL, "llm-base-url", "GNS3_COPILOT_LLM_BASE_URL", "", "server default LLM base URL (OpenAI-compatible, e.g. https://api.openai.com/v1)")
+	str(&c.LLMModel, "llm-model", "GNS3_COPILOT_LLM_MODEL", "", "server default model name")
+	c.LLMAPIKey = os.Getenv("GNS3_COPILOT_LLM_API_KEY") // environment only: flags show up in ps
+	num(&c.LLMContextLimitK, "llm-context-limit", "GNS3_COPILOT_LLM_CONTEXT_LIMIT", 128, "server default model's context window, in thousands of tokens")
+	str(&c.CopilotMode, "copilot-mode", "GNS3_COPILOT_MODE", "teaching_assistant", "server default mode: teaching_assistant or lab_automation_assistant")
+	str(&c.ForbiddenCommands, "forbidden-commands", "GNS3_COPILOT_FORBIDDEN_COMMANDS", "", "file of extra forbidden device commands, one per line")
+	num(&c.DeviceConcurrency, "device-concurrency", "GNS3_COPILOT_DEVICE_CONCURRENCY", 16, "devices one tool call talks to at once")
+	dur(&c.EventTTL, "event-ttl", "GNS3_COPILOT_EVENT_TTL", time.Hour, "how long a finished turn's events stay available for rejoining")
+	str(&c.LogLevel, "log-level", "GNS3_COPILOT_LOG_LEVEL", "info", "debug, info, warn or error")
+	if err := fs.Parse(args); err != nil {
+		return c, err
+	}
+	if fs.NArg() > 0 {
+		return c, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	return c, nil
+}
+
+func envString(name, def string) string {
+	if v, ok := os.LookupEnv(name); ok {
+		return v
+	}
+	return def
+}
+
+func envInt(name string, def int) int {
+	if v, ok := os.LookupEnv(name); ok {
+		if n, err := strconv.Atoi(v); err == nil {
+			return n
+		}
+		fmt.Fprintf(os.Stderr, "gns3-copilot: ignoring %s=%q: not a whole number\n", name, v)
+	}
+	return def
+}
+
+func envDuration(name string, def time.Duration) time.Duration {
+	if v, ok := os.LookupEnv(name); ok {
+		if d, err := time.ParseDuration(v); err == nil {
+			return d
+		}
+		fmt.Fprintf(os.Stderr, "gns3-copilot: ignoring %s=%q: not a duration like 30s\n", name, v)
+	}
+	return def
+}

@@ -1,0 +1,278 @@
+// Package e2eenv starts the whole copilot for end-to-end tests: a fake GNS3 controller, a
+// scripted OpenAI-compatible model, and the real service (API, worker, Temporal dev server,
+// SQLite) on 127.0.0.1, all stopped when the test ends. It also reads SSE streams the way a
+// browser would, so tests assert on the frames a client really receives.
+package e2eenv
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gns3-copilot/gns3-copilot/internal/testkit/fakegns3"
+	"github.com/gns3-copilot/gns3-copilot/internal/testkit/fakeopenai"
+	"github.com/gns3-copilot/gns3-copilot/service"
+	"github.com/gns3-copilot/gns3-copilot/temporaldev"
+)
+
+// Secrets the tests look for where they must never appear.
+const (
+	UserToken = "alice-gns3-token-7f3c9e1b-never-in-temporal"
+	LLMKey    = "sk-e2e-key-4b1d8a6f-never-in-temporal"
+	Username  = "alice"
+	Password  = "alice-password"
+)
+
+// Options tunes Start.
+type Options struct {
+	// Role defaults to serve (API + worker in one process).
+	Role service.Role
+	// RedisURL switches the relay, credentials and locks to Redis.
+	RedisURL string
+	// TemporalAddress uses a running Temporal instead of starting a dev server.
+	TemporalAddress string
+	// DataDir defaults to a fresh temporary directory.
+	DataDir string
+	// Mode is the server default copilot mode.
+	Mode string
+	// Heartbeat shortens the SSE heartbeat.
+	Heartbeat time.Duration
+	// NoLLM leaves the server default LLM unconfigured.
+	NoLLM bool
+}
+
+// Env is a running copilot with its fakes.
+type Env struct {
+	T         testing.TB
+	GNS3      *fakegns3.Server
+	LLM       *fakeopenai.Server
+	Service   *service.Running
+	URL       string
+	ProjectID string
+	Config    service.Config
+}
+
+// RequireTemporalCLI returns the CLI's path, skipping the test when it is missing outside CI.
+func RequireTemporalCLI(t testing.TB) string {
+	t.Helper()
+	path, err := temporaldev.FindCLI("")
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("the Temporal CLI is required in CI: %v", err)
+		}
+		t.Skipf("skipping: %v", err)
+	}
+	return path
+}
+
+// Start runs the fakes and the service.
+func Start(t testing.TB, opts Options) *Env {
+	t.Helper()
+	cli := RequireTemporalCLI(t)
+	g := fakegns3.New(t)
+	g.AddUser(Username, UserToken, false)
+	g.SetPassword(Username, Password)
+	pid := g.AddProject("lab1", fakegns3.Members(Username))
+	llm := fakeopenai.New(t)
+	llm.RequireAPIKey(LLMKey)
+
+	dataDir := opts.DataDir
+	if dataDir == "" {
+		dataDir = t.TempDir()
+	}
+	cfg := service.Config{
+		Listen: "127.0.0.1:0", DataDir: dataDir, GNS3URL: g.URL, GNS3Timeout: 10 * time.Second,
+		TemporalAddress: opts.TemporalAddress, TemporalNamespace: "default", TemporalCLI: cli, TemporalUIPort: -1,
+		RedisURL: opts.RedisURL, LLMProvider: "openai", LLMContextLimitK: 128, CopilotMode: opts.Mode,
+		DeviceConcurrency: 16, EventTTL: time.Hour, LogLevel: "warn", Heartbeat: opts.Heartbeat,
+	}
+	if !opts.NoLLM {
+		cfg.LLMBaseURL, cfg.LLMModel, cfg.LLMAPIKey = llm.URL, "gpt-4o-mini", LLMKey
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	run, err := service.Start(ctx, opts.Role, cfg)
+	if err != nil {
+		t.Fatalf("starting the service: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := run.Stop(); err != nil {
+			t.Logf("stopping the service: %v", err)
+		}
+	})
+	e := &Env{T: t, GNS3: g, LLM: llm, Service: run, ProjectID: pid, Config: cfg}
+	if run.Addr() != "" {
+		e.URL = "http://" + run.Addr()
+	}
+	return e
+}
+
+// ChatPath is a chat route of the env's project.
+func (e *Env) ChatPath(rest string) string {
+	return "/v3/projects/" + e.ProjectID + "/chat" + rest
+}
+
+// Do sends a request with the user's token and returns the status and body.
+func (e *Env) Do(method, path string, body any) (int, []byte) {
+	e.T.Helper()
+	return e.DoAs(UserToken, method, path, body)
+}
+
+// DoAs sends a request with the given token ("" for none).
+func (e *Env) DoAs(token, method, path string, body any) (int, []byte) {
+	e.T.Helper()
+	resp, err := e.send(context.Background(), token, method, path, body, "")
+	if err != nil {
+		e.T.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, b
+}
+
+func (e *Env) send(ctx context.Context, token, method, path string, body any, lastID string) (*http.Response, error) {
+	var r io.Reader
+	switch b := body.(type) {
+	case nil:
+	case string:
+		r = strings.NewReader(b)
+	case []byte:
+		r = bytes.NewReader(b)
+	default:
+		data, err := json.Marshal(b)
+		if err != nil {
+			return nil, err
+		}
+		r = bytes.NewReader(data)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, e.URL+path, r)
+	if err != nil {
+		return nil, err
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	if lastID != "" {
+		req.Header.Set("Last-Event-ID", lastID)
+	}
+	return http.DefaultClient.Do(req)
+}
+
+// Frame is one SSE frame as a client receives it.
+type Frame struct {
+	ID    string
+	Event string
+	Data  map[string]any
+	Raw   string
+}
+
+// Stream is an open SSE response.
+type Stream struct {
+	Status int
+	Header http.Header
+	resp   *http.Response
+	rd     *bufio.Reader
+	cancel context.CancelFunc
+}
+
+// OpenStream sends a request expected to answer text/event-stream. The stream is read with
+// Next and must be closed.
+func (e *Env) OpenStream(method, path string, body any, lastID string) *Stream {
+	e.T.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	resp, err := e.send(ctx, UserToken, method, path, body, lastID)
+	if err != nil {
+		cancel()
+		e.T.Fatalf("%s %s: %v", method, path, err)
+	}
+	s := &Stream{Status: resp.StatusCode, Header: resp.Header, resp: resp, rd: bufio.NewReader(resp.Body), cancel: cancel}
+	e.T.Cleanup(s.Close)
+	return s
+}
+
+// Close hangs up, as a browser does when the page goes away.
+func (s *Stream) Close() {
+	s.cancel()
+	s.resp.Body.Close()
+}
+
+// Next reads one frame; io.EOF when the server ended the stream.
+func (s *Stream) Next() (Frame, error) {
+	var f Frame
+	var data []string
+	for {
+		line, err := s.rd.ReadString('\n')
+		if err != nil {
+			if err == io.EOF && (f.Event != "" || len(data) > 0) {
+				break
+			}
+			return f, err
+		}
+		line = strings.TrimRight(line, "\r\n")
+		if line == "" {
+			if f.Event == "" && len(data) == 0 && f.ID == "" {
+				continue
+			}
+			break
+		}
+		switch {
+		case strings.HasPrefix(line, "id:"):
+			f.ID = strings.TrimSpace(line[3:])
+		case strings.HasPrefix(line, "event:"):
+			f.Event = strings.TrimSpace(line[6:])
+		case strings.HasPrefix(line, "data:"):
+			data = append(data, strings.TrimPrefix(line[5:], " "))
+		}
+	}
+	f.Raw = strings.Join(data, "\n")
+	if f.Raw != "" {
+		if err := json.Unmarshal([]byte(f.Raw), &f.Data); err != nil {
+			return f, fmt.Errorf("frame data is not JSON: %q", f.Raw)
+		}
+	}
+	return f, nil
+}
+
+// UntilDone reads frames up to and including the terminal `done`, skipping heartbeats when
+// skipHeartbeats is set.
+func (s *Stream) UntilDone(t testing.TB, skipHeartbeats bool) []Frame {
+	t.Helper()
+	var out []Frame
+	for {
+		f, err := s.Next()
+		if err != nil {
+			t.Fatalf("stream ended before done (after %d frames): %v", len(out), err)
+		}
+		if skipHeartbeats && f.Event == "heartbeat" {
+			continue
+		}
+		out = append(out, f)
+		if f.Event == "done" {
+			return out
+		}
+	}
+}
+
+// Types lists the frames' event types, folding runs of the same type into one, which makes an
+// expected order easy to write.
+func Types(frames []Frame) []string {
+	var out []string
+	for _, f := range frames {
+		if len(out) > 0 && out[len(out)-1] == f.Event {
+			continue
+		}
+		out = append(out, f.Event)
+	}
+	return out
+}

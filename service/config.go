@@ -1,0 +1,45 @@
+// Package service assembles the copilot's parts into a running process: the database, the
+// event log, the credential store, Temporal (its own dev server when none is given), the worker
+// and the HTTP API. cmd/gns3-copilot parses flags into a Config and calls Run; end-to-end tests
+// call Start to run the same assembly in-process.
+package service
+
+import "time"
+
+// Role says which halves this process runs.
+type Role int
+
+// The roles of `serve`, `api` and `worker`.
+const (
+	RoleServe Role = iota
+	RoleAPI
+	RoleWorker
+)
+
+// Config is every setting of the service; cmd/gns3-copilot documents the flags and variables.
+type Config struct {
+	Listen            string
+	DataDir           string
+	GNS3URL           string
+	GNS3Timeout       time.Duration
+	TemporalAddress   string
+	TemporalNamespace string
+	TemporalCLI       string
+	TemporalPort      int
+	TemporalUIPort    int
+	RedisURL          string
+	DatabaseURL       string
+	SecretKey         string
+	LLMProvider       string
+	LLMBaseURL        string
+	LLMModel          string
+	LLMAPIKey         string
+	LLMContextLimitK  int
+	CopilotMode       string
+	ForbiddenCommands string
+	DeviceConcurrency int
+	EventTTL          time.Duration
+	LogLevel          string
+	// Heartbeat overrides the SSE heartbeat interval (tests shorten it).
+	Heartbeat time.Duration
+}

@@ -1,0 +1,274 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"go.temporal.io/sdk/client"
+	sdklog "go.temporal.io/sdk/log"
+	sdkworker "go.temporal.io/sdk/worker"
+	"gorm.io/gorm"
+
+	"github.com/gns3-copilot/gns3-copilot/activities"
+	"github.com/gns3-copilot/gns3-copilot/api"
+	"github.com/gns3-copilot/gns3-copilot/credentials"
+	"github.com/gns3-copilot/gns3-copilot/gns3"
+	"github.com/gns3-copilot/gns3-copilot/models"
+	"github.com/gns3-copilot/gns3-copilot/relay"
+	"github.com/gns3-copilot/gns3-copilot/temporaldev"
+	"github.com/gns3-copilot/gns3-copilot/worker"
+	"github.com/gns3-copilot/gns3-copilot/workflows"
+)
+
+// Running is a started service.
+type Running struct {
+	log      *slog.Logger
+	listener net.Listener
+	http     *http.Server
+	worker   sdkworker.Worker
+	temporal client.Client
+	dev      *temporaldev.Server
+	closers  []func() error
+	temporalAddr string
+	uiAddr       string
+}
+
+// Addr is where the API listens ("" for a worker).
+func (r *Running) Addr() string {
+	if r.listener == nil {
+		return ""
+	}
+	return r.listener.Addr().String()
+}
+
+// TemporalAddress is the Temporal frontend in use.
+func (r *Running) TemporalAddress() string { return r.temporalAddr }
+
+// TemporalUI is the Web UI of the dev server this process started ("" otherwise).
+func (r *Running) TemporalUI() string { return r.uiAddr }
+
+// Temporal is the process's Temporal client.
+func (r *Running) Temporal() client.Client { return r.temporal }
+
+// Run starts the service and stops it when ctx ends.
+func Run(ctx context.Context, role Role, cfg Config) error {
+	r, err := Start(ctx, role, cfg)
+	if err != nil {
+		return err
+	}
+	if r.listener != nil {
+		fmt.Printf("gns3-copilot: API and chat page on http://%s/\n", r.Addr())
+	}
+	fmt.Printf("gns3-copilot: Temporal at %s", r.temporalAddr)
+	if r.uiAddr != "" {
+		fmt.Printf(", its Web UI on http://%s/", r.uiAddr)
+	}
+	fmt.Println()
+	<-ctx.Done()
+	fmt.Println("gns3-copilot: stopping")
+	return r.Stop()
+}
+
+// Start builds and starts everything the role needs. On error, whatever was started is stopped.
+func Start(ctx context.Context, role Role, cfg Config) (_ *Running, err error) {
+	log := newLogger(cfg.LogLevel)
+	r := &Running{log: log}
+	defer func() {
+		if err != nil {
+			_ = r.Stop()
+		}
+	}()
+	if role != RoleServe && cfg.TemporalAddress == "" {
+		return nil, errors.New("--temporal-address is required for `api` and `worker`: both halves must reach the same Temporal cluster")
+	}
+	if role == RoleAPI && cfg.RedisURL == "" {
+		return nil, errors.New("--redis-url is required for `api`: a separate worker can only reach the browser's stream through Redis")
+	}
+
+	db, err := models.Open(cfg.DatabaseURL, cfg.DataDir)
+	if err != nil {
+		return nil, err
+	}
+	sqlDB, err := db.DB()
+	if err != nil {
+		return nil, err
+	}
+	r.closers = append(r.closers, sqlDB.Close)
+	if err := models.Migrate(db); err != nil {
+		return nil, err
+	}
+
+	key, err := credentials.LoadOrCreateKey(cfg.DataDir, cfg.SecretKey)
+	if err != nil {
+		return nil, err
+	}
+	sealer, err := credentials.NewSealer(key)
+	if err != nil {
+		return nil, err
+	}
+
+	var rdb *redis.Client
+	if cfg.RedisURL != "" {
+		opt, err := redis.ParseURL(cfg.RedisURL)
+		if err != nil {
+			return nil, fmt.Errorf("--redis-url: %w", err)
+		}
+		rdb = redis.NewClient(opt)
+		r.closers = append(r.closers, rdb.Close)
+		pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		err = rdb.Ping(pctx).Err()
+		cancel()
+		if err != nil {
+			return nil, fmt.Errorf("Redis at %s does not answer: %w", opt.Addr, err)
+		}
+	}
+	events, creds, err := eventsAndCredentials(db, rdb, sealer)
+	if err != nil {
+		return nil, err
+	}
+	if c, ok := events.(interface{ Close() error }); ok {
+		r.closers = append(r.closers, c.Close)
+	}
+
+	r.temporalAddr = cfg.TemporalAddress
+	if r.temporalAddr == "" {
+		if err := r.startDevServer(ctx, cfg, log); err != nil {
+			return nil, err
+		}
+	}
+	r.temporal, err = client.DialContext(ctx, client.Options{
+		HostPort:  r.temporalAddr,
+		Namespace: cfg.TemporalNamespace,
+		Logger:    sdklog.NewStructuredLogger(log.With("component", "temporal")),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("connecting to Temporal at %s: %w", r.temporalAddr, err)
+	}
+
+	gns3Server := gns3.NewServer(cfg.GNS3URL, cfg.GNS3Timeout)
+	repo := models.NewChatRepository(db)
+	parts, err := buildParts(db, sealer, rdb, cfg, log)
+	if err != nil {
+		return nil, err
+	}
+
+	if role != RoleAPI {
+		acts := &activities.Activities{Repo: repo, Events: events, LLM: parts.llmLoader, Credentials: creds,
+			GNS3: gns3Server, Tools: parts.tools, Logger: log, EventTTL: cfg.EventTTL}
+		r.worker = worker.New(r.temporal, acts, worker.Options{})
+		if err := r.worker.Start(); err != nil {
+			return nil, fmt.Errorf("starting the worker: %w", err)
+		}
+	}
+	if role != RoleWorker {
+		srv := api.New(api.Deps{Repo: repo, GNS3: gns3Server, Events: events,
+			Turns:       api.TemporalTurns{Client: r.temporal, TaskQueue: workflows.TaskQueue},
+			Credentials: creds, LLM: parts.llmChooser, Logger: log, Web: parts.web, Routes: parts.routes,
+			Heartbeat: cfg.Heartbeat})
+		r.listener, err = net.Listen("tcp", cfg.Listen)
+		if err != nil {
+			return nil, fmt.Errorf("listening on %s: %w", cfg.Listen, err)
+		}
+		r.http = &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second}
+		go func() {
+			if err := r.http.Serve(r.listener); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				log.Error("HTTP server stopped", "error", err)
+			}
+		}()
+	}
+	return r, nil
+}
+
+func (r *Running) startDevServer(ctx context.Context, cfg Config, log *slog.Logger) error {
+	cli, err := temporaldev.FindCLI(cfg.TemporalCLI)
+	if err != nil {
+		return err
+	}
+	uiPort, headless := cfg.TemporalUIPort, false
+	if uiPort < 0 {
+		uiPort, headless = 0, true
+	}
+	r.dev, err = temporaldev.Start(ctx, temporaldev.Options{
+		CLIPath: cli, DataDir: cfg.DataDir, Host: "127.0.0.1", Port: cfg.TemporalPort, UIPort: uiPort,
+		Headless: headless, Namespace: cfg.TemporalNamespace, Logger: log.With("component", "temporal-dev"),
+	})
+	if err != nil {
+		return fmt.Errorf("starting the Temporal dev server: %w", err)
+	}
+	r.temporalAddr = r.dev.Address()
+	if !headless {
+		r.uiAddr = r.dev.UIAddress()
+	}
+	return nil
+}
+
+// eventsAndCredentials picks Redis when configured (several processes share it) and the
+// in-process log with database-backed credentials otherwise.
+func eventsAndCredentials(db *gorm.DB, rdb *redis.Client, sealer *credentials.Sealer) (relay.Log, credentials.Store, error) {
+	if rdb != nil {
+		return relay.NewRedis(rdb, relay.RedisOptions{}), credentials.NewRedisStore(rdb, sealer, "gns3copilot:cred"), nil
+	}
+	store, err := credentials.NewDBStore(db, sealer)
+	if err != nil {
+		return nil, nil, err
+	}
+	return relay.NewMemory(relay.MemoryOptions{}), store, nil
+}
+
+// Stop shuts the API down first (no new turns), then the worker, then Temporal.
+func (r *Running) Stop() error {
+	var errs []error
+	if r.http != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		// Streams are long-lived: give them a moment, then close them; turns go on in Temporal.
+		if err := r.http.Shutdown(ctx); err != nil {
+			_ = r.http.Close()
+		}
+		cancel()
+		r.http = nil
+	}
+	if r.worker != nil {
+		r.worker.Stop()
+		r.worker = nil
+	}
+	if r.temporal != nil {
+		r.temporal.Close()
+		r.temporal = nil
+	}
+	if r.dev != nil {
+		if err := r.dev.Stop(); err != nil {
+			errs = append(errs, err)
+		}
+		r.dev = nil
+	}
+	for i := len(r.closers) - 1; i >= 0; i-- {
+		if err := r.closers[i](); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	r.closers = nil
+	return errors.Join(errs...)
+}
+
+func newLogger(level string) *slog.Logger {
+	var l slog.Level
+	switch strings.ToLower(level) {
+	case "debug":
+		l = slog.LevelDebug
+	case "warn":
+		l = slog.LevelWarn
+	case "error":
+		l = slog.LevelError
+	default:
+		l = slog.LevelInfo
+	}
+	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: l}))
+}

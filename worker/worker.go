@@ -1,0 +1,52 @@
+// Package worker builds the Temporal worker that runs chat turns: it registers the ChatTurn
+// workflow and every activity under the names package workflows uses. Both `serve` and
+// `worker` run it.
+package worker
+
+import (
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/client"
+	sdkworker "go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/gns3-copilot/gns3-copilot/activities"
+	"github.com/gns3-copilot/gns3-copilot/workflows"
+)
+
+// Options tunes the worker.
+type Options struct {
+	TaskQueue string
+	// MaxConcurrentActivities bounds how many LLM calls, tools and device sessions one worker
+	// runs at once.
+	MaxConcurrentActivities int
+}
+
+// New returns a worker with everything registered; the caller starts and stops it.
+func New(c client.Client, acts *activities.Activities, opts Options) sdkworker.Worker {
+	q := opts.TaskQueue
+	if q == "" {
+		q = workflows.TaskQueue
+	}
+	w := sdkworker.New(c, q, sdkworker.Options{
+		MaxConcurrentActivityExecutionSize: opts.MaxConcurrentActivities,
+	})
+	Register(w, acts)
+	return w
+}
+
+// Register adds the workflow and activities to any registry (a worker, or a test environment).
+func Register(r interface {
+	RegisterWorkflowWithOptions(w interface{}, options workflow.RegisterOptions)
+	RegisterActivityWithOptions(a interface{}, options activity.RegisterOptions)
+}, acts *activities.Activities) {
+	r.RegisterWorkflowWithOptions(workflows.ChatTurn, workflow.RegisterOptions{Name: workflows.ChatTurnWorkflow})
+	for name, fn := range map[string]any{
+		workflows.LLMActivity:        acts.LLMCall,
+		workflows.ToolActivity:       acts.RunTool,
+		workflows.ToolFailedActivity: acts.RecordToolFailure,
+		workflows.TitleActivity:      acts.GenerateTitle,
+		workflows.FinalizeActivity:   acts.FinalizeTurn,
+	} {
+		r.RegisterActivityWithOptions(fn, activity.RegisterOptions{Name: name})
+	}
+}
