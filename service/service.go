@@ -30,13 +30,13 @@ import (
 
 // Running is a started service.
 type Running struct {
-	log      *slog.Logger
-	listener net.Listener
-	http     *http.Server
-	worker   sdkworker.Worker
-	temporal client.Client
-	dev      *temporaldev.Server
-	closers  []func() error
+	log          *slog.Logger
+	listener     net.Listener
+	http         *http.Server
+	worker       sdkworker.Worker
+	temporal     client.Client
+	dev          *temporaldev.Server
+	closers      []func() error
 	temporalAddr string
 	uiAddr       string
 }
