@@ -1,0 +1,232 @@
+// Package contextwindow fits a chat transcript into a model's context window before every LLM
+// call: it counts tokens (exactly for OpenAI models, with a documented estimate for the rest),
+// works out the budget a configuration leaves for the conversation, drops whole turns from the
+// oldest without ever orphaning a tool result, and shortens long tool outputs for the model.
+package contextwindow
+
+import (
+	"encoding/json"
+	"hash/maphash"
+	"math"
+	"regexp"
+	"strings"
+	"sync"
+
+	openai "github.com/sashabaranov/go-openai"
+	"github.com/tiktoken-go/tokenizer"
+)
+
+// Token accounting of the chat format, after OpenAI's published counting recipe: every message
+// costs a few tokens of framing beyond its text, and so does every tool call.
+const (
+	perMessage  = 3
+	perName     = 1
+	perToolCall = 4
+	// perImage is what one image part costs at most in OpenAI's tiling scheme for a detailed
+	// 512-pixel tile plus the base cost; used for every image so a transcript is never undercounted.
+	perImage = 765
+	// perTool is the framing of one function definition in the request's tools list.
+	perTool = 8
+)
+
+// EstimateMargin is how much the cl100k_base count of a text is inflated for a model whose
+// tokenizer is not available here (Llama, Qwen, Mistral, DeepSeek, Gemma …). Their BPE
+// vocabularies cut English, code and CLI output into roughly as many pieces as cl100k_base does
+// (within ±15 %), older or smaller vocabularies into up to ~25 % more; 1.25 keeps the estimate on
+// the safe side, so a trimmed transcript does not overflow a window it was measured against.
+const EstimateMargin = 1.25
+
+var (
+	codecOnce sync.Once
+	o200k     tokenizer.Codec
+	cl100k    tokenizer.Codec
+)
+
+// codecs builds the two vocabularies on first use; they are large maps, so a process that never
+// counts never pays for them. The codecs are safe for concurrent use.
+func codecs() (tokenizer.Codec, tokenizer.Codec) {
+	codecOnce.Do(func() {
+		var err error
+		if o200k, err = tokenizer.Get(tokenizer.O200kBase); err != nil {
+			panic("contextwindow: o200k_base vocabulary is not compiled in: " + err.Error())
+		}
+		if cl100k, err = tokenizer.Get(tokenizer.Cl100kBase); err != nil {
+			panic("contextwindow: cl100k_base vocabulary is not compiled in: " + err.Error())
+		}
+	})
+	return o200k, cl100k
+}
+
+// Counter counts tokens the way one model does. Its counts are exact for OpenAI models (the
+// vocabularies are compiled in, nothing is downloaded) and an over-estimate otherwise.
+type Counter struct {
+	encoding string
+	margin   float64
+	codec    func() tokenizer.Codec
+}
+
+var (
+	o200kModel  = regexp.MustCompile(`^(gpt-4o|gpt-4\.1|gpt-4\.5|gpt-5|gpt-oss|chatgpt-|codex-|o[1-9](-|$))`)
+	cl100kModel = regexp.MustCompile(`^(gpt-4|gpt-3\.5|gpt-35|text-embedding-3|text-embedding-ada)`)
+)
+
+// ForModel returns the counter for a model name as a provider knows it. A router's vendor prefix
+// ("openai/gpt-4o-mini" on OpenRouter) and a fine-tune prefix ("ft:gpt-4o-…") are understood.
+// Azure deployments carry names of their operator's choosing and are counted as estimates
+// unless the deployment is named after its model.
+func ForModel(model string) *Counter {
+	name := strings.ToLower(strings.TrimSpace(model))
+	name = strings.TrimPrefix(name, "ft:")
+	if i := strings.LastIndex(name, "/"); i >= 0 {
+		name = name[i+1:]
+	}
+	switch {
+	case o200kModel.MatchString(name):
+		return &Counter{encoding: "o200k_base", margin: 1, codec: func() tokenizer.Codec { c, _ := codecs(); return c }}
+	case cl100kModel.MatchString(name):
+		return &Counter{encoding: "cl100k_base", margin: 1, codec: func() tokenizer.Codec { _, c := codecs(); return c }}
+	default:
+		return Estimator
+	}
+}
+
+// Estimator is the counter for a model whose tokenizer is unknown: cl100k_base times
+// EstimateMargin. The package-level functions use it.
+var Estimator = &Counter{encoding: "cl100k_base", margin: EstimateMargin, codec: func() tokenizer.Codec { _, c := codecs(); return c }}
+
+// Exact reports whether counts are the model's own (true) or an estimate (false).
+func (c *Counter) Exact() bool { return c.margin == 1 }
+
+// Encoding names the vocabulary counts are made with.
+func (c *Counter) Encoding() string { return c.encoding }
+
+// raw is the vocabulary's own count of s. The codec cannot fail on a Go string in its default
+// error mode; if it ever did, a byte count is the safe answer (no token is shorter than a byte).
+func (c *Counter) raw(s string) int {
+	if s == "" {
+		return 0
+	}
+	if len(s) < cacheMinBytes {
+		return c.count(s)
+	}
+	key := countKey{c.encoding, maphash.String(cacheSeed, s), len(s)}
+	if n, ok := counts.get(key); ok {
+		return n
+	}
+	n := c.count(s)
+	counts.put(key, n)
+	return n
+}
+
+func (c *Counter) count(s string) int {
+	n, err := c.codec().Count(s)
+	if err != nil {
+		return len(s)
+	}
+	return n
+}
+
+// The transcript is counted again before every LLM call of a turn, and tokenizing runs at about
+// 10 MB/s; remembering the counts of long texts (tool outputs) makes the repeats free.
+const (
+	cacheMinBytes = 512
+	cacheEntries  = 8192
+)
+
+var cacheSeed = maphash.MakeSeed()
+
+type countKey struct {
+	encoding string
+	hash     uint64
+	size     int
+}
+
+type countCache struct {
+	mu sync.Mutex
+	m  map[countKey]int
+}
+
+var counts = &countCache{m: map[countKey]int{}}
+
+func (cc *countCache) get(k countKey) (int, bool) {
+	cc.mu.Lock()
+	defer cc.mu.Unlock()
+	n, ok := cc.m[k]
+	return n, ok
+}
+
+func (cc *countCache) put(k countKey, n int) {
+	cc.mu.Lock()
+	defer cc.mu.Unlock()
+	if len(cc.m) >= cacheEntries { // bounded: start over rather than grow
+		cc.m = make(map[countKey]int, cacheEntries)
+	}
+	cc.m[k] = n
+}
+
+func (c *Counter) scale(n int) int {
+	if c.margin == 1 || n == 0 {
+		return n
+	}
+	return int(math.Ceil(float64(n) * c.margin))
+}
+
+// Text is the number of tokens of s.
+func (c *Counter) Text(s string) int { return c.scale(c.raw(s)) }
+
+// Message is what one message costs in a request: its framing, text, name, image parts and the
+// name and arguments of every tool call it makes (arguments are often the biggest part of an
+// assistant message and must not count as nothing).
+func (c *Counter) Message(m openai.ChatCompletionMessage) int {
+	n := perMessage + c.Text(m.Role) + c.Text(m.Content) + c.Text(m.Refusal) + c.Text(m.ReasoningContent)
+	if m.Name != "" {
+		n += perName + c.Text(m.Name)
+	}
+	for _, p := range m.MultiContent {
+		if p.ImageURL != nil {
+			n += perImage
+		}
+		n += c.Text(p.Text)
+	}
+	if m.FunctionCall != nil {
+		n += perToolCall + c.Text(m.FunctionCall.Name) + c.Text(m.FunctionCall.Arguments)
+	}
+	for _, tc := range m.ToolCalls {
+		n += perToolCall + c.Text(tc.ID) + c.Text(tc.Function.Name) + c.Text(tc.Function.Arguments)
+	}
+	if m.ToolCallID != "" {
+		n += c.Text(m.ToolCallID)
+	}
+	return n
+}
+
+// Messages is the sum of Message over msgs.
+func (c *Counter) Messages(msgs []openai.ChatCompletionMessage) int {
+	n := 0
+	for _, m := range msgs {
+		n += c.Message(m)
+	}
+	return n
+}
+
+// Tools is what the request's tool definitions cost: each definition as the JSON the provider
+// receives, plus its framing.
+func (c *Counter) Tools(tools []openai.Tool) int {
+	n := 0
+	for _, t := range tools {
+		b, err := json.Marshal(t)
+		if err != nil {
+			// A schema that cannot be encoded cannot be sent either; count a typical tool.
+			n += 1000
+			continue
+		}
+		n += perTool + c.Text(string(b))
+	}
+	return n
+}
+
+// Text counts s with the Estimator.
+func Text(s string) int { return Estimator.Text(s) }
+
+// Messages counts msgs with the Estimator.
+func Messages(msgs []openai.ChatCompletionMessage) int { return Estimator.Messages(msgs) }

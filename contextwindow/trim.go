@@ -1,0 +1,263 @@
+package contextwindow
+
+import (
+	"fmt"
+	"sort"
+
+	openai "github.com/sashabaranov/go-openai"
+)
+
+func isSystem(m openai.ChatCompletionMessage) bool {
+	return m.Role == openai.ChatMessageRoleSystem || m.Role == openai.ChatMessageRoleDeveloper
+}
+
+// Validate checks the rule every OpenAI-compatible provider enforces on a message sequence: an
+// assistant message with tool_calls is followed directly by one tool message per call (in any
+// order), and a tool message appears only there, answering a call of that assistant message.
+// Providers reject anything else with a 400.
+func Validate(msgs []openai.ChatCompletionMessage) error {
+	var open map[string]bool // calls of the last assistant message not answered yet
+	openAt := -1
+	for i, m := range msgs {
+		if m.Role == openai.ChatMessageRoleTool {
+			if open == nil {
+				return fmt.Errorf("message %d: tool result %q does not follow an assistant message that called it", i, m.ToolCallID)
+			}
+			answered, known := open[m.ToolCallID]
+			if !known {
+				return fmt.Errorf("message %d: tool result %q answers no call of assistant message %d", i, m.ToolCallID, openAt)
+			}
+			if answered {
+				return fmt.Errorf("message %d: tool call %q of assistant message %d is answered twice", i, m.ToolCallID, openAt)
+			}
+			open[m.ToolCallID] = true
+			continue
+		}
+		if err := unanswered(open, openAt); err != nil {
+			return err
+		}
+		open, openAt = nil, -1
+		if m.Role == openai.ChatMessageRoleAssistant && len(m.ToolCalls) > 0 {
+			open, openAt = map[string]bool{}, i
+			for _, tc := range m.ToolCalls {
+				if tc.ID == "" {
+					return fmt.Errorf("message %d: a tool call of %q has no id", i, tc.Function.Name)
+				}
+				if _, dup := open[tc.ID]; dup {
+					return fmt.Errorf("message %d: tool call id %q is used twice", i, tc.ID)
+				}
+				open[tc.ID] = false
+			}
+		}
+	}
+	return unanswered(open, openAt)
+}
+
+func unanswered(open map[string]bool, at int) error {
+	ids := make([]string, 0)
+	for id, done := range open {
+		if !done {
+			ids = append(ids, id)
+		}
+	}
+	if len(ids) > 0 {
+		sort.Strings(ids)
+		return fmt.Errorf("message %d: tool calls %v have no result", at, ids)
+	}
+	return nil
+}
+
+// Sanitize returns a copy of msgs that Validate accepts, changing as little as possible: a tool
+// result that follows no matching call is left out, and a call that got no result (a turn that
+// crashed or was aborted between the two) is removed from its assistant message, which is itself
+// left out when nothing else remains of it. System and user messages are always kept.
+func Sanitize(msgs []openai.ChatCompletionMessage) []openai.ChatCompletionMessage {
+	out := make([]openai.ChatCompletionMessage, 0, len(msgs))
+	for i := 0; i < len(msgs); {
+		m := msgs[i]
+		if m.Role == openai.ChatMessageRoleTool {
+			i++ // an orphan: its call is not right before it
+			continue
+		}
+		if m.Role != openai.ChatMessageRoleAssistant || len(m.ToolCalls) == 0 {
+			out = append(out, m)
+			i++
+			continue
+		}
+		called := map[string]bool{}
+		for _, tc := range m.ToolCalls {
+			if tc.ID != "" {
+				if _, dup := called[tc.ID]; dup {
+					called[tc.ID] = true // a duplicated id cannot be paired; drop both
+				} else {
+					called[tc.ID] = false
+				}
+			}
+		}
+		answered := map[string]bool{}
+		var results []openai.ChatCompletionMessage
+		j := i + 1
+		for ; j < len(msgs) && msgs[j].Role == openai.ChatMessageRoleTool; j++ {
+			id := msgs[j].ToolCallID
+			if dup, ok := called[id]; ok && !dup && !answered[id] {
+				answered[id] = true
+				results = append(results, msgs[j])
+			}
+		}
+		calls := make([]openai.ToolCall, 0, len(m.ToolCalls))
+		for _, tc := range m.ToolCalls {
+			if answered[tc.ID] {
+				calls = append(calls, tc)
+			}
+		}
+		m.ToolCalls = calls
+		if len(calls) == 0 {
+			m.ToolCalls = nil
+		}
+		if len(calls) > 0 || m.Content != "" || len(m.MultiContent) > 0 || m.Refusal != "" {
+			out = append(out, m)
+			out = append(out, results...)
+		}
+		i = j
+	}
+	return out
+}
+
+// Fitted is the outcome of fitting a transcript into a budget.
+type Fitted struct {
+	Messages []openai.ChatCompletionMessage
+	// Tokens is what the messages other than system messages cost.
+	Tokens int
+	// DroppedTurns and DroppedMessages count the older turns left out.
+	DroppedTurns, DroppedMessages int
+	// TruncatedToolOutputs counts tool results of the kept turns shortened for the model.
+	TruncatedToolOutputs int
+	// Fits is false when even the current turn alone does not fit the budget; the provider may
+	// then refuse the request, and the caller should tell the user.
+	Fits bool
+}
+
+// Trim fits msgs into budget with the Estimator; see Counter.Fit.
+func Trim(msgs []openai.ChatCompletionMessage, budget int) []openai.ChatCompletionMessage {
+	return Estimator.Fit(msgs, budget).Messages
+}
+
+// Trim fits msgs into budget; see Fit.
+func (c *Counter) Trim(msgs []openai.ChatCompletionMessage, budget int) []openai.ChatCompletionMessage {
+	return c.Fit(msgs, budget).Messages
+}
+
+// Fit makes msgs fit budget tokens, counted over every message except system messages (Budget
+// has already taken the system prompt off). The result is always a sequence Validate accepts
+// (msgs is first Sanitized). A turn is a user message and everything after it up to the next
+// user message. Whole turns are dropped from the oldest while the transcript is over budget;
+// system messages and the current (last) turn are never dropped. If the current turn alone is
+// still over, its tool results are shortened with TruncateToolOutput, the longest first, until
+// it fits. msgs is not modified.
+func (c *Counter) Fit(msgs []openai.ChatCompletionMessage, budget int) Fitted {
+	msgs = Sanitize(msgs)
+	if budget < 0 {
+		budget = 0
+	}
+	cost := make([]int, len(msgs))
+	turn := make([]int, len(msgs)) // turn number of each non-system message; -1 for system
+	total, turns := 0, 0
+	seen := false
+	for i, m := range msgs {
+		if isSystem(m) {
+			turn[i] = -1
+			continue
+		}
+		if m.Role == openai.ChatMessageRoleUser && seen {
+			turns++
+		}
+		seen = true
+		turn[i] = turns
+		cost[i] = c.Message(m)
+		total += cost[i]
+	}
+	current := turns // the last turn; every earlier one may go
+
+	drop := 0 // turns [0, drop) are dropped
+	dropped := 0
+	for total > budget && drop < current {
+		for i := range msgs {
+			if turn[i] == drop {
+				total -= cost[i]
+				dropped++
+			}
+		}
+		drop++
+	}
+
+	out := make([]openai.ChatCompletionMessage, 0, len(msgs)-dropped)
+	kept := make([]int, 0, len(msgs)-dropped) // cost of each kept message, aligned with out
+	for i, m := range msgs {
+		if turn[i] == -1 || turn[i] >= drop {
+			out = append(out, m)
+			kept = append(kept, cost[i])
+		}
+	}
+	f := Fitted{Messages: out, DroppedTurns: drop, DroppedMessages: dropped}
+	if total > budget {
+		f.TruncatedToolOutputs, total = c.shrinkToolResults(out, kept, total, budget)
+	}
+	f.Tokens = total
+	f.Fits = total <= budget
+	return f
+}
+
+// shrinkToolResults caps every tool result of msgs at one common size, the largest that makes the
+// whole fit: short results stay whole and only the long ones are cut. It edits msgs in place
+// (msgs is Fit's own copy) and returns how many results it cut and the new total.
+func (c *Counter) shrinkToolResults(msgs []openai.ChatCompletionMessage, cost []int, total, budget int) (int, int) {
+	type res struct{ idx, tokens int }
+	var tools []res
+	sum := 0
+	for i, m := range msgs {
+		if m.Role == openai.ChatMessageRoleTool && m.Content != "" {
+			t := c.Text(m.Content)
+			tools = append(tools, res{i, t})
+			sum += t
+		}
+	}
+	if len(tools) == 0 {
+		return 0, total
+	}
+	room := budget - (total - sum) // what all tool contents together may take
+	if room < 0 {
+		room = 0
+	}
+	capped := func(limit int) int {
+		s := 0
+		for _, t := range tools {
+			s += min(t.tokens, limit)
+		}
+		return s
+	}
+	lo, hi := 0, 0
+	for _, t := range tools {
+		hi = max(hi, t.tokens)
+	}
+	for lo < hi { // largest limit with capped(limit) <= room
+		mid := (lo + hi + 1) / 2
+		if capped(mid) <= room {
+			lo = mid
+		} else {
+			hi = mid - 1
+		}
+	}
+	cut := 0
+	for _, t := range tools {
+		if t.tokens <= lo {
+			continue
+		}
+		i := t.idx
+		msgs[i].Content = c.TruncateToolOutput(msgs[i].Content, lo)
+		n := c.Message(msgs[i])
+		total += n - cost[i]
+		cost[i] = n
+		cut++
+	}
+	return cut, total
+}
