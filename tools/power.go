@@ -157,7 +157,7 @@ func (st *startTool) Run(ctx context.Context, env Env, raw json.RawMessage) Resu
 		results[index[res.ID]] = res
 	}
 	r := Collect(results)
-	r.Metadata["waited_seconds_max"] = wait.Seconds()
+	r.Metadata["wait_limit_seconds"] = wait.Seconds()
 	return r
 }
 

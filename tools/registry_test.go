@@ -150,3 +150,18 @@ func TestSystemPrompts(t *testing.T) {
 		t.Errorf("BuildSystemPrompt: %s", b[len(b)-100:])
 	}
 }
+
+func TestResultJSON(t *testing.T) {
+	r := Collect([]Item{ok("l1", "PC1 e0 <-> PC2 e0", "linked & up")})
+	if s := r.JSON(); !strings.Contains(s, "PC1 e0 <-> PC2 e0") || !strings.Contains(s, "linked & up") || !strings.Contains(s, `"metadata":{}`) {
+		t.Fatalf("JSON: %s", s)
+	}
+	empty, _ := json.Marshal(Result{})
+	if !strings.Contains(string(empty), `"data":[]`) || !strings.Contains(string(empty), `"metadata":{}`) {
+		t.Fatalf("zero result: %s", empty)
+	}
+	all := Collect([]Item{failed("a", "A", "x")})
+	if all.Success || all.Error == "" {
+		t.Fatalf("all failed: %+v", all)
+	}
+}

@@ -5,6 +5,7 @@
 package tools
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -53,12 +54,25 @@ func (r Result) MarshalJSON() ([]byte, error) {
 	if r.Metadata == nil {
 		r.Metadata = map[string]any{}
 	}
-	return json.Marshal(plain(r))
+	return marshalPlain(plain(r))
 }
 
-// JSON renders the result as the tool message content the model reads.
+// marshalPlain encodes without HTML escaping: results are read by a model,
+// and "PC1 e0 <-> PC2 e0" must not become "\u003c-\u003e".
+func marshalPlain(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimRight(buf.Bytes(), "\n"), nil
+}
+
+// JSON renders the result as the tool message content the model reads
+// (json.Marshal of a Result re-escapes <, > and &; this does not).
 func (r Result) JSON() string {
-	b, err := json.Marshal(r)
+	b, err := marshalPlain(r)
 	if err != nil {
 		return fmt.Sprintf(`{"success":false,"total":0,"successful":0,"failed":0,"data":[],"error":%q,"metadata":{}}`, err.Error())
 	}
