@@ -1,0 +1,20 @@
+//go:build !unix
+
+package temporaldev
+
+import (
+	"errors"
+	"syscall"
+)
+
+var errUnsupported = errors.New("supervising a Temporal dev server needs process groups (Linux, macOS, BSD); run `temporal server start-dev` yourself and point the service at it with --temporal-address")
+
+func lockDataDir(string) (func(), error) { return nil, errUnsupported }
+
+func childProcAttr() *syscall.SysProcAttr { return nil }
+
+func terminateGroup(int) error { return errUnsupported }
+
+func killGroup(int) error { return errUnsupported }
+
+func processGone(error) bool { return false }

@@ -1,0 +1,528 @@
+// Package temporaldev runs the Temporal CLI's development server
+// (`temporal server start-dev`) as a supervised child process, so that
+// `serve` and end-to-end tests need no Temporal running beforehand. Its
+// state lives in a SQLite file in a data directory and survives restarts.
+package temporaldev
+
+import (
+	"context"
+	"debug/buildinfo"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/client"
+	sdklog "go.temporal.io/sdk/log"
+)
+
+// CLIVersion is the Temporal CLI release this package is written and
+// tested against.
+const CLIVersion = "1.5.1"
+
+// InstallCommand installs the pinned CLI into $(go env GOPATH)/bin.
+const InstallCommand = "go install github.com/temporalio/cli/cmd/temporal@v" + CLIVersion
+
+// SearchAttributes are registered on every start so that chat-turn
+// workflows can be found by project, session and user in the Web UI.
+var SearchAttributes = []string{"ProjectId", "SessionId", "UserId"}
+
+// DBFileName and LogFileName are the files Start keeps in Options.DataDir.
+const (
+	DBFileName  = "temporal.db"
+	LogFileName = "temporal-dev.log"
+	lockName    = "temporal.lock"
+)
+
+// pollRPS lifts the dev server's 20/s task-processor poll limits, which
+// otherwise add ~50 ms of scheduling to every activity (~8 ms with it).
+var pollRPSSettings = []string{
+	"history.transferProcessorMaxPollRPS=2000",
+	"history.timerProcessorMaxPollRPS=2000",
+	"history.visibilityProcessorMaxPollRPS=2000",
+}
+
+const (
+	defaultStartTimeout = 60 * time.Second
+	stopGrace           = 10 * time.Second
+	killWait            = 5 * time.Second
+	maxLogSize          = 16 << 20
+)
+
+// Options configures Start. Zero values pick sensible defaults.
+type Options struct {
+	// CLIPath is the temporal binary; empty means FindCLI's search.
+	CLIPath string
+	// DataDir holds the SQLite database, the log and a lock file. Required.
+	DataDir string
+	// Host is the address both the gRPC frontend and the UI bind to
+	// (default 127.0.0.1).
+	Host string
+	// Port is the gRPC frontend port; 0 picks a free one.
+	Port int
+	// UIPort is the Web UI port when not Headless; 0 picks a free one.
+	UIPort int
+	// Headless disables the Web UI.
+	Headless bool
+	// Namespace is created at launch and checked for readiness (default
+	// "default", which always exists).
+	Namespace string
+	// Logger receives lifecycle messages (default slog.Default()); the
+	// server's own output goes to LogFileName in DataDir.
+	Logger *slog.Logger
+	// ExtraArgs are appended to the start-dev command line.
+	ExtraArgs []string
+}
+
+// Server is a running dev server.
+type Server struct {
+	addr, uiAddr string
+	namespace    string
+	logPath      string
+	pid          int
+	logger       *slog.Logger
+	release      func()
+
+	done    chan struct{}
+	waitErr error // set before done is closed
+
+	stopOnce sync.Once
+	stopErr  error
+	stopping chan struct{}
+}
+
+// FindCLI locates the temporal binary: the explicit path if given, then
+// PATH, then $GOBIN and $GOPATH/bin (default ~/go/bin). The error says how
+// to install it.
+func FindCLI(explicit string) (string, error) {
+	if explicit != "" {
+		if err := checkExecutable(explicit); err != nil {
+			return "", fmt.Errorf("temporal CLI %q: %w; install it with `%s` (or `make temporal`)", explicit, err, InstallCommand)
+		}
+		return explicit, nil
+	}
+	if p, err := exec.LookPath("temporal"); err == nil {
+		return p, nil
+	}
+	var tried []string
+	for _, dir := range goBinDirs() {
+		p := filepath.Join(dir, exeName("temporal"))
+		if checkExecutable(p) == nil {
+			return p, nil
+		}
+		tried = append(tried, p)
+	}
+	return "", fmt.Errorf("temporal CLI not found on PATH or at %s; install it with `%s` (or `make temporal`), or point the service at an existing Temporal server",
+		strings.Join(tried, ", "), InstallCommand)
+}
+
+func exeName(name string) string {
+	if runtime.GOOS == "windows" {
+		return name + ".exe"
+	}
+	return name
+}
+
+func goBinDirs() []string {
+	var dirs []string
+	if gobin := os.Getenv("GOBIN"); gobin != "" {
+		dirs = append(dirs, gobin)
+	}
+	gopath := os.Getenv("GOPATH")
+	if gopath == "" {
+		if home, err := os.UserHomeDir(); err == nil {
+			gopath = filepath.Join(home, "go")
+		}
+	}
+	for _, p := range filepath.SplitList(gopath) {
+		if p != "" {
+			dirs = append(dirs, filepath.Join(p, "bin"))
+		}
+	}
+	return dirs
+}
+
+func checkExecutable(path string) error {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	if fi.IsDir() {
+		return errors.New("is a directory")
+	}
+	if runtime.GOOS != "windows" && fi.Mode()&0o111 == 0 {
+		return errors.New("is not executable")
+	}
+	return nil
+}
+
+// CLIModuleVersion reads the module version a `go install`ed binary was
+// built from ("v1.5.1"); it is empty for binaries without Go build info.
+func CLIModuleVersion(path string) string {
+	info, err := buildinfo.ReadFile(path)
+	if err != nil || info.Main.Path != "github.com/temporalio/cli" {
+		return ""
+	}
+	return info.Main.Version
+}
+
+// Start launches the dev server and returns once it answers for the
+// namespace. It gives up when ctx ends (or after 60 s if ctx has no
+// deadline), stopping the child and quoting the end of its log.
+func Start(ctx context.Context, opts Options) (*Server, error) {
+	started := time.Now()
+	logger := opts.Logger
+	if logger == nil {
+		logger = slog.Default()
+	}
+	cli, err := FindCLI(opts.CLIPath)
+	if err != nil {
+		return nil, err
+	}
+	if v := CLIModuleVersion(cli); v != "" && v != "v"+CLIVersion {
+		logger.Warn("temporal CLI version differs from the tested one", "path", cli, "version", v, "tested", "v"+CLIVersion)
+	}
+	if opts.DataDir == "" {
+		return nil, errors.New("temporaldev: DataDir is required (the dev server keeps its database there)")
+	}
+	dataDir, err := filepath.Abs(opts.DataDir)
+	if err != nil {
+		return nil, fmt.Errorf("temporaldev: data dir: %w", err)
+	}
+	if err := os.MkdirAll(dataDir, 0o700); err != nil {
+		return nil, fmt.Errorf("temporaldev: create data dir: %w", err)
+	}
+	release, err := lockDataDir(filepath.Join(dataDir, lockName))
+	if err != nil {
+		return nil, fmt.Errorf("temporaldev: data dir %s: %w", dataDir, err)
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			release()
+		}
+	}()
+
+	host := opts.Host
+	if host == "" {
+		host = "127.0.0.1"
+	}
+	port := opts.Port
+	if port == 0 {
+		if port, err = freePort(host); err != nil {
+			return nil, err
+		}
+	}
+	namespace := opts.Namespace
+	if namespace == "" {
+		namespace = "default"
+	}
+	args := []string{"server", "start-dev",
+		"--ip", host,
+		"--port", strconv.Itoa(port),
+		"--db-filename", filepath.Join(dataDir, DBFileName),
+		"--log-level", "warn",
+	}
+	uiPort := 0
+	if opts.Headless {
+		args = append(args, "--headless")
+	} else {
+		uiPort = opts.UIPort
+		if uiPort == 0 {
+			if uiPort, err = freePort(host); err != nil {
+				return nil, err
+			}
+		}
+		args = append(args, "--ui-ip", host, "--ui-port", strconv.Itoa(uiPort))
+	}
+	if namespace != "default" {
+		args = append(args, "--namespace", namespace)
+	}
+	for _, sa := range SearchAttributes {
+		args = append(args, "--search-attribute", sa+"=Keyword")
+	}
+	for _, kv := range pollRPSSettings {
+		args = append(args, "--dynamic-config-value", kv)
+	}
+	args = append(args, opts.ExtraArgs...)
+
+	logPath := filepath.Join(dataDir, LogFileName)
+	logFile, err := openLog(logPath)
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(logFile, "\n=== %s: %s %s\n", time.Now().Format(time.RFC3339), cli, strings.Join(args, " "))
+
+	s := &Server{
+		addr:      net.JoinHostPort(dialHost(host), strconv.Itoa(port)),
+		namespace: namespace,
+		logPath:   logPath,
+		logger:    logger,
+		release:   release,
+		done:      make(chan struct{}),
+		stopping:  make(chan struct{}),
+	}
+	if uiPort != 0 {
+		s.uiAddr = net.JoinHostPort(dialHost(host), strconv.Itoa(uiPort))
+	}
+
+	cmd := exec.Command(cli, args...)
+	cmd.Dir = dataDir
+	cmd.Stdout = logFile
+	cmd.Stderr = logFile
+	cmd.SysProcAttr = childProcAttr()
+	if err := s.spawn(cmd, logFile); err != nil {
+		return nil, fmt.Errorf("temporaldev: start %s: %w", cli, err)
+	}
+
+	if _, has := ctx.Deadline(); !has {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, defaultStartTimeout)
+		defer cancel()
+	}
+	if err := s.waitHealthy(ctx); err != nil {
+		stopErr := s.Stop()
+		return nil, errors.Join(fmt.Errorf("temporaldev: dev server on %s did not become ready: %w%s", s.addr, err, s.logTail()), stopErr)
+	}
+	ok = true
+	logger.Info("temporal dev server ready", "address", s.addr, "ui", s.UIURL(), "namespace", namespace,
+		"pid", s.pid, "db", filepath.Join(dataDir, DBFileName), "log", logPath, "took", time.Since(started).Round(time.Millisecond))
+	go s.watch()
+	return s, nil
+}
+
+// spawn starts the child on a goroutine locked to its OS thread for the
+// child's whole life: Linux delivers the parent-death signal when the
+// forking thread exits, not the process, so that thread must not go away
+// while the child runs.
+func (s *Server) spawn(cmd *exec.Cmd, logFile *os.File) error {
+	started := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread()
+		// The thread stays locked: when this goroutine returns the runtime
+		// retires the thread, which by then has no child left to signal.
+		if err := cmd.Start(); err != nil {
+			started <- err
+			logFile.Close()
+			return
+		}
+		s.pid = cmd.Process.Pid
+		started <- nil
+		err := cmd.Wait()
+		logFile.Close()
+		s.waitErr = err
+		close(s.done)
+	}()
+	return <-started
+}
+
+// watch reports an exit nobody asked for, so an operator sees why turns
+// stopped making progress.
+func (s *Server) watch() {
+	select {
+	case <-s.stopping:
+	case <-s.done:
+		select {
+		case <-s.stopping:
+		default:
+			s.logger.Error("temporal dev server exited unexpectedly", "pid", s.pid, "err", s.waitErr, "log", s.logPath)
+		}
+	}
+}
+
+func (s *Server) waitHealthy(ctx context.Context) error {
+	nop := sdklog.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))
+	var lastErr error
+	for {
+		select {
+		case <-s.done:
+			return fmt.Errorf("process exited: %v", s.waitErr)
+		case <-ctx.Done():
+			if lastErr != nil {
+				return fmt.Errorf("%w (last check: %v)", ctx.Err(), lastErr)
+			}
+			return ctx.Err()
+		default:
+		}
+		if lastErr = s.check(ctx, nop); lastErr == nil {
+			return nil
+		}
+		select {
+		case <-time.After(25 * time.Millisecond):
+		case <-s.done:
+		case <-ctx.Done():
+		}
+	}
+}
+
+// check passes once the frontend answers a health check and describes the
+// namespace, and the UI (if any) answers HTTP.
+func (s *Server) check(ctx context.Context, logger sdklog.Logger) error {
+	conn, err := net.DialTimeout("tcp", s.addr, time.Second)
+	if err != nil {
+		return err
+	}
+	conn.Close()
+	attempt, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	c, err := client.DialContext(attempt, client.Options{HostPort: s.addr, Namespace: s.namespace, Logger: logger})
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	if _, err := c.CheckHealth(attempt, &client.CheckHealthRequest{}); err != nil {
+		return err
+	}
+	nc, err := client.NewNamespaceClient(client.Options{HostPort: s.addr, Logger: logger})
+	if err != nil {
+		return err
+	}
+	defer nc.Close()
+	desc, err := nc.Describe(attempt, s.namespace)
+	if err != nil {
+		return err
+	}
+	if st := desc.GetNamespaceInfo().GetState(); st != enums.NAMESPACE_STATE_REGISTERED {
+		return fmt.Errorf("namespace %s is %s", s.namespace, st)
+	}
+	if s.uiAddr != "" {
+		req, _ := http.NewRequestWithContext(attempt, http.MethodGet, s.UIURL(), nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return fmt.Errorf("web UI: %w", err)
+		}
+		resp.Body.Close()
+	}
+	return nil
+}
+
+// Address is the gRPC frontend as host:port, for client.Options.HostPort.
+func (s *Server) Address() string { return s.addr }
+
+// UIAddress is the Web UI as host:port; empty when headless.
+func (s *Server) UIAddress() string { return s.uiAddr }
+
+// UIURL is the Web UI's URL; empty when headless.
+func (s *Server) UIURL() string {
+	if s.uiAddr == "" {
+		return ""
+	}
+	return "http://" + s.uiAddr
+}
+
+// Namespace is the namespace checked at start.
+func (s *Server) Namespace() string { return s.namespace }
+
+// PID is the child's process ID (also its process group ID).
+func (s *Server) PID() int { return s.pid }
+
+// LogPath is the file the server's output is appended to.
+func (s *Server) LogPath() string { return s.logPath }
+
+// Done is closed when the child has exited, whether stopped or crashed.
+func (s *Server) Done() <-chan struct{} { return s.done }
+
+// Err is the child's exit error once Done is closed (nil before, and for a
+// clean exit).
+func (s *Server) Err() error {
+	select {
+	case <-s.done:
+		return s.waitErr
+	default:
+		return nil
+	}
+}
+
+// Stop sends SIGTERM to the child's process group, waits up to 10 s, then
+// SIGKILLs the group. It is idempotent and safe for concurrent use; later
+// calls return the first call's result.
+func (s *Server) Stop() error {
+	s.stopOnce.Do(func() {
+		close(s.stopping)
+		defer s.release()
+		select {
+		case <-s.done:
+			return
+		default:
+		}
+		// Signal only while the child is unreaped: its PID, and so its
+		// group ID, cannot have been reused yet.
+		if err := terminateGroup(s.pid); err != nil && !processGone(err) {
+			s.logger.Warn("temporal dev server: SIGTERM failed", "pid", s.pid, "err", err)
+		}
+		select {
+		case <-s.done:
+			s.logger.Info("temporal dev server stopped", "pid", s.pid)
+			return
+		case <-time.After(stopGrace):
+		}
+		s.logger.Warn("temporal dev server ignored SIGTERM; killing it", "pid", s.pid)
+		if err := killGroup(s.pid); err != nil && !processGone(err) {
+			s.stopErr = fmt.Errorf("temporaldev: kill process group %d: %w", s.pid, err)
+		}
+		select {
+		case <-s.done:
+		case <-time.After(killWait):
+			s.stopErr = errors.Join(s.stopErr, fmt.Errorf("temporaldev: process %d still running after SIGKILL", s.pid))
+		}
+	})
+	return s.stopErr
+}
+
+func (s *Server) logTail() string {
+	b, err := os.ReadFile(s.logPath)
+	if err != nil || len(b) == 0 {
+		return ""
+	}
+	// Only this start's output: the log is appended to across starts.
+	if i := strings.LastIndex(string(b), "\n=== "); i >= 0 {
+		b = b[i+1:]
+	}
+	const max = 2000
+	if len(b) > max {
+		b = b[len(b)-max:]
+	}
+	return fmt.Sprintf("\n--- end of %s ---\n%s", s.logPath, strings.TrimSpace(string(b)))
+}
+
+func openLog(path string) (*os.File, error) {
+	if fi, err := os.Stat(path); err == nil && fi.Size() > maxLogSize {
+		_ = os.Rename(path, path+".1")
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("temporaldev: open log: %w", err)
+	}
+	return f, nil
+}
+
+// dialHost turns a wildcard bind address into one a client can dial.
+func dialHost(host string) string {
+	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
+		if ip.To4() != nil {
+			return "127.0.0.1"
+		}
+		return "::1"
+	}
+	return host
+}
+
+func freePort(host string) (int, error) {
+	l, err := net.Listen("tcp", net.JoinHostPort(dialHost(host), "0"))
+	if err != nil {
+		return 0, fmt.Errorf("temporaldev: find a free port on %s: %w", host, err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
