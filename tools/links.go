@@ -86,10 +86,10 @@ func (ct *createLinkTool) Run(ctx context.Context, env Env, raw json.RawMessage)
 		Links []linkRequest `json:"links"`
 	}
 	if err := decodeArgs(raw, &args); err != nil {
-		return Failure("%v", err)
+		return failWith(err)
 	}
 	if err := args.check(env); err != nil {
-		return Failure("%v", err)
+		return failWith(err)
 	}
 	if len(args.Links) == 0 || len(args.Links) > maxLinksPerCall {
 		return Failure("links must list 1 to %d entries of {node_a, port_a, node_b, port_b}", maxLinksPerCall)
@@ -103,7 +103,7 @@ func (ct *createLinkTool) Run(ctx context.Context, env Env, raw json.RawMessage)
 	}
 	t, err := openTopology(ctx, env)
 	if err != nil {
-		return Failure("%v", err)
+		return failWith(err)
 	}
 	used := t.usedPorts()
 	items := make([]Item, 0, len(args.Links))
@@ -310,10 +310,10 @@ func (dt *deleteLinkTool) Run(ctx context.Context, env Env, raw json.RawMessage)
 		Links []linkRef `json:"links"`
 	}
 	if err := decodeArgs(raw, &args); err != nil {
-		return Failure("%v", err)
+		return failWith(err)
 	}
 	if err := args.check(env); err != nil {
-		return Failure("%v", err)
+		return failWith(err)
 	}
 	if len(args.Links) == 0 || len(args.Links) > maxLinksPerCall {
 		return Failure("links must list 1 to %d links", maxLinksPerCall)
@@ -331,7 +331,7 @@ func (dt *deleteLinkTool) Run(ctx context.Context, env Env, raw json.RawMessage)
 	}
 	t, err := openTopology(ctx, env)
 	if err != nil {
-		return Failure("%v", err)
+		return failWith(err)
 	}
 	items := make([]Item, 0, len(args.Links))
 	for _, ref := range args.Links {

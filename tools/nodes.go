@@ -23,7 +23,7 @@ const maxNodesPerCall = 30
 func openTopology(ctx context.Context, env Env) (*topology, error) {
 	t, err := readTopology(ctx, env.GNS3, env.ProjectID)
 	if err != nil {
-		return nil, fmt.Errorf("could not read the project: %s", describeGNS3Error(err))
+		return nil, fmt.Errorf("could not read the project: %w", explain(err))
 	}
 	if t.project.Status != gns3.ProjectOpened {
 		return nil, fmt.Errorf("project %q is %s; ask the user to open it in GNS3 first", t.project.Name, t.project.Status)
@@ -221,22 +221,22 @@ func findTemplate(ts []gns3.Template, ref string) (*gns3.Template, error) {
 func (ct *createNodeTool) Run(ctx context.Context, env Env, raw json.RawMessage) Result {
 	var args createNodeArgs
 	if err := decodeArgs(raw, &args); err != nil {
-		return Failure("%v", err)
+		return failWith(err)
 	}
 	if err := args.check(env); err != nil {
-		return Failure("%v", err)
+		return failWith(err)
 	}
 	plan, err := args.validate()
 	if err != nil {
-		return Failure("%v", err)
+		return failWith(err)
 	}
 	templates, err := env.GNS3.ListTemplates(ctx)
 	if err != nil {
-		return Failure("could not list templates: %s", describeGNS3Error(err))
+		return failWith(fmt.Errorf("could not list templates: %w", explain(err)))
 	}
 	t, err := openTopology(ctx, env)
 	if err != nil {
-		return Failure("%v", err)
+		return failWith(err)
 	}
 	c := &nodeCreator{env: env, topo: t, adopted: map[string]bool{}}
 	items := make([]Item, 0, len(plan))
@@ -402,10 +402,10 @@ func (rt *renameTool) Run(ctx context.Context, env Env, raw json.RawMessage) Res
 		} `json:"nodes"`
 	}
 	if err := decodeArgs(raw, &args); err != nil {
-		return Failure("%v", err)
+		return failWith(err)
 	}
 	if err := args.check(env); err != nil {
-		return Failure("%v", err)
+		return failWith(err)
 	}
 	if len(args.Nodes) == 0 || len(args.Nodes) > maxNodesPerCall {
 		return Failure("nodes must list 1 to %d entries of {node_id, new_name}", maxNodesPerCall)
@@ -425,7 +425,7 @@ func (rt *renameTool) Run(ctx context.Context, env Env, raw json.RawMessage) Res
 	}
 	t, err := openTopology(ctx, env)
 	if err != nil {
-		return Failure("%v", err)
+		return failWith(err)
 	}
 	items := make([]Item, 0, len(args.Nodes))
 	for _, req := range args.Nodes {
@@ -490,18 +490,18 @@ func (dt *deleteNodeTool) Run(ctx context.Context, env Env, raw json.RawMessage)
 		NodeIDs []string `json:"node_ids"`
 	}
 	if err := decodeArgs(raw, &args); err != nil {
-		return Failure("%v", err)
+		return failWith(err)
 	}
 	if err := args.check(env); err != nil {
-		return Failure("%v", err)
+		return failWith(err)
 	}
 	refs, err := nodeRefs("node_ids", args.NodeIDs, maxNodesPerCall)
 	if err != nil {
-		return Failure("%v", err)
+		return failWith(err)
 	}
 	t, err := openTopology(ctx, env)
 	if err != nil {
-		return Failure("%v", err)
+		return failWith(err)
 	}
 	used := t.usedPorts()
 	items := make([]Item, 0, len(refs))

@@ -72,14 +72,14 @@ func (st *startTool) Run(ctx context.Context, env Env, raw json.RawMessage) Resu
 		TimeoutSeconds *float64 `json:"timeout_seconds"`
 	}
 	if err := decodeArgs(raw, &args); err != nil {
-		return Failure("%v", err)
+		return failWith(err)
 	}
 	if err := args.check(env); err != nil {
-		return Failure("%v", err)
+		return failWith(err)
 	}
 	refs, err := nodeRefs("node_ids", args.NodeIDs, maxNodesPerCall)
 	if err != nil {
-		return Failure("%v", err)
+		return failWith(err)
 	}
 	var wait time.Duration
 	if args.TimeoutSeconds != nil {
@@ -91,7 +91,7 @@ func (st *startTool) Run(ctx context.Context, env Env, raw json.RawMessage) Resu
 	}
 	t, err := openTopology(ctx, env)
 	if err != nil {
-		return Failure("%v", err)
+		return failWith(err)
 	}
 
 	results := make([]Item, len(refs))
@@ -286,18 +286,18 @@ func (pt *powerTool) Run(ctx context.Context, env Env, raw json.RawMessage) Resu
 		NodeIDs []string `json:"node_ids"`
 	}
 	if err := decodeArgs(raw, &args); err != nil {
-		return Failure("%v", err)
+		return failWith(err)
 	}
 	if err := args.check(env); err != nil {
-		return Failure("%v", err)
+		return failWith(err)
 	}
 	refs, err := nodeRefs("node_ids", args.NodeIDs, maxNodesPerCall)
 	if err != nil {
-		return Failure("%v", err)
+		return failWith(err)
 	}
 	t, err := openTopology(ctx, env)
 	if err != nil {
-		return Failure("%v", err)
+		return failWith(err)
 	}
 	results := make([]Item, len(refs))
 	called := map[int]*gns3.Node{}

@@ -54,6 +54,9 @@ func (r *Registry) All() []Tool { return append([]Tool(nil), r.order...) }
 
 // For returns the tools offered to the model in mode, in registration order.
 func (r *Registry) For(mode Mode) []Tool {
+	if m, err := ParseMode(string(mode)); err == nil {
+		mode = m
+	}
 	var out []Tool
 	for _, t := range r.order {
 		if slices.Contains(t.Modes(), mode) {
@@ -94,6 +97,9 @@ func (r *Registry) Execute(ctx context.Context, env Env, mode Mode, name, rawArg
 		res.Metadata["execution_time"] = math.Round(time.Since(start).Seconds()*1000) / 1000
 	}()
 
+	if m, err := ParseMode(string(mode)); err == nil {
+		mode = m
+	}
 	t, found := r.Lookup(name)
 	if !found {
 		return Failure("unknown tool %q; the tools available in %s mode are: %s", name, mode, r.names(mode))

@@ -53,6 +53,9 @@ func TestExecuteGuards(t *testing.T) {
 	l.reg.Register(&panicky{spec{name: "explode", schema: `{"type":"object"}`, modes: bothModes}})
 
 	mustFailWhole(t, l.run(t, "no_such_tool", map[string]any{}), `unknown tool "no_such_tool"`)
+	if r := l.reg.Execute(context.Background(), l.env, "", "stop_gns3_node", `{"node_ids":["x"]}`); !strings.Contains(r.Error, "not available in teaching_assistant mode") {
+		t.Fatalf("empty mode must mean teaching_assistant: %s", r.JSON())
+	}
 	r := l.run(t, "explode", map[string]any{})
 	mustFailWhole(t, r, "internal error in tool explode: kaboom")
 

@@ -39,14 +39,14 @@ func (tt *templatesTool) Run(ctx context.Context, env Env, raw json.RawMessage) 
 		IncludeUtility bool `json:"include_utility"`
 	}
 	if err := decodeArgs(raw, &args); err != nil {
-		return Failure("%v", err)
+		return failWith(err)
 	}
 	if err := args.check(env); err != nil {
-		return Failure("%v", err)
+		return failWith(err)
 	}
 	ts, err := env.GNS3.ListTemplates(ctx)
 	if err != nil {
-		return Failure("could not list templates: %s", describeGNS3Error(err))
+		return failWith(fmt.Errorf("could not list templates: %w", explain(err)))
 	}
 	sort.SliceStable(ts, func(i, j int) bool { return strings.ToLower(ts[i].Name) < strings.ToLower(ts[j].Name) })
 	items := make([]Item, 0, len(ts))

@@ -319,6 +319,26 @@ func describeGNS3Error(err error) string {
 	return err.Error()
 }
 
+// explained is a GNS3 error with the actionable text of describeGNS3Error
+// that still unwraps to the original (for gns3.Retryable, errors.Is).
+type explained struct{ err error }
+
+func (e explained) Error() string { return describeGNS3Error(e.err) }
+func (e explained) Unwrap() error { return e.err }
+
+func explain(err error) error { return explained{err} }
+
+// failWith is a whole-call failure; metadata.retryable tells the caller
+// that the same call may succeed later (GNS3 unreachable or failing
+// internally), which only matters for tools safe to repeat.
+func failWith(err error) Result {
+	r := Failure("%v", err)
+	if gns3.Retryable(err) {
+		r.Metadata["retryable"] = true
+	}
+	return r
+}
+
 type topologyTool struct{ spec }
 
 func newTopologyTool() Tool {
@@ -336,14 +356,14 @@ func newTopologyTool() Tool {
 func (tt *topologyTool) Run(ctx context.Context, env Env, raw json.RawMessage) Result {
 	var args struct{ projectArg }
 	if err := decodeArgs(raw, &args); err != nil {
-		return Failure("%v", err)
+		return failWith(err)
 	}
 	if err := args.check(env); err != nil {
-		return Failure("%v", err)
+		return failWith(err)
 	}
 	t, err := readTopology(ctx, env.GNS3, env.ProjectID)
 	if err != nil {
-		return Failure("could not read the project topology: %s", describeGNS3Error(err))
+		return failWith(fmt.Errorf("could not read the project topology: %w", explain(err)))
 	}
 	host := env.gns3Host()
 	used := t.usedPorts()

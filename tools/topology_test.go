@@ -4,6 +4,9 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/gns3-copilot/gns3-copilot/gns3"
 
 	"github.com/gns3-copilot/gns3-copilot/internal/testkit/fakegns3"
 )
@@ -51,7 +54,20 @@ func TestGetTopology(t *testing.T) {
 func TestGetTopologyErrors(t *testing.T) {
 	l := newLab(t)
 	l.env.ProjectID = "00000000-0000-0000-0000-000000000000"
-	mustFailWhole(t, l.run(t, "get_gns3_topology", nil), "doesn't exist")
+	r := l.run(t, "get_gns3_topology", nil)
+	mustFailWhole(t, r, "doesn't exist")
+	if r.Metadata["retryable"] != nil {
+		t.Errorf("a 404 is not retryable: %v", r.Metadata)
+	}
+
+	l = newLab(t)
+	l.fake.SetLatency(fakegns3.OpListLinks, time.Minute)
+	l.env.GNS3 = gns3.NewServer(l.fake.URL, 50*time.Millisecond).WithToken(fakegns3.AdminToken)
+	r = l.run(t, "get_gns3_topology", nil)
+	mustFailWhole(t, r, "timed out")
+	if r.Metadata["retryable"] != true {
+		t.Errorf("a timeout is retryable: %v", r.Metadata)
+	}
 
 	l = newLab(t)
 	l.fake.AddUser("eve", "eve-token", false)
