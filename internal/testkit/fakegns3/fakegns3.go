@@ -5,7 +5,7 @@
 // What it serves (all under /v3, bearer tokens, bound to 127.0.0.1):
 //   - POST access/users/authenticate, GET access/users/me, GET access/users/{id}/groups
 //     (401 "Not authenticated" without a token, "Could not validate credentials"
-//     for an unknown one);
+//     for an unknown one; a regular user may read only their own groups);
 //   - projects: list (only the visible ones for regular users), get, open, close, stats;
 //     a regular user gets 403 "Permission denied (privilege X is required)" on a
 //     project they are not a member of; node and link operations on a closed
@@ -15,7 +15,8 @@
 //     Ethernet switch/hub, Frame Relay and ATM switch) plus one qemu router
 //     template ("Router", ports GigabitEthernet0/0-3, short names Gi0/0-3);
 //   - nodes: create from a template (names PC1, PC2… allocated like GNS3 does,
-//     console ports assigned at creation), list, get, update name/x/y
+//     console ports assigned at creation; like 3.0.x the template usage's
+//     "name" is ignored unless WithVersion("3.1…")), list, get, update name/x/y
 //     (renaming a started node: 409; a name already taken is renumbered like
 //     GNS3 does), delete (and its links), start (422 without a JSON body),
 //     stop, suspend, reload and their bulk forms, all 204 with an empty body;
