@@ -45,7 +45,7 @@ const (
 	lockName    = "temporal.lock"
 )
 
-// pollRPS lifts the dev server's 20/s task-processor poll limits, which
+// pollRPSSettings lift the dev server's 20/s task-processor poll limits, which
 // otherwise add ~50 ms of scheduling to every activity (~8 ms with it).
 var pollRPSSettings = []string{
 	"history.transferProcessorMaxPollRPS=2000",
