@@ -1,0 +1,190 @@
+package devices
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// Target is what the device tools know about a GNS3 node's console.
+type Target struct {
+	NodeID       string
+	Name         string
+	NodeType     string
+	TemplateName string
+	Image        string
+	Tags         []string
+	ConsoleType  string
+	ConsoleHost  string
+	ConsolePort  int
+}
+
+func (t Target) label() string {
+	switch {
+	case t.Name != "":
+		return t.Name
+	case t.NodeID != "":
+		return t.NodeID
+	}
+	return fmt.Sprintf("console port %d", t.ConsolePort)
+}
+
+// LockKey names the device for the per-device lock: the node ID when known,
+// otherwise the console endpoint, which is what really allows one writer.
+func (t Target) LockKey() string {
+	if t.NodeID != "" {
+		return "node:" + t.NodeID
+	}
+	return "console:" + net.JoinHostPort(t.ConsoleHost, strconv.Itoa(t.ConsolePort))
+}
+
+var (
+	// ErrPlatformUnknown means nothing about a node told which CLI it runs.
+	ErrPlatformUnknown = errors.New("platform unknown")
+	// ErrUnsupportedConsole means the node has no telnet console to drive.
+	ErrUnsupportedConsole = errors.New("unsupported console")
+)
+
+// DetectError explains which clues were tried when a platform could not be
+// told, so the user knows which tag to add.
+type DetectError struct {
+	Device string
+	Tried  []string
+	// Cause is the underlying failure, if any (a console that never showed
+	// a recognisable prompt also matches ErrNoPrompt).
+	Cause error
+}
+
+func (e *DetectError) Error() string {
+	return fmt.Sprintf("cannot tell the platform of device %q (tried %s); add a node tag \"device_type:<platform>\" with one of: %s",
+		e.Device, strings.Join(e.Tried, "; "), strings.Join(ProfileNames(), ", "))
+}
+
+// Unwrap lets errors.Is(err, ErrPlatformUnknown) work.
+func (e *DetectError) Unwrap() []error {
+	if e.Cause != nil {
+		return []error{ErrPlatformUnknown, e.Cause}
+	}
+	return []error{ErrPlatformUnknown}
+}
+
+// ConsoleAddr returns host:port for the node's telnet console. GNS3 reports
+// console_host 0.0.0.0 or :: when the console listens on every interface;
+// then the GNS3 server's own host is the address to use.
+func (t Target) ConsoleAddr(gns3Host string) (string, error) {
+	ct := strings.ToLower(strings.TrimSpace(t.ConsoleType))
+	if ct != "" && ct != "telnet" {
+		return "", fmt.Errorf("device %q: console type %q is not supported, only telnet consoles can run commands: %w",
+			t.label(), t.ConsoleType, ErrUnsupportedConsole)
+	}
+	if t.ConsolePort <= 0 || t.ConsolePort > 65535 {
+		return "", fmt.Errorf("device %q has no console port (is it started, and is it a device with a CLI?): %w",
+			t.label(), ErrUnsupportedConsole)
+	}
+	host := strings.Trim(strings.TrimSpace(t.ConsoleHost), "[]")
+	if ip := net.ParseIP(host); host == "" || ip != nil && ip.IsUnspecified() {
+		host = strings.Trim(strings.TrimSpace(gns3Host), "[]")
+		if host == "" {
+			return "", fmt.Errorf("device %q: console host is %q and no GNS3 host was given to replace it", t.label(), t.ConsoleHost)
+		}
+	}
+	return net.JoinHostPort(host, strconv.Itoa(t.ConsolePort)), nil
+}
+
+// Node types GNS3 creates without a CLI console.
+var consoleless = map[string]bool{
+	"cloud": true, "nat": true, "ethernet_hub": true, "ethernet_switch": true,
+	"frame_relay_switch": true, "atm_switch": true, "traceng": true,
+}
+
+var nodeTypePlatforms = map[string]string{
+	"vpcs":     "vpcs",
+	"docker":   "linux",
+	"dynamips": "cisco_ios",
+	"iou":      "cisco_ios",
+}
+
+// imagePatterns map template and image names to platforms. Order matters:
+// a Junos image name may also contain "linux", an Arista one "eos".
+var imagePatterns = []struct {
+	re       *regexp.Regexp
+	platform string
+}{
+	{regexp.MustCompile(`juniper|junos|\bvmx|vsrx|vqfx|vjunos|\bolive`), "juniper_junos"},
+	{regexp.MustCompile(`huawei|\bvrp|\bne40|\bne5000|\bce(6800|6850|12800)|cloudengine|\bar\d{3,5}\b|\busg\d`), "huawei_vrp"},
+	{regexp.MustCompile(`ruijie|\brgos|\brg-`), "ruijie"},
+	{regexp.MustCompile(`arista|\bveos|\bceos|\beos\b`), "arista_eos"},
+	{regexp.MustCompile(`\bvpcs`), "vpcs"},
+	{regexp.MustCompile(`cisco|\bios|vios|csr1000v|cat8000|\bc8000|\bc7200|\bc3[67]\d\d|\bc2691|\bc1700|\bc2600|i86bi|\biou|\bl[23]-adv|nxos|\bn9k|titanium`), "cisco_ios"},
+	{regexp.MustCompile(`alpine|ubuntu|debian|centos|fedora|rocky|busybox|linux|multitool|ipterm|toolbox|\bfrr`), "linux"},
+}
+
+// DetectPlatform finds a node's platform without connecting, in this order:
+// an explicit "device_type:" or "platform:" tag, the node type, then the
+// template and image names. It returns a *DetectError (matching
+// ErrPlatformUnknown) when none of them tells; Connect then asks the
+// console prompt. Nodes that have no CLI console fail with
+// ErrUnsupportedConsole.
+func DetectPlatform(t Target) (*Profile, error) {
+	var tried []string
+	for _, key := range []string{"device_type", "platform"} {
+		for _, tag := range t.Tags {
+			k, v, ok := strings.Cut(tag, ":")
+			if !ok || !strings.EqualFold(strings.TrimSpace(k), key) {
+				continue
+			}
+			p, err := ProfileByName(v)
+			if err != nil {
+				return nil, fmt.Errorf("device %q: tag %q: %w", t.label(), tag, err)
+			}
+			return p, nil
+		}
+	}
+	tried = append(tried, fmt.Sprintf("tags %q", t.Tags))
+
+	nt := strings.ToLower(strings.TrimSpace(t.NodeType))
+	if consoleless[nt] {
+		return nil, fmt.Errorf("device %q: node type %q has no command-line console: %w", t.label(), t.NodeType, ErrUnsupportedConsole)
+	}
+	if name, ok := nodeTypePlatforms[nt]; ok {
+		return profiles[name], nil
+	}
+	tried = append(tried, fmt.Sprintf("node type %q", t.NodeType))
+
+	names := strings.ToLower(t.TemplateName + " " + t.Image)
+	for _, ip := range imagePatterns {
+		if ip.re.MatchString(names) {
+			return profiles[ip.platform], nil
+		}
+	}
+	tried = append(tried, fmt.Sprintf("template %q", t.TemplateName), fmt.Sprintf("image %q", t.Image))
+	return nil, &DetectError{Device: t.label(), Tried: tried}
+}
+
+// Connect opens a session to a node's console: it checks the console type,
+// resolves the address (gns3Host replaces a wildcard console_host), detects
+// the platform from the node and, failing that, from the console prompt.
+func Connect(ctx context.Context, t Target, gns3Host string, opts Options) (*Session, error) {
+	addr, err := t.ConsoleAddr(gns3Host)
+	if err != nil {
+		return nil, err
+	}
+	p, err := DetectPlatform(t)
+	var derr *DetectError
+	if err != nil && !errors.As(err, &derr) {
+		return nil, err
+	}
+	s, err := Open(ctx, addr, p, opts)
+	if err != nil {
+		var perr *DetectError
+		if derr != nil && errors.As(err, &perr) {
+			return nil, &DetectError{Device: t.label(), Tried: append(derr.Tried, perr.Tried...), Cause: perr.Cause}
+		}
+		return nil, fmt.Errorf("device %q: %w", t.label(), err)
+	}
+	return s, nil
+}
