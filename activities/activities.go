@@ -9,15 +9,18 @@ import (
 	"encoding/json"
 	"log/slog"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
 
 	"github.com/gns3-copilot/gns3-copilot/gns3"
 	"github.com/gns3-copilot/gns3-copilot/llmconfig"
 	"github.com/gns3-copilot/gns3-copilot/models"
 	"github.com/gns3-copilot/gns3-copilot/relay"
 	"github.com/gns3-copilot/gns3-copilot/tools"
+	"github.com/gns3-copilot/gns3-copilot/workflows"
 )
 
 // CredentialStore gives activities the token of the user a turn acts for.
@@ -87,6 +90,39 @@ func keepAlive(ctx context.Context, every time.Duration) (stop func()) {
 		}
 	}()
 	return func() { close(done) }
+}
+
+// abortable returns a context that also ends when the user aborts the turn. Temporal hands a
+// cancellation to a running activity only with a heartbeat answer, seconds later; the turn's
+// control stream says it at once.
+func (a *Activities) abortable(ctx context.Context, turnID string) (context.Context, func() bool) {
+	ctx, cancel := context.WithCancel(ctx)
+	var aborted atomic.Bool
+	go func() {
+		stream := relay.ControlStream(turnID)
+		for ctx.Err() == nil {
+			evs, err := a.Events.Wait(ctx, stream, "", 30*time.Second)
+			if err != nil {
+				if ctx.Err() == nil {
+					a.logger().Warn("watching the turn's control stream", "turn", turnID, "error", err)
+				}
+				return
+			}
+			for _, ev := range evs {
+				if ev.Type == relay.TypeCancelRequested {
+					aborted.Store(true)
+					cancel()
+					return
+				}
+			}
+		}
+	}()
+	return ctx, func() bool { cancel(); return aborted.Load() }
+}
+
+// abortedError tells the workflow the activity stopped because the user aborted the turn.
+func abortedError() error {
+	return temporal.NewNonRetryableApplicationError("the turn was aborted", workflows.ErrTypeTurnAborted, nil)
 }
 
 func attempt(ctx context.Context) int {

@@ -2,7 +2,6 @@ package activities
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -31,7 +30,8 @@ func (a *Activities) RunTool(ctx context.Context, in workflows.ToolInput) (workf
 	a.publish(ctx, in.Turn.TurnID, relay.Payload{Type: relay.TypeToolStart, SessionID: in.Turn.SessionID,
 		ToolName: in.Call.Name, ToolCallID: in.Call.ID})
 
-	stop := keepAlive(ctx, 5*time.Second)
+	stop := keepAlive(ctx, 2*time.Second)
+	runCtx, release := a.abortable(ctx, in.Turn.TurnID)
 	env := tools.Env{
 		ProjectID: in.Turn.ProjectID,
 		GNS3:      a.GNS3.WithToken(token),
@@ -42,10 +42,14 @@ func (a *Activities) RunTool(ctx context.Context, in workflows.ToolInput) (workf
 				ToolName: in.Call.Name, ToolCallID: in.Call.ID, Progress: p})
 		},
 	}
-	res := a.Tools.Execute(ctx, env, mode, in.Call.Name, in.Call.Arguments)
+	res := a.Tools.Execute(runCtx, env, mode, in.Call.Name, in.Call.Arguments)
+	aborted := release()
 	stop()
 	if err := a.storeToolResult(ctx, in.Turn, in.Call, in.MessageIndex, res); err != nil {
 		return workflows.ToolResult{}, err
+	}
+	if aborted {
+		return workflows.ToolResult{}, abortedError()
 	}
 	if ctx.Err() != nil {
 		return workflows.ToolResult{}, ctx.Err()
@@ -63,10 +67,7 @@ func (a *Activities) RecordToolFailure(ctx context.Context, in workflows.ToolFai
 // storeToolResult writes the tool message and then announces it, so a client that sees
 // tool_end can already read the result from the history.
 func (a *Activities) storeToolResult(ctx context.Context, ref workflows.TurnRef, call workflows.ToolCall, idx int, res tools.Result) error {
-	full, err := json.MarshalIndent(res, "", "  ")
-	if err != nil {
-		return fmt.Errorf("encoding tool result: %w", err)
-	}
+	full := res.JSON()
 	turn, err := a.Repo.Turn(context.WithoutCancel(ctx), ref.TurnID)
 	if err != nil {
 		if errors.Is(err, models.ErrNotFound) {
@@ -75,11 +76,11 @@ func (a *Activities) storeToolResult(ctx context.Context, ref workflows.TurnRef,
 		return fmt.Errorf("loading turn: %w", err)
 	}
 	msg := models.ChatMessage{ID: models.MessageID(turn.ID, idx), SessionID: turn.SessionID, TurnID: turn.ID,
-		TurnSeq: turn.Seq, Idx: idx, Role: "tool", Name: call.Name, ToolCallID: call.ID, Content: string(full)}
+		TurnSeq: turn.Seq, Idx: idx, Role: "tool", Name: call.Name, ToolCallID: call.ID, Content: full}
 	if err := a.Repo.SaveMessage(context.WithoutCancel(ctx), &msg); err != nil {
 		return fmt.Errorf("storing tool result: %w", err)
 	}
 	a.publish(context.WithoutCancel(ctx), ref.TurnID, relay.Payload{Type: relay.TypeToolEnd, SessionID: ref.SessionID,
-		ToolName: call.Name, ToolCallID: call.ID, ToolOutput: string(full)})
+		ToolName: call.Name, ToolCallID: call.ID, ToolOutput: full})
 	return nil
 }

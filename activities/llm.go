@@ -74,9 +74,13 @@ func (a *Activities) LLMCall(ctx context.Context, in workflows.LLMInput) (workfl
 	}
 
 	msgID := models.MessageID(turn.ID, in.MessageIndex)
-	stop := keepAlive(ctx, 5*time.Second)
+	stop := keepAlive(ctx, 2*time.Second)
 	defer stop()
-	out, callErr := a.stream(ctx, settings, req, in.Turn.SessionID, turn.ID, msgID)
+	callCtx, release := a.abortable(ctx, turn.ID)
+	out, callErr := a.stream(callCtx, settings, req, in.Turn.SessionID, turn.ID, msgID)
+	if release() && callErr != nil {
+		callErr = abortedError()
+	}
 
 	// Whatever arrived is stored, also when the call failed or was cancelled: a retry replaces
 	// it, and otherwise it is the partial answer the user already saw.
@@ -189,6 +193,13 @@ func (a *Activities) stream(ctx context.Context, settings llmconfig.Settings, re
 		return out, classifyLLMError(ctx, err, settings)
 	}
 	defer s.Close()
+	// A base URL that serves a web page answers 200 with HTML, which the client reads as an
+	// empty stream; the content type tells the two apart.
+	if ct := s.Header().Get("Content-Type"); ct != "" && !strings.Contains(ct, "event-stream") && !strings.Contains(ct, "json") {
+		return out, temporal.NewNonRetryableApplicationError(fmt.Sprintf(
+			"the LLM provider at %s answered with %q instead of an event stream: check the base URL of your LLM configuration (it usually ends in /v1).",
+			settings.BaseURL, ct), workflows.ErrTypeLLMConfig, nil)
+	}
 
 	type acc struct {
 		id, name string
@@ -243,11 +254,15 @@ func (a *Activities) stream(ctx context.Context, settings llmconfig.Settings, re
 			}
 		}
 	}
+	out.content = content.String()
 	if ctx.Err() != nil {
-		out.content = content.String()
 		return out, ctx.Err()
 	}
-	out.content = content.String()
+	if out.finish == "" {
+		// A stream cut off cleanly looks like a short answer; without a finish reason it is not one.
+		return out, temporal.NewApplicationError(fmt.Sprintf(
+			"the LLM provider at %s ended the answer without finishing it; retrying.", settings.BaseURL), "LLMUnavailable")
+	}
 	idxs := make([]int, 0, len(calls))
 	for i := range calls {
 		idxs = append(idxs, i)

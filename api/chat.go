@@ -159,6 +159,12 @@ func (s *Server) abortTurn(c *gin.Context) {
 		s.internalError(c, err, "Cancelling the turn failed")
 		return
 	}
+	// The workflow's cancellation reaches a running activity only with its next heartbeat;
+	// the control stream stops it at once.
+	ev, _ := json.Marshal(relay.Payload{Type: relay.TypeCancelRequested, SessionID: sess.ThreadID, TurnID: t.ID})
+	if _, err := s.deps.Events.Append(c.Request.Context(), relay.ControlStream(t.ID), relay.TypeCancelRequested, ev); err != nil {
+		s.log.Warn("announcing an abort on the control stream", "turn", t.ID, "error", err)
+	}
 	c.JSON(http.StatusAccepted, gin.H{"status": "cancelling", "session_id": sess.ThreadID, "turn_id": t.ID})
 }
 

@@ -59,3 +59,12 @@ type Payload struct {
 	Progress   any       `json:"progress,omitempty"`
 	Usage      any       `json:"usage,omitempty"`
 }
+
+// TypeCancelRequested is written to a turn's control stream when the user aborts it. Temporal
+// delivers a cancellation to a running activity only with its next heartbeat answer; the
+// control stream lets the activity stop at once.
+const TypeCancelRequested = "cancel_requested"
+
+// ControlStream names the stream that carries a turn's control events, apart from the events
+// clients see.
+func ControlStream(turnID string) string { return turnID + ":control" }

@@ -24,26 +24,28 @@ func ChatTurn(ctx workflow.Context, in ChatTurnInput) (ChatTurnResult, error) {
 
 	llmCtx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout: 5 * time.Minute,
-		HeartbeatTimeout:    20 * time.Second,
+		// Short, so a crashed worker's call is retried elsewhere within seconds.
+		HeartbeatTimeout:    10 * time.Second,
 		WaitForCancellation: true,
 		RetryPolicy: &temporal.RetryPolicy{
 			InitialInterval:        time.Second,
 			BackoffCoefficient:     2,
 			MaximumInterval:        30 * time.Second,
 			MaximumAttempts:        5,
-			NonRetryableErrorTypes: []string{ErrTypeLLMAuth, ErrTypeLLMBadRequest, ErrTypeLLMConfig},
+			NonRetryableErrorTypes: []string{ErrTypeLLMAuth, ErrTypeLLMBadRequest, ErrTypeLLMConfig, ErrTypeTurnAborted},
 		},
 	})
 	toolCtx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		StartToCloseTimeout: 15 * time.Minute,
-		HeartbeatTimeout:    30 * time.Second,
+		// Starting many slow nodes may take a quarter of an hour; heartbeats prove progress.
+		StartToCloseTimeout: 20 * time.Minute,
+		HeartbeatTimeout:    10 * time.Second,
 		WaitForCancellation: true,
 		RetryPolicy: &temporal.RetryPolicy{
 			InitialInterval:        time.Second,
 			BackoffCoefficient:     2,
 			MaximumInterval:        20 * time.Second,
 			MaximumAttempts:        3,
-			NonRetryableErrorTypes: []string{ErrTypeNoCredentials},
+			NonRetryableErrorTypes: []string{ErrTypeNoCredentials, ErrTypeTurnAborted},
 		},
 	})
 
@@ -152,7 +154,9 @@ loop:
 
 func isCancel(ctx workflow.Context, err error) bool {
 	var ce *temporal.CanceledError
-	return errors.As(err, &ce) || errors.Is(ctx.Err(), workflow.ErrCanceled)
+	var ae *temporal.ApplicationError
+	return errors.As(err, &ce) || errors.Is(ctx.Err(), workflow.ErrCanceled) ||
+		(errors.As(err, &ae) && ae.Type() == ErrTypeTurnAborted)
 }
 
 // failureMessage extracts the innermost application message, which is the one written for people.

@@ -237,3 +237,18 @@ func TestCancellationDuringToolsFinalizesAsCancelled(t *testing.T) {
 	require.Len(t, f.finalized, 1)
 	require.Equal(t, models.TurnCancelled, f.finalized[0].Status)
 }
+
+// An activity that stopped on the user's abort (before Temporal's own cancellation reached it)
+// ends the turn as cancelled, not failed, and is not retried.
+func TestAbortedActivityEndsTheTurnAsCancelled(t *testing.T) {
+	f := &fakeActs{}
+	f.llm = func(context.Context, workflows.LLMInput) (workflows.LLMResult, error) {
+		return workflows.LLMResult{}, temporal.NewNonRetryableApplicationError("the turn was aborted", workflows.ErrTypeTurnAborted, nil)
+	}
+	env := newEnv(t, f)
+	env.ExecuteWorkflow(workflows.ChatTurnWorkflow, input)
+	r := result(t, env)
+	require.Equal(t, models.TurnCancelled, r.Status)
+	require.Len(t, f.llmCalls, 1)
+	require.Equal(t, models.TurnCancelled, f.finalized[0].Status)
+}

@@ -25,6 +25,8 @@ const (
 	ErrTypeLLMBadRequest = "LLMBadRequest"
 	ErrTypeLLMConfig     = "LLMConfigError"
 	ErrTypeNoCredentials = "CredentialsExpired"
+	// ErrTypeTurnAborted is how an activity that stopped on the user's abort reports it.
+	ErrTypeTurnAborted = "TurnAborted"
 )
 
 // WorkflowID makes a turn readable in the Temporal UI and unique per turn.
