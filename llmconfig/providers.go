@@ -1,0 +1,80 @@
+package llmconfig
+
+import "strings"
+
+// Preset is a provider the copilot knows: every one speaks the OpenAI chat-completions API at
+// its base URL, so choosing one only fills the base URL and says whether a key is needed.
+type Preset struct {
+	ID    string `json:"id"`
+	Label string `json:"label"`
+	// BaseURL is filled in when a configuration names this provider without a base URL; ""
+	// means the base URL is the user's own (Azure resource, custom endpoint) and must be given.
+	BaseURL         string `json:"base_url"`
+	BaseURLRequired bool   `json:"base_url_required"`
+	BaseURLExample  string `json:"base_url_example,omitempty"`
+	APIKeyRequired  bool   `json:"api_key_required"`
+	// Local providers run next to the copilot; their default base URL is localhost as seen
+	// from the copilot's own host.
+	Local         bool     `json:"local"`
+	ExampleModels []string `json:"example_models"`
+	Notes         string   `json:"notes,omitempty"`
+}
+
+// ProviderCustom is any other OpenAI-compatible endpoint; it needs a base URL.
+const ProviderCustom = "custom"
+
+var presets = []Preset{
+	{ID: "openai", Label: "OpenAI", BaseURL: "https://api.openai.com/v1", APIKeyRequired: true,
+		ExampleModels: []string{"gpt-4o-mini", "gpt-4.1", "gpt-4o", "o4-mini"}},
+	{ID: "azure", Label: "Azure OpenAI", BaseURLRequired: true, BaseURLExample: "https://YOUR-RESOURCE.openai.azure.com",
+		APIKeyRequired: true, ExampleModels: []string{"your-deployment-name"},
+		Notes: "The base URL is your resource's endpoint and the model is the name of your deployment."},
+	{ID: "deepseek", Label: "DeepSeek", BaseURL: "https://api.deepseek.com/v1", APIKeyRequired: true,
+		ExampleModels: []string{"deepseek-chat", "deepseek-reasoner"}},
+	{ID: "openrouter", Label: "OpenRouter", BaseURL: "https://openrouter.ai/api/v1", APIKeyRequired: true,
+		ExampleModels: []string{"openai/gpt-4o-mini", "deepseek/deepseek-chat-v3-0324:free", "meta-llama/llama-3.3-70b-instruct:free"},
+		Notes:         "Model names carry the vendor, as in openai/gpt-4o-mini; the :free variants cost nothing."},
+	{ID: "ollama", Label: "Ollama", BaseURL: "http://localhost:11434/v1", Local: true,
+		ExampleModels: []string{"qwen2.5:7b", "llama3.1:8b", "mistral-nemo"},
+		Notes:         "Pick a model that supports tool calling; Ollama's own context default is small, so set context_limit to what you run it with."},
+	{ID: "lmstudio", Label: "LM Studio", BaseURL: "http://localhost:1234/v1", Local: true,
+		ExampleModels: []string{"qwen2.5-7b-instruct", "llama-3.1-8b-instruct"}},
+	{ID: "vllm", Label: "vLLM", BaseURL: "http://localhost:8000/v1", Local: true,
+		ExampleModels: []string{"Qwen/Qwen2.5-7B-Instruct", "meta-llama/Llama-3.1-8B-Instruct"},
+		Notes:         "Start vLLM with --enable-auto-tool-choice and a --tool-call-parser for tool calls to work."},
+	{ID: "litellm", Label: "LiteLLM proxy", BaseURL: "http://localhost:4000/v1", Local: true,
+		ExampleModels: []string{"gpt-4o-mini", "claude-3-5-sonnet"},
+		Notes:         "The model is a model name of your LiteLLM proxy's configuration; the key is a LiteLLM virtual key if the proxy requires one."},
+	{ID: ProviderCustom, Label: "Other OpenAI-compatible endpoint", BaseURLRequired: true,
+		BaseURLExample: "https://llm.example.com/v1", ExampleModels: []string{},
+		Notes: "Any server that speaks the OpenAI chat-completions API with tool calls; the base URL usually ends in /v1."},
+}
+
+// Presets lists the known providers, in the order a person would look for them.
+func Presets() []Preset {
+	out := make([]Preset, len(presets))
+	copy(out, presets)
+	for i := range out {
+		out[i].ExampleModels = append([]string{}, presets[i].ExampleModels...)
+	}
+	return out
+}
+
+// PresetFor returns the preset of a provider name (case-insensitive).
+func PresetFor(provider string) (Preset, bool) {
+	p := strings.ToLower(strings.TrimSpace(provider))
+	for _, pr := range presets {
+		if pr.ID == p {
+			return pr, true
+		}
+	}
+	return Preset{}, false
+}
+
+func providerIDs() []string {
+	ids := make([]string, len(presets))
+	for i, p := range presets {
+		ids[i] = p.ID
+	}
+	return ids
+}
