@@ -184,7 +184,7 @@ async function loadProjects(preferId = '') {
     items.length
       ? h('optgroup', { label }, items.map((p) => h('option', { value: p.project_id, text: p.status === 'opened' ? p.name : `${p.name} (${p.status || 'closed'})` })))
       : null;
-  el.projectSelect.append(group('Opened', opened) || [], group('Closed', others) || []);
+  for (const g of [group('Opened', opened), group('Closed', others)]) if (g) el.projectSelect.append(g);
   const want = preferId || state.projectId;
   const chosen = state.projects.find((p) => p.project_id === want) || opened[0] || state.projects[0];
   el.projectSelect.value = chosen.project_id;
@@ -537,6 +537,8 @@ async function send(textArg) {
   detachStream();
   banner('');
   if (el.conversation.querySelector('.empty-state')) clear(el.conversation);
+  // A new attempt replaces the notices of earlier attempts that failed.
+  for (const n of el.conversation.querySelectorAll('.notice[data-message]')) n.remove();
   const userEl = userMessage(text);
   const turn = new AssistantTurn();
   el.conversation.append(userEl, turn.el);

@@ -6,15 +6,14 @@ import { clear, h } from './dom.js';
 
 // Used when the server offers no presets; the server's list wins when it has one.
 const FALLBACK_PRESETS = [
-  { id: 'openai', label: 'OpenAI', base_url: 'https://api.openai.com/v1', models: ['gpt-4o-mini', 'gpt-4o', 'gpt-4.1-mini'] },
+  { id: 'openai', label: 'OpenAI', base_url: 'https://api.openai.com/v1', models: ['gpt-4o-mini', 'gpt-4o'] },
   { id: 'deepseek', label: 'DeepSeek', base_url: 'https://api.deepseek.com/v1', models: ['deepseek-chat'] },
   { id: 'openrouter', label: 'OpenRouter', base_url: 'https://openrouter.ai/api/v1', models: [] },
-  { id: 'azure', label: 'Azure OpenAI', base_url: '', models: [] },
-  { id: 'ollama', label: 'Ollama (local)', base_url: 'http://localhost:11434/v1', models: ['llama3.1', 'qwen2.5'] },
-  { id: 'lmstudio', label: 'LM Studio (local)', base_url: 'http://localhost:1234/v1', models: [] },
+  { id: 'ollama', label: 'Ollama', base_url: 'http://localhost:11434/v1', models: [] },
+  { id: 'lmstudio', label: 'LM Studio', base_url: 'http://localhost:1234/v1', models: [] },
   { id: 'vllm', label: 'vLLM', base_url: 'http://localhost:8000/v1', models: [] },
   { id: 'litellm', label: 'LiteLLM proxy', base_url: 'http://localhost:4000/v1', models: [] },
-  { id: 'custom', label: 'Custom (OpenAI-compatible)', base_url: '', models: [] },
+  { id: 'custom', label: 'Other OpenAI-compatible endpoint', base_url: '', models: [] },
 ];
 
 const $ = (id) => document.getElementById(id);
@@ -43,6 +42,7 @@ function message(kind, text) {
   info.hidden = kind !== 'info' || !text;
   (kind === 'error' ? err : info).textContent = text || '';
   if (kind === 'error') info.hidden = true;
+  if (text) (kind === 'error' ? err : info).scrollIntoView({ block: 'nearest' });
 }
 
 function normalizePresets(res) {
@@ -51,9 +51,16 @@ function normalizePresets(res) {
     .map((p) => {
       if (typeof p === 'string') return { id: p, label: p, base_url: '', models: [] };
       const id = String(p.id ?? p.provider ?? p.name ?? '');
-      const models = (p.models || p.suggested_models || p.default_models || []).map((m) => (typeof m === 'string' ? m : m.id || m.name || '')).filter(Boolean);
-      if (p.default_model && !models.includes(p.default_model)) models.unshift(p.default_model);
-      return { id, label: String(p.display_name ?? p.label ?? p.name ?? id), base_url: String(p.base_url ?? p.default_base_url ?? ''), models };
+      const models = (p.example_models || p.models || p.suggested_models || []).map((m) => (typeof m === 'string' ? m : m.id || m.name || '')).filter(Boolean);
+      return {
+        id,
+        label: String(p.label ?? p.display_name ?? p.name ?? id),
+        base_url: String(p.base_url ?? ''),
+        example: String(p.base_url_example ?? ''),
+        keyRequired: p.api_key_required !== false,
+        notes: String(p.notes ?? ''),
+        models,
+      };
     })
     .filter((p) => p.id);
 }
@@ -68,7 +75,7 @@ export async function showSettings() {
       presets = [];
     }
     if (!presets.length) presets = FALLBACK_PRESETS;
-    if (!presets.some((p) => p.id === 'custom')) presets = [...presets, { id: 'custom', label: 'Custom (OpenAI-compatible)', base_url: '', models: [] }];
+    if (!presets.some((p) => p.id === 'custom')) presets = [...presets, { id: 'custom', label: 'Other OpenAI-compatible endpoint', base_url: '', models: [] }];
     const sel = $('llm-provider');
     clear(sel);
     for (const p of presets) sel.append(h('option', { value: p.id, text: p.label }));
@@ -81,11 +88,10 @@ function flat(cfg) {
   return { ...cfg, ...(cfg.config && typeof cfg.config === 'object' ? cfg.config : {}) };
 }
 
+/** maskedKey says which key is stored without showing it: the server's hint ("sk-…abcd") or dots. */
 function maskedKey(c) {
-  const k = c.api_key_masked ?? c.api_key;
-  if (typeof k === 'string' && k) return k;
-  if (c.has_api_key === false) return 'not set';
-  if (c.has_api_key === true) return '••••••••';
+  if (typeof c.api_key_hint === 'string' && c.api_key_hint) return c.api_key_hint;
+  if (c.api_key_set === false) return 'not set';
   return '••••••••';
 }
 
@@ -157,10 +163,12 @@ function applyPreset(fillURL) {
   clear(dl);
   if (!p) return;
   for (const m of p.models) dl.append(h('option', { value: m }));
-  if (fillURL) {
-    $('llm-base-url').value = p.base_url;
-    if (!$('llm-model').value && p.models[0]) $('llm-model').value = p.models[0];
-  }
+  $('llm-base-url').placeholder = p.base_url || p.example || 'https://…/v1';
+  $('llm-model').placeholder = p.models[0] || 'model name';
+  const notes = $('llm-provider-notes');
+  notes.textContent = p.notes || '';
+  notes.hidden = !p.notes;
+  if (fillURL) $('llm-base-url').value = p.base_url || '';
 }
 
 function resetForm() {

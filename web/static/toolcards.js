@@ -134,25 +134,24 @@ export class ToolCard {
     if (this.state !== 'running') this.setRunning();
     let entries = [p];
     if (Array.isArray(p)) entries = p;
-    else if (typeof p === 'object') {
-      const list = p.items || p.nodes || p.devices || p.data;
-      if (Array.isArray(list)) entries = list;
-      if (typeof p.done === 'number' || typeof p.total === 'number' || p.message) {
+    else if (p && typeof p === 'object') {
+      const list = p.items || p.nodes || p.devices;
+      if (Array.isArray(list)) {
+        // A wrapper around per-item entries may carry an overall count and message.
+        entries = list;
         const parts = [];
         if (typeof p.total === 'number') parts.push(`${p.done ?? p.completed ?? 0} of ${p.total}`);
-        if (p.message && entries !== p) parts.push(String(p.message));
-        if (parts.length) {
-          this.progressSummary.textContent = parts.join(' — ');
-          this.progressSummary.hidden = false;
-        }
+        if (p.message) parts.push(String(p.message));
+        this.progressSummary.textContent = parts.join(' — ');
+        this.progressSummary.hidden = parts.length === 0;
       }
     } else {
       entries = [{ message: String(p) }];
     }
     for (const e of entries) {
       if (e === null || typeof e !== 'object') continue;
-      const key = String(e.id ?? e.node_id ?? e.device_id ?? e.name ?? e.node ?? e.device ?? e.node_name ?? '');
-      const label = String(e.name ?? e.node_name ?? e.device_name ?? e.node ?? e.device ?? e.id ?? '');
+      const key = String(e.item_id ?? e.id ?? e.node_id ?? e.device_id ?? e.item_name ?? e.name ?? e.node ?? e.device ?? e.node_name ?? '');
+      const label = String(e.item_name ?? e.name ?? e.node_name ?? e.device_name ?? e.node ?? e.device ?? e.item_id ?? e.id ?? '');
       const status = String(e.status ?? e.state ?? '');
       const message = e.message ?? e.detail ?? e.error ?? '';
       if (!key && !label && !message) continue;
@@ -166,12 +165,9 @@ export class ToolCard {
       const state = itemState(status);
       const busy = state === 'unknown';
       row.dataset.state = busy ? 'busy' : state;
-      row.append(
-        busy ? h('span', { class: 'mini-spinner', 'aria-hidden': 'true' }) : mark(state),
-        h('span', { class: 'item-name', text: label || 'progress' }),
-        status ? h('span', { class: 'item-status', text: status }) : null,
-        message ? h('span', { class: 'item-message', text: String(message) }) : null,
-      );
+      row.append(busy ? h('span', { class: 'mini-spinner', 'aria-hidden': 'true' }) : mark(state), h('span', { class: 'item-name', text: label || 'progress' }));
+      if (status) row.append(h('span', { class: 'item-status', text: status }));
+      if (message) row.append(h('span', { class: 'item-message', text: String(message) }));
       this.progressEl.hidden = false;
     }
   }

@@ -1,0 +1,393 @@
+// End-to-end tests of the chat page in headless Chromium (Debian's package, driven by
+// playwright-core; no browser is ever downloaded). They run against the real service with the
+// fake GNS3 server and the scripted model, started by the Go launcher in web/browser_test.go,
+// which passes the address in COPILOT_URL. The model's answers are chosen by words in the
+// message typed here (see pageScript in that file).
+
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { launch } from './browser.mjs';
+
+const URL = process.env.COPILOT_URL;
+const USER = process.env.COPILOT_USER || 'alice';
+const PASSWORD = process.env.COPILOT_PASSWORD || 'alice-password';
+const PROJECT = process.env.COPILOT_PROJECT || 'lab1';
+const CLOSED_PROJECT = process.env.COPILOT_CLOSED_PROJECT || '';
+const ARTIFACTS = process.env.COPILOT_ARTIFACTS || new globalThis.URL('./artifacts/', import.meta.url).pathname;
+
+const skip = URL ? false : 'COPILOT_URL is not set: run these through `go test ./web -run TestChatPageInBrowser`, which starts the service';
+
+let browser;
+let context;
+let page;
+const pageErrors = [];
+const cspViolations = [];
+const joinRequests = [];
+
+async function shot(name) {
+  await page.screenshot({ path: join(ARTIFACTS, name + '.png'), fullPage: false });
+}
+
+/** until polls fn in the page context until it returns a truthy value. */
+async function until(fn, arg, timeout = 20000) {
+  const handle = await page.waitForFunction(fn, arg, { timeout, polling: 50 });
+  return handle.jsonValue();
+}
+
+const assistantTexts = () => page.$$eval('.msg.assistant .md', (els) => els.map((e) => e.textContent));
+const lastAssistant = '.msg.assistant:last-of-type';
+
+async function send(text) {
+  await page.fill('#composer-input', text);
+  await page.press('#composer-input', 'Enter');
+}
+
+async function waitTurnDone(timeout = 60000) {
+  await page.waitForSelector('#send:not([hidden])', { timeout });
+  await page.waitForSelector('.msg.assistant.streaming', { state: 'detached', timeout });
+}
+
+async function newChat() {
+  await page.click('#new-chat');
+  await page.waitForSelector('.empty-state');
+}
+
+describe('chat page', { skip }, () => {
+  before(async () => {
+    mkdirSync(ARTIFACTS, { recursive: true });
+    browser = await launch();
+    ({ context, page } = browser);
+    page.on('pageerror', (err) => pageErrors.push(String(err)));
+    page.on('console', (msg) => {
+      if (/Content Security Policy|Trusted Type|Refused to/i.test(msg.text())) cspViolations.push(msg.text());
+    });
+    page.on('request', (req) => {
+      if (req.method() === 'GET' && /\/chat\/sessions\/[^/]+\/stream$/.test(new globalThis.URL(req.url()).pathname)) {
+        joinRequests.push(req.headers()['last-event-id'] || '');
+      }
+    });
+  });
+
+  after(async () => {
+    if (browser) await browser.close();
+  });
+
+  test('the page is served with a strict CSP and signs in', async () => {
+    const res = await page.goto(URL + '/');
+    assert.equal(res.status(), 200);
+    const csp = res.headers()['content-security-policy'] || '';
+    assert.match(csp, /script-src 'self'/);
+    assert.match(csp, /require-trusted-types-for 'script'/);
+    await page.waitForSelector('#signin-form');
+
+    // A wrong password is explained, and the token never lands in a cookie or the URL.
+    await page.fill('#signin-username', USER);
+    await page.fill('#signin-password', 'wrong-password');
+    await page.click('#signin-submit');
+    await page.waitForSelector('#signin-error:not([hidden])');
+    assert.match(await page.textContent('#signin-error'), /wrong username or password/i);
+
+    await page.fill('#signin-password', PASSWORD);
+    await shot('01-sign-in');
+    await page.click('#signin-submit');
+    await page.waitForSelector('#view-app:not([hidden])');
+    assert.equal((await context.cookies()).length, 0, 'no cookies');
+    assert.ok(!page.url().includes('token'), 'no token in the URL');
+    const stored = await page.evaluate(() => sessionStorage.getItem('gns3copilot.token'));
+    assert.ok(stored && stored.length > 10, 'token kept in sessionStorage');
+    assert.equal(await page.textContent('#user-name'), USER);
+  });
+
+  test('the project picker lists opened projects first and selects one', async () => {
+    const options = await page.$$eval('#project-select option', (os) => os.map((o) => ({ text: o.textContent, group: o.parentElement.label })));
+    assert.equal(options[0].group, 'Opened');
+    assert.equal(options[0].text, PROJECT);
+    if (CLOSED_PROJECT) {
+      const closed = options.find((o) => o.text.startsWith(CLOSED_PROJECT));
+      assert.ok(closed, 'the closed project is listed');
+      assert.equal(closed.group, 'Closed');
+    }
+    assert.equal(await page.textContent('#project-status'), 'opened');
+    await page.waitForSelector('.empty-state');
+    await shot('02-new-chat');
+  });
+
+  test('a message streams a Markdown answer in', async () => {
+    await send('hello copilot');
+    await page.waitForSelector('.msg.user >> text=hello copilot');
+    // The text grows while it streams: read it twice, some time apart, before it is done.
+    await until(() => {
+      const md = document.querySelector('.msg.assistant.streaming .md');
+      return md && md.textContent.length > 5;
+    });
+    const early = (await assistantTexts()).at(-1);
+    await until((n) => document.querySelector('.msg.assistant .md').textContent.length > n + 10, early.length);
+    const streaming = await page.$('.msg.assistant.streaming');
+    assert.ok(streaming, 'still streaming after the text grew');
+    assert.equal(await page.isVisible('#stop'), true, 'Stop is offered while the copilot answers');
+    await shot('03-streaming');
+    await waitTurnDone();
+    const text = (await assistantTexts()).at(-1);
+    assert.ok(text.startsWith(early.trimEnd().slice(0, 5)));
+    assert.match(text, /Hello!/);
+    assert.equal(await page.textContent(`${lastAssistant} .md strong`), 'Hello!');
+    assert.equal(await page.textContent(`${lastAssistant} .md code`), 'lab1');
+    assert.equal(await page.$$eval(`${lastAssistant} .md li`, (l) => l.length), 2);
+    assert.equal(await page.$$eval(`${lastAssistant} .md table tbody tr`, (r) => r.length), 2);
+
+    // The new session appears in the sidebar with its statistics.
+    await page.waitForSelector('.session.active');
+    await until(() => /\d+ messages? · \d+ LLM calls? · [\d.]+k? tokens/.test(document.querySelector('.session.active .session-stats').textContent));
+    const stats = await page.textContent('.session.active .session-stats');
+    assert.match(stats, /[1-9]\d* messages? · [1-9]\d* LLM calls? · [1-9][\d.]*k? tokens/);
+    await shot('04-answer-and-sidebar');
+  });
+
+  test('a tool card fills in, shows progress while running, and ends with ✓/✗ rows', async () => {
+    await newChat();
+    // Record every state the card goes through, as the user would have seen it.
+    await page.evaluate(() => {
+      window.__cardLog = { args: [], states: [], progress: 0 };
+      new MutationObserver(() => {
+        const card = document.querySelector('.tool-card');
+        if (!card) return;
+        const log = window.__cardLog;
+        const args = card.querySelector('.tool-args-text').textContent;
+        if (args !== log.args.at(-1)) log.args.push(args);
+        if (card.dataset.state !== log.states.at(-1)) log.states.push(card.dataset.state);
+        log.progress = Math.max(log.progress, card.querySelectorAll('.tool-progress:not([hidden]) .progress-row').length);
+      }).observe(document.getElementById('conversation'), { subtree: true, childList: true, characterData: true, attributes: true });
+    });
+    await send('Please start the lab');
+    await page.waitForSelector('.tool-card');
+    assert.match(await page.textContent('.tool-card .tool-name'), /start_gns3_node/);
+    await page.waitForSelector('.tool-card[data-state="running"]', { timeout: 30000 });
+    await shot('05-tool-running');
+    await page.waitForSelector('.tool-card[data-state="partial"]', { timeout: 60000 });
+    await waitTurnDone();
+    await shot('06-tool-result');
+
+    const log = await page.evaluate(() => window.__cardLog);
+    assert.ok(log.args.length >= 3, `arguments filled in step by step: ${JSON.stringify(log.args)}`);
+    assert.ok(log.args.some((a) => a.length > 0 && !a.includes('PC3')), 'a partial argument string was shown');
+    assert.deepEqual(JSON.parse(log.args.at(-1)), { node_ids: ['PC1', 'PC2', 'PC3'] });
+    assert.ok(log.states.includes('running'), `states: ${log.states}`);
+    assert.ok(log.progress >= 1, 'per-node progress was shown while the tool ran');
+
+    const summary = await page.textContent('.tool-card .tool-summary');
+    assert.match(summary, /3 total/);
+    assert.match(summary, /2 successful/);
+    assert.match(summary, /1 failed/);
+    const rows = await page.$$eval('.tool-card .tool-item', (items) =>
+      items.map((li) => ({
+        state: li.dataset.state,
+        mark: li.querySelector('.mark [aria-hidden]').textContent,
+        name: li.querySelector('.item-name').textContent,
+        color: getComputedStyle(li.querySelector('.mark')).color,
+        text: li.textContent,
+      })),
+    );
+    assert.equal(rows.length, 3);
+    const ok = rows.filter((r) => r.state === 'ok');
+    const bad = rows.filter((r) => r.state === 'failed');
+    assert.deepEqual(ok.map((r) => r.name).sort(), ['PC1', 'PC2']);
+    assert.deepEqual(bad.map((r) => r.name), ['PC3']);
+    assert.ok(ok.every((r) => r.mark === '✓'));
+    assert.equal(bad[0].mark, '✗');
+    assert.match(bad[0].text, /could not bind its console port/);
+    const [r, gr, b] = ok[0].color.match(/\d+/g).map(Number);
+    assert.ok(gr > r && gr > b, `✓ is green (${ok[0].color})`);
+    const [r2, g2, b2] = bad[0].color.match(/\d+/g).map(Number);
+    assert.ok(r2 > g2 && r2 > b2, `✗ is red (${bad[0].color})`);
+    assert.match((await assistantTexts()).at(-1), /PC3 could not start/);
+  });
+
+  test('sessions can be renamed inline, pinned and deleted with confirmation', async () => {
+    await page.waitForSelector('.session-list .session >> nth=1');
+    const titles = () => page.$$eval('.session .session-title', (t) => t.map((e) => e.textContent.replace(/^Pinned: /, '')));
+    const before = await titles();
+    assert.equal(before.length, 2);
+
+    // Rename the second (older) conversation.
+    const second = page.locator('.session').nth(1);
+    await second.locator('[data-action="rename"]').click();
+    const input = page.locator('.rename-input');
+    await input.fill('Renamed by the browser test');
+    await input.press('Enter');
+    await page.waitForSelector('.session-title >> text=Renamed by the browser test');
+
+    // Pin it: it moves to the top and says so.
+    const renamed = page.locator('.session', { hasText: 'Renamed by the browser test' });
+    await renamed.locator('[data-action="pin"]').click();
+    await until(() => document.querySelector('.session').textContent.includes('Renamed by the browser test') && document.querySelector('.session').classList.contains('pinned'));
+    assert.equal(await page.locator('.session').first().locator('[data-action="pin"]').getAttribute('aria-pressed'), 'true');
+    await shot('07-sidebar-renamed-pinned');
+
+    // The server kept both: a reload shows the same order and title.
+    await page.reload();
+    await page.waitForSelector('.session.pinned');
+    assert.equal((await titles())[0], 'Renamed by the browser test');
+
+    // Unpin, then delete the other conversation, confirming in the dialog.
+    await page.locator('.session.pinned [data-action="pin"]').click();
+    await page.waitForSelector('.session.pinned', { state: 'detached' });
+    const victim = page.locator('.session', { hasNotText: 'Renamed by the browser test' }).first();
+    const victimTitle = (await victim.locator('.session-title').textContent()).trim();
+    await victim.locator('[data-action="delete"]').click();
+    await page.waitForSelector('#confirm-dialog[open]');
+    assert.match(await page.textContent('#confirm-text'), new RegExp(victimTitle.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')));
+    await shot('08-delete-confirmation');
+    // Cancelling keeps it.
+    await page.click('#confirm-dialog button[value="cancel"]');
+    assert.equal((await titles()).length, 2);
+    await victim.locator('[data-action="delete"]').click();
+    await page.click('#confirm-ok');
+    await until(() => document.querySelectorAll('.session').length === 1);
+    assert.deepEqual(await titles(), ['Renamed by the browser test']);
+  });
+
+  test('the stop button aborts a running turn and keeps the partial answer', async () => {
+    await newChat();
+    await send('tell me a slow story');
+    await until(() => {
+      const md = document.querySelector('.msg.assistant.streaming .md');
+      return md && md.textContent.length > 60;
+    });
+    await page.waitForSelector('#stop:not([disabled])');
+    await page.click('#stop');
+    await page.waitForSelector(`${lastAssistant} .notice-stopped`, { timeout: 30000 });
+    await waitTurnDone();
+    const text = (await assistantTexts()).at(-1);
+    assert.ok(text.length > 60, 'the partial text stays');
+    assert.ok(!text.includes('END-OF-STORY'), 'the answer was cut short');
+    await shot('09-stopped');
+    // The session's history keeps the partial answer too.
+    await page.reload();
+    await page.waitForSelector('.msg.assistant .md');
+    assert.ok((await assistantTexts()).at(-1).length > 20);
+  });
+
+  test('reloading mid-turn rejoins the stream and shows everything, once', async () => {
+    await newChat();
+    await send('another slow story please');
+    await until(() => {
+      const md = document.querySelector('.msg.assistant.streaming .md');
+      return md && md.textContent.length > 80;
+    });
+    const seen = (await assistantTexts()).at(-1);
+    joinRequests.length = 0;
+    await page.reload();
+    await page.waitForSelector('.msg.user >> text=another slow story please');
+    await page.waitForSelector('.msg.assistant.streaming .md');
+    // What was shown before the reload is there again at once, and the answer goes on.
+    const after = (await assistantTexts()).at(-1);
+    assert.ok(after.startsWith(seen.slice(0, 60)), 'the text from before the reload is shown');
+    await shot('10-rejoined-mid-turn');
+    assert.ok(joinRequests.length >= 1 && joinRequests[0] !== '', `rejoined with Last-Event-ID (${JSON.stringify(joinRequests)})`);
+    await waitTurnDone();
+    const final = (await assistantTexts()).at(-1);
+    assert.ok(final.includes('END-OF-STORY'), 'the turn finished');
+    assert.equal(final.split('Step 3 checks').length, 2, 'nothing shown twice');
+    assert.ok(final.startsWith('Here is a long walk through the lab.'), final.slice(0, 80));
+    assert.equal(await page.$$eval('.msg.user', (m) => m.filter((x) => x.textContent.includes('another slow story please')).length), 1);
+    await shot('11-rejoined-finished');
+    assert.equal(await page.evaluate(() => sessionStorage.getItem('gns3copilot.live')), null, 'the live record is cleared once the turn is over');
+  });
+
+  test('a model answer containing <script> is rendered as text', async () => {
+    await newChat();
+    await send('show me a script tag');
+    await waitTurnDone();
+    const last = page.locator('.msg.assistant').last();
+    const text = await last.textContent();
+    assert.ok(text.includes('<script>window.__pwned = 1</script>'), text);
+    assert.ok(text.includes('<img src=x onerror="window.__pwned = 2">'));
+    assert.equal(await page.evaluate(() => window.__pwned), undefined, 'nothing from the answer ran');
+    assert.equal(await last.locator('script').count(), 0);
+    assert.equal(await last.locator('img').count(), 0);
+    assert.equal(await last.locator('a[href^="javascript"]').count(), 0);
+    assert.equal(await last.locator('pre code').textContent(), '<script>window.__pwned = 4</script>');
+    assert.ok(text.includes('harmless looking link'));
+    await shot('12-script-as-text');
+    // And again from the stored history.
+    await page.reload();
+    await page.waitForSelector('.msg.assistant');
+    assert.equal(await page.evaluate(() => window.__pwned), undefined);
+    assert.equal(await page.locator('.conversation script, .conversation img').count(), 0);
+  });
+
+  test('a closed project explains itself and can be opened', { skip: !CLOSED_PROJECT && 'no closed project' }, async () => {
+    const value = await page.$eval('#project-select', (s, name) => [...s.options].find((o) => o.textContent.startsWith(name)).value, CLOSED_PROJECT);
+    await page.selectOption('#project-select', value);
+    await page.waitForSelector('.notice >> text=The copilot works on opened projects only');
+    assert.equal(await page.isDisabled('#composer-input'), true);
+    await shot('13-project-closed');
+    await page.locator('.conversation button', { hasText: 'Open project' }).click();
+    await until(() => document.getElementById('project-status').textContent === 'opened');
+    await page.waitForSelector('.empty-state');
+    assert.equal(await page.isDisabled('#composer-input'), false);
+    // Back to the first project.
+    const first = await page.$eval('#project-select', (s, name) => [...s.options].find((o) => o.textContent === name).value, PROJECT);
+    await page.selectOption('#project-select', first);
+    await page.waitForSelector('.session');
+  });
+
+  test('the LLM settings form shows presets and never shows a key', async (t) => {
+    await page.click('#settings-link');
+    await page.waitForSelector('#view-settings:not([hidden])');
+    await until(() => document.querySelectorAll('#llm-provider option').length > 1);
+    // A preset fills the base URL.
+    const providers = await page.$$eval('#llm-provider option', (os) => os.map((o) => o.value));
+    const preset = providers.find((p) => p !== 'custom');
+    await page.selectOption('#llm-provider', preset);
+    assert.notEqual(await page.inputValue('#llm-base-url'), '', `preset ${preset} fills the base URL`);
+    assert.equal(await page.getAttribute('#llm-api-key', 'type'), 'password');
+
+    const secret = 'sk-browser-test-9f8e7d6c5b4a';
+    await page.fill('#llm-name', 'Browser test model');
+    await page.fill('#llm-model', 'gpt-4o-mini');
+    await page.fill('#llm-api-key', secret);
+    await page.click('#llm-save');
+    await page.waitForSelector('#settings-info:not([hidden]), #settings-error:not([hidden])');
+    if (await page.isVisible('#settings-error')) {
+      // The configuration routes are not served by this build: the page must say so clearly.
+      const msg = await page.textContent('#settings-error');
+      assert.ok(msg.length > 10, msg);
+      await shot('14-settings');
+      t.diagnostic('LLM configuration routes unavailable: ' + msg);
+      return;
+    }
+    await page.waitForSelector('#llm-rows tr');
+    const html = await page.content();
+    assert.ok(!html.includes(secret), 'the key is not shown anywhere on the page');
+    const masked = await page.textContent('#llm-rows tr .masked-key');
+    assert.ok(masked && !masked.includes(secret), `masked key: ${masked}`);
+    await shot('14-settings');
+    // Clean up so the server default keeps answering the other tests' turns.
+    await page.locator('#llm-rows tr', { hasText: 'Browser test model' }).getByRole('button', { name: /Delete/ }).click();
+    await page.click('#confirm-ok');
+    await until(() => !document.getElementById('llm-rows').textContent.includes('Browser test model'));
+    await page.click('.settings-head a');
+    await page.waitForSelector('#chat:not([hidden])');
+  });
+
+  test('an expired session goes back to sign-in with an explanation', async () => {
+    await page.evaluate(() => sessionStorage.setItem('gns3copilot.token', 'expired-token-0000'));
+    await page.reload();
+    await page.waitForSelector('#signin-form');
+    await page.waitForSelector('#signin-error:not([hidden])');
+    assert.match(await page.textContent('#signin-error'), /expired/i);
+    await shot('15-session-expired');
+    await page.fill('#signin-username', USER);
+    await page.fill('#signin-password', PASSWORD);
+    await page.click('#signin-submit');
+    await page.waitForSelector('#view-app:not([hidden])');
+  });
+
+  test('no script errors and no CSP violations happened', () => {
+    assert.deepEqual(pageErrors, []);
+    assert.deepEqual(cspViolations, []);
+  });
+});
