@@ -397,3 +397,25 @@ func BenchmarkFitLongSession(b *testing.B) {
 		Estimator.Fit(in, budget)
 	}
 }
+
+func TestCapToolOutputs(t *testing.T) {
+	long := strings.Repeat("R1#show version\nCisco IOS Software, Version 15.9\n", 200)
+	in := []openai.ChatCompletionMessage{
+		msg("user", long), // only tool results are capped
+		{Role: "assistant", ToolCalls: []openai.ToolCall{{ID: "a", Type: "function"}, {ID: "b", Type: "function"}}},
+		{Role: "tool", ToolCallID: "a", Content: long},
+		{Role: "tool", ToolCallID: "b", Content: "short"},
+	}
+	orig := deepCopy(in)
+	out, cut := Estimator.CapToolOutputs(in, 300)
+	if cut != 1 || Text(out[2].Content) > 300 || out[3].Content != "short" || out[0].Content != long {
+		t.Fatalf("cut %d: %d tokens", cut, Text(out[2].Content))
+	}
+	if !reflect.DeepEqual(in, orig) {
+		t.Fatal("input modified")
+	}
+	same, cut := Estimator.CapToolOutputs(in, 1<<20)
+	if cut != 0 || &same[0] != &in[0] {
+		t.Fatal("nothing to cut: the same slice comes back")
+	}
+}

@@ -5,6 +5,8 @@ import (
 	"math"
 	"strings"
 	"unicode/utf8"
+
+	openai "github.com/sashabaranov/go-openai"
 )
 
 // TruncateToolOutput shortens a tool's output with the Estimator; see Counter.TruncateToolOutput.
@@ -95,4 +97,23 @@ func tailCut(t string) string {
 		t = t[i+1:]
 	}
 	return t
+}
+
+// CapToolOutputs returns msgs with every tool result longer than maxTokens shortened by
+// TruncateToolOutput, and how many were. It is meant for the copy sent to the model: the
+// transcript keeps the full outputs. msgs is not modified.
+func (c *Counter) CapToolOutputs(msgs []openai.ChatCompletionMessage, maxTokens int) ([]openai.ChatCompletionMessage, int) {
+	out := msgs
+	cut := 0
+	for i, m := range msgs {
+		if m.Role != openai.ChatMessageRoleTool || c.Text(m.Content) <= maxTokens {
+			continue
+		}
+		if cut == 0 {
+			out = append([]openai.ChatCompletionMessage(nil), msgs...)
+		}
+		out[i].Content = c.TruncateToolOutput(m.Content, maxTokens)
+		cut++
+	}
+	return out, cut
 }

@@ -153,6 +153,10 @@ func TestLLMConfigRepositoryOneDefaultPerOwner(t *testing.T) {
 		if err := repo.DB.Create(bad).Error; err == nil {
 			t.Fatal("the partial unique index lets a second default in")
 		}
+		robot := newLLMRow("robot", user, "neither user nor group")
+		if err := repo.DB.Create(robot).Error; err == nil {
+			t.Fatal("the owner_type check lets an unknown owner type in")
+		}
 	})
 }
 
