@@ -115,7 +115,7 @@ var imagePatterns = []struct {
 	platform string
 }{
 	{regexp.MustCompile(`juniper|junos|\bvmx|vsrx|vqfx|vjunos|\bolive`), "juniper_junos"},
-	{regexp.MustCompile(`huawei|\bvrp|\bne40|\bne5000|\bce(6800|6850|12800)|cloudengine|\bar\d{3,5}\b|\busg\d`), "huawei_vrp"},
+	{regexp.MustCompile(`huawei|\bvrp|\bne40|\bne5000|\bce(6800|6850|12800)|cloudengine|\bar\d{3,5}|\busg\d`), "huawei_vrp"},
 	{regexp.MustCompile(`ruijie|\brgos|\brg-`), "ruijie"},
 	{regexp.MustCompile(`arista|\bveos|\bceos|\beos\b`), "arista_eos"},
 	{regexp.MustCompile(`\bvpcs`), "vpcs"},
@@ -124,7 +124,8 @@ var imagePatterns = []struct {
 }
 
 // DetectPlatform finds a node's platform without connecting, in this order:
-// an explicit "device_type:" or "platform:" tag, the node type, then the
+// an explicit "device_type:" or "platform:" tag, the node type (a Docker
+// node is a Linux shell unless its image names a network OS), then the
 // template and image names. It returns a *DetectError (matching
 // ErrPlatformUnknown) when none of them tells; Connect then asks the
 // console prompt. Nodes that have no CLI console fail with
@@ -150,12 +151,21 @@ func DetectPlatform(t Target) (*Profile, error) {
 	if consoleless[nt] {
 		return nil, fmt.Errorf("device %q: node type %q has no command-line console: %w", t.label(), t.NodeType, ErrUnsupportedConsole)
 	}
+	names := strings.ToLower(t.TemplateName + " " + t.Image)
+	if nt == "docker" {
+		// Docker consoles are shells, except for containerised network
+		// OSes such as Arista cEOS, which their image names give away.
+		for _, ip := range imagePatterns {
+			if ip.platform != "linux" && ip.re.MatchString(names) {
+				return profiles[ip.platform], nil
+			}
+		}
+	}
 	if name, ok := nodeTypePlatforms[nt]; ok {
 		return profiles[name], nil
 	}
 	tried = append(tried, fmt.Sprintf("node type %q", t.NodeType))
 
-	names := strings.ToLower(t.TemplateName + " " + t.Image)
 	for _, ip := range imagePatterns {
 		if ip.re.MatchString(names) {
 			return profiles[ip.platform], nil

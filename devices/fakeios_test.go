@@ -420,3 +420,30 @@ func TestOpenUndetectablePrompt(t *testing.T) {
 		}
 	}
 }
+
+func TestOpenWithWrongProfileFailsFast(t *testing.T) {
+	srv := fakeios.Start(t, fakeios.Options{})
+	vpcs, _ := devices.ProfileByName("vpcs")
+	start := time.Now()
+	_, err := devices.Open(context.Background(), srv.Addr(), vpcs, devices.Options{})
+	if !errors.Is(err, devices.ErrNoPrompt) || !strings.Contains(err.Error(), "looks like cisco_ios, not vpcs") {
+		t.Fatalf("got %v", err)
+	}
+	if el := time.Since(start); el > 2*time.Second {
+		t.Fatalf("took %s", el)
+	}
+}
+
+func TestRunRejectsControlCharacters(t *testing.T) {
+	srv := fakeios.Start(t, fakeios.Options{})
+	s := openIOS(t, srv, devices.Options{})
+	for _, cmd := range []string{"show version\nreload", "show\x03", "\xffshow"} {
+		r := run(t, s, cmd)
+		if !r.Failed || r.Error == "" {
+			t.Fatalf("%q accepted: %+v", cmd, r)
+		}
+	}
+	if slices.ContainsFunc(srv.Lines(), func(l string) bool { return strings.Contains(l, "reload") }) {
+		t.Fatal("a rejected command reached the device")
+	}
+}

@@ -122,11 +122,13 @@ func (l *RedisLocker) Lock(ctx context.Context, key string, ttl time.Duration) (
 	}, nil
 }
 
-// renew extends the lock every ttl/3 while it is held.
+// renew extends the lock every ttl/3 while it is held. When renewals fail
+// for longer than the ttl the lock has expired and is reported lost.
 func (l *RedisLocker) renew(rkey, key, token string, ttl time.Duration, stop <-chan struct{}, done chan<- struct{}) {
 	defer close(done)
 	tick := time.NewTicker(ttl / 3)
 	defer tick.Stop()
+	lastOK := time.Now()
 	for {
 		select {
 		case <-stop:
@@ -136,7 +138,11 @@ func (l *RedisLocker) renew(rkey, key, token string, ttl time.Duration, stop <-c
 		ctx, cancel := context.WithTimeout(context.Background(), ttl/3)
 		n, err := renewScript.Run(ctx, l.client, []string{rkey}, token, ttl.Milliseconds()).Int64()
 		cancel()
-		if err == nil && n == 0 {
+		switch {
+		case err == nil && n == 1:
+			lastOK = time.Now()
+			continue
+		case err == nil, time.Since(lastOK) > ttl:
 			if l.OnLost != nil {
 				l.OnLost(key)
 			}

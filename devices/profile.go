@@ -302,7 +302,8 @@ func buildProfiles() map[string]*Profile {
 			// lone "\n" waits 100 ms for the inter-byte timer; the spaces are
 			// an empty command.
 			Wake:       "  \n",
-			UserPrompt: re(`^[\w.\-]+(?:\[\d+\])?> ?$`),
+			// Always with the trailing space, which is what tells it from IOS "R1>".
+			UserPrompt: re(`^[\w.\-]+(?:\[\d+\])?> $`),
 			ErrorPatterns: []*regexp.Regexp{
 				re(`(?m)^\s*(Bad command|Invalid |Incomplete command|Address not changed|Command not found)`),
 			},

@@ -33,7 +33,18 @@ type rule struct {
 }
 
 func newRule(text string, minAbbrev int) rule {
-	return rule{text: strings.Join(strings.Fields(strings.ToLower(text)), " "), words: strings.Fields(strings.ToLower(text)), minAbbrev: minAbbrev}
+	words := strings.Fields(strings.ToLower(text))
+	return rule{text: strings.Join(words, " "), words: words, minAbbrev: minAbbrev}
+}
+
+// abbrevFor is how short a verb abbreviation may be: three letters for a
+// lone word, two when more words must follow ("wr er", "sh tech"), since
+// the following words keep a short verb from matching too much.
+func abbrevFor(pattern string) int {
+	if len(strings.Fields(pattern)) > 1 {
+		return 2
+	}
+	return 3
 }
 
 // Policy decides which commands may be sent to a device.
@@ -46,16 +57,10 @@ type Policy struct {
 func DefaultPolicy() *Policy {
 	p := &Policy{}
 	for _, f := range DefaultForbidden {
-		p.forbidden = append(p.forbidden, newRule(f, 3))
+		p.forbidden = append(p.forbidden, newRule(f, abbrevFor(f)))
 	}
 	for _, d := range Destructive {
-		minAbbrev := 3
-		if strings.Contains(d, " ") {
-			// "wr er" is how IOS users type "write erase"; the second word
-			// keeps a short verb from matching too much.
-			minAbbrev = 2
-		}
-		p.destructive = append(p.destructive, newRule(d, minAbbrev))
+		p.destructive = append(p.destructive, newRule(d, abbrevFor(d)))
 	}
 	return p
 }
@@ -81,7 +86,7 @@ func LoadPolicy(path string) (*Policy, error) {
 		if line == "" || strings.HasPrefix(line, "#") {
 			continue
 		}
-		r := newRule(line, 3)
+		r := newRule(line, abbrevFor(line))
 		if !p.has(r.text) {
 			p.forbidden = append(p.forbidden, r)
 		}

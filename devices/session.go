@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 )
 
 // Options tune a console session. The zero value suits GNS3 consoles.
@@ -28,6 +29,9 @@ type Options struct {
 	WakeTimeout time.Duration
 	// WakeAttempts is how many wake-up Enters are sent (default 3).
 	WakeAttempts int
+	// BusyTimeout: a console that has sent nothing at all (not even telnet
+	// negotiation) this long after connecting is reported busy (default 2 s).
+	BusyTimeout time.Duration
 	// PromptSettle is the silence that confirms a prompt that differs from
 	// the previous one, so a prompt-like line inside output is not taken as
 	// the end of a command (default 30 ms).
@@ -67,6 +71,7 @@ func (o Options) withDefaults() Options {
 	def(&o.SettleQuiet, 50*time.Millisecond)
 	def(&o.SettleMax, 2*time.Second)
 	def(&o.WakeTimeout, time.Second)
+	def(&o.BusyTimeout, 2*time.Second)
 	def(&o.PromptSettle, 30*time.Millisecond)
 	def(&o.ResyncTimeout, 5*time.Second)
 	if o.WakeAttempts <= 0 {
@@ -155,6 +160,7 @@ type Session struct {
 	mode      Mode
 	textDelim string
 	lastIAC   time.Time
+	opened    time.Time
 	received  int
 	broken    error
 	stats     Stats
@@ -165,6 +171,7 @@ const iacGap = 30 * time.Millisecond
 var (
 	loginPrompt    = regexp.MustCompile(`(?i)(user ?name|login)\s*:\s*$`)
 	passwordPrompt = regexp.MustCompile(`(?i)password\s*:\s*$`)
+	pressReturn    = regexp.MustCompile(`(?i)press return to get started`)
 	errQuiet       = errors.New("quiet")
 )
 
@@ -193,6 +200,7 @@ func Open(ctx context.Context, addr string, p *Profile, opts Options) (*Session,
 		opts:    opts,
 		profile: p,
 		rbuf:    make([]byte, 32*1024),
+		opened:  time.Now(),
 	}
 	if !opts.DisableQuickAck {
 		s.qa = newQuickAcker(conn)
@@ -205,7 +213,7 @@ func Open(ctx context.Context, addr string, p *Profile, opts Options) (*Session,
 }
 
 func (s *Session) open(ctx context.Context) error {
-	stop := context.AfterFunc(ctx, s.interruptRead)
+	stop := s.watch(ctx)
 	defer stop()
 
 	if err := s.settle(ctx, s.opts.SettleMax); err != nil {
@@ -262,12 +270,19 @@ func (s *Session) wake(ctx context.Context) (string, int, error) {
 	wait := s.opts.WakeTimeout
 	logins := 0
 	var tail, unknown string
+	busyAt := s.opened.Add(s.opts.BusyTimeout)
 	for attempt := 1; attempt <= s.opts.WakeAttempts; attempt++ {
+		if s.received == 0 && !time.Now().Before(busyAt) {
+			break
+		}
 		s.scr.reset()
 		if err := s.send(wake, false); err != nil {
 			return "", attempt, err
 		}
 		deadline := time.Now().Add(wait)
+		if s.received == 0 && deadline.After(busyAt) {
+			deadline = busyAt
+		}
 		for {
 			line, ok, err := s.awaitPrompt(ctx, deadline)
 			if err == errQuiet {
@@ -279,12 +294,30 @@ func (s *Session) wake(ctx context.Context) (string, int, error) {
 			if ok {
 				return line, attempt, nil
 			}
+			if line == "" {
+				// Output ended with a line break and stopped: a console
+				// that says "Press RETURN to get started" wants an Enter.
+				if pressReturn.Match(s.scr.buf) {
+					s.scr.reset()
+					if err := s.send(s.newline(), false); err != nil {
+						return "", attempt, err
+					}
+					deadline = time.Now().Add(wait)
+				}
+				continue
+			}
 			// A login or a first-boot question stands between us and the prompt.
 			handled, err := s.answerLogin(line, &logins)
 			if err != nil {
 				return "", attempt, err
 			}
 			if !handled {
+				if s.profile != nil {
+					if other := detectFromPrompt(line); other != nil {
+						return "", attempt, fmt.Errorf("%w: %s shows the prompt %q, which looks like %s, not %s; check the node's device_type tag",
+							ErrNoPrompt, s.addr, strings.TrimSpace(line), other.Name, s.profile.Name)
+					}
+				}
 				unknown = line
 				break
 			}
@@ -296,8 +329,8 @@ func (s *Session) wake(ctx context.Context) (string, int, error) {
 		wait *= 2
 	}
 	if s.received == 0 {
-		return "", 0, fmt.Errorf("%w: %s accepted the connection but sent neither telnet negotiation nor a prompt; another client is probably connected to it",
-			ErrConsoleBusy, s.addr)
+		return "", 0, fmt.Errorf("%w: %s accepted the connection but sent neither telnet negotiation nor a prompt within %s; another client is probably connected to it",
+			ErrConsoleBusy, s.addr, time.Since(s.opened).Round(time.Millisecond))
 	}
 	if len(tail) > 200 {
 		tail = "…" + tail[len(tail)-200:]
@@ -376,7 +409,7 @@ func (s *Session) awaitPrompt(ctx context.Context, deadline time.Time) (string, 
 		}
 		for {
 			line, start := lastLine(s.scr.buf)
-			if start == 0 || line == "" {
+			if len(s.scr.buf) == 0 || start == 0 && line == "" {
 				break
 			}
 			if s.profile != nil && s.profile.Pager != nil {
@@ -469,6 +502,22 @@ func (s *Session) fill(ctx context.Context, deadline time.Time) (int, error) {
 
 func (s *Session) interruptRead() {
 	_ = s.conn.SetReadDeadline(time.Unix(1, 0))
+}
+
+// watch makes a cancelled ctx unblock the read in progress. The returned
+// stop waits for a callback that already started, so a late cancellation
+// cannot cut short the next operation's read.
+func (s *Session) watch(ctx context.Context) func() {
+	done := make(chan struct{})
+	stop := context.AfterFunc(ctx, func() {
+		defer close(done)
+		s.interruptRead()
+	})
+	return func() {
+		if !stop() {
+			<-done
+		}
+	}
 }
 
 func (s *Session) fail(err error) error {
@@ -581,6 +630,9 @@ func (s *Session) RunCommand(ctx context.Context, c Command) (CommandResult, err
 }
 
 func validCommand(cmd string) error {
+	if !utf8.ValidString(cmd) {
+		return fmt.Errorf("command %q is not valid UTF-8", cmd)
+	}
 	for _, r := range cmd {
 		if r < 0x20 || r == 0x7f {
 			return fmt.Errorf("command %q contains a control character (%U); send one line per command", cmd, r)
@@ -611,7 +663,7 @@ func (s *Session) runLocked(ctx context.Context, c Command) (CommandResult, erro
 		return res, nil
 	}
 	inText := s.textDelim != ""
-	stop := context.AfterFunc(ctx, s.interruptRead)
+	stop := s.watch(ctx)
 	defer stop()
 
 	s.stats.Commands++
@@ -685,7 +737,11 @@ type scanState struct {
 func (s *Session) exchange(ctx context.Context, cmd string, timeout time.Duration, extra []Answer, textLine bool) (exchangeOutcome, error) {
 	var out exchangeOutcome
 	s.scr.reset()
-	if err := s.send(cmd+s.profile.Newline, false); err != nil {
+	line := cmd + s.profile.Newline
+	if cmd == "" && s.profile.Wake != "" {
+		line = s.profile.Wake // the platform's cheapest bare Enter
+	}
+	if err := s.send(line, false); err != nil {
 		return out, err
 	}
 	deadline := time.Now().Add(timeout)
@@ -900,7 +956,7 @@ func (s *Session) partial(cmd string, st *scanState) string {
 func (s *Session) resync(ctx context.Context) error {
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.opts.ResyncTimeout)
 	defer cancel()
-	stop := context.AfterFunc(rctx, s.interruptRead)
+	stop := s.watch(rctx)
 	defer stop()
 	s.stats.Interrupts++
 	for round := 0; round < 4; round++ {
