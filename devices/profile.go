@@ -301,7 +301,7 @@ func buildProfiles() map[string]*Profile {
 			// Three bytes in one write: the VPCS pty reads with VMIN=3, so a
 			// lone "\n" waits 100 ms for the inter-byte timer; the spaces are
 			// an empty command.
-			Wake:       "  \n",
+			Wake: "  \n",
 			// Always with the trailing space, which is what tells it from IOS "R1>".
 			UserPrompt: re(`^[\w.\-]+(?:\[\d+\])?> $`),
 			ErrorPatterns: []*regexp.Regexp{
@@ -380,7 +380,7 @@ func buildProfiles() map[string]*Profile {
 			ErrorPatterns:  []*regexp.Regexp{re(`(?m)^\s*% ?(Invalid|Incomplete command|Ambiguous command|Unavailable command|Unrecognized command|Error|Cannot)`)},
 			Interim:        ciscoInterim,
 			Interrupt:      "\x03",
-			TextEntry:      re(`(?i)enter text? message.*end with (?:the character )?'?(EOF|.)'?`),
+			TextEntry:      re(`(?i)type '(EOF)' on its own line`),
 			DefaultTimeout: 30 * time.Second,
 			detect:         re(`^[\w.\-@/:]{1,63}(?:\(config[\w.\-@/:+]{0,32}\))?[>#]$`),
 			aliases:        []string{"arista_eos_telnet", "eos", "arista", "veos", "ceos"},
@@ -504,7 +504,9 @@ func buildProfiles() map[string]*Profile {
 			Description: "Linux or BusyBox shell (Docker nodes)",
 			Newline:     "\n",
 			Wake:        "\n",
-			UserPrompt:  re(`^(?:\([^)\n]*\)\s)?(?:[\w.\-]+@[\w.\-]+(?::[^\n]*?)?|\[[\w.\-]+@[\w.\-]+[^\]\n]*\]|[/~][^\s]*|[\w.\-]*-\d[\d.]*|[\w.\-]+)?\s?[$#%]\s?$`),
+			// Shell prompts end in "$ " or "# "; requiring the space keeps
+			// output such as "50%" or "R1#" from passing for a prompt.
+			UserPrompt: re(`^(?:\([^)\n]*\)\s)?(?:[\w.\-]+@[\w.\-]+(?::[^\n]*?)?|\[[\w.\-]+@[\w.\-]+[^\]\n]*\]|[/~][^\s]*|[\w.\-]*-\d[\d.]*|[\w.\-]+)?\s?[$#] $`),
 			ErrorPatterns: []*regexp.Regexp{
 				re(`(?m)(command not found|: not found$|: Permission denied$|^-?(?:ba|a|z|k|da)?sh: )`),
 			},

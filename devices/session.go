@@ -806,11 +806,15 @@ func (s *Session) exchange(ctx context.Context, cmd string, timeout time.Duratio
 		}
 		if last == "" {
 			if s.profile.TextEntry != nil {
-				if m := s.profile.TextEntry.FindStringSubmatch(string(buf[st.bodyStart:])); m != nil {
+				tail := buf[st.bodyStart:]
+				if len(tail) > 256 {
+					tail = tail[len(tail)-256:]
+				}
+				if m := s.profile.TextEntry.FindSubmatch(tail); m != nil {
 					if ok, err := s.quietFor(ctx, deadline, s.opts.PromptSettle); err != nil {
 						return out, err
 					} else if ok {
-						out.textEntry = m[1]
+						out.textEntry = string(m[1])
 						out.output = s.body(cmd, &st, len(buf))
 						return out, nil
 					}

@@ -222,7 +222,8 @@ func (l *Lab) launch(vpcs, shim string, n *Node) error {
 }
 
 // waitReady waits until the console accepts a connection and answers with
-// telnet negotiation, and the pty child holds the node's UDP port.
+// telnet negotiation, and the pty child holds the node's UDP link and relay
+// ports (vpcs does not fail when they are taken; it just never links).
 func (n *Node) waitReady(timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
 	for {
@@ -243,12 +244,13 @@ func (n *Node) waitReady(timeout time.Duration) error {
 	for {
 		if child := childOf(n.PID); child > 0 {
 			n.childPID = child
-			if ownsUDP(child, n.UDPPort) {
+			if ownsUDP(child, n.UDPPort) && ownsUDP(child, n.UDPPort+9) {
 				return nil
 			}
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("%s: UDP port %d is not held by vpcs (pid %d, child %d); port clash?", n.Name, n.UDPPort, n.PID, n.childPID)
+			return fmt.Errorf("%s: UDP ports %d and %d (relay) are not held by vpcs (pid %d, child %d); port clash?",
+				n.Name, n.UDPPort, n.UDPPort+9, n.PID, n.childPID)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
