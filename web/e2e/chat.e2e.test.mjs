@@ -8,7 +8,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { launch } from './browser.mjs';
+import { launch, signIn } from './browser.mjs';
 
 const URL = process.env.COPILOT_URL;
 const USER = process.env.COPILOT_USER || 'alice';
@@ -296,6 +296,48 @@ describe('chat page', { skip }, () => {
     assert.equal(await page.evaluate(() => sessionStorage.getItem('gns3copilot.live')), null, 'the live record is cleared once the turn is over');
   });
 
+  test('another tab that opens a running conversation follows it live', async () => {
+    await newChat();
+    await send('a slow story for two tabs');
+    await until(() => {
+      const md = document.querySelector('.msg.assistant.streaming .md');
+      return md && md.textContent.length > 40;
+    });
+    // The title changes when the turn ends; the session id does not.
+    const sessionId = await page.getAttribute('.session.active', 'data-session-id');
+    const entry = `.session[data-session-id="${sessionId}"] .session-select`;
+
+    const other = await context.newPage();
+    try {
+      await other.goto(URL + '/');
+      await signIn(other, USER, PASSWORD);
+      await other.click(entry);
+      await other.waitForSelector('.msg.assistant.streaming .md', { timeout: 20000 });
+      await other.screenshot({ path: join(ARTIFACTS, '12-second-tab-live.png') });
+      await other.waitForSelector('.msg.assistant.streaming', { state: 'detached', timeout: 60000 });
+      const text = await other.$$eval('.msg.assistant .md', (els) => els.at(-1).textContent);
+      assert.ok(text.startsWith('Here is a long walk through the lab.') && text.includes('END-OF-STORY'), text.slice(0, 80));
+      assert.equal(text.split('Step 3 checks').length, 2, 'nothing shown twice');
+      // Once over, the conversation is the stored one, with the user's message.
+      await other.waitForSelector('.msg.user >> text=a slow story for two tabs');
+
+      // Opening a finished conversation shows its turns once, not replayed on top.
+      const count = await other.locator('.msg.assistant').count();
+      await other.click('#new-chat');
+      const joined = other.waitForResponse((r) => r.request().method() === 'GET' && /\/sessions\/[^/]+\/stream$/.test(new globalThis.URL(r.url()).pathname));
+      await other.click(entry);
+      // The page looks for a running turn; the finished one is replayed to its end and dropped.
+      const res = await joined;
+      await res.finished();
+      await other.waitForSelector('.msg.assistant');
+      assert.equal(await other.locator('.msg.assistant').count(), count);
+      assert.equal(await other.locator('.msg.assistant.streaming').count(), 0);
+    } finally {
+      await other.close();
+    }
+    await waitTurnDone();
+  });
+
   test('a model answer containing <script> is rendered as text', async () => {
     await newChat();
     await send('show me a script tag');
@@ -310,7 +352,7 @@ describe('chat page', { skip }, () => {
     assert.equal(await last.locator('a[href^="javascript"]').count(), 0);
     assert.equal(await last.locator('pre code').textContent(), '<script>window.__pwned = 4</script>');
     assert.ok(text.includes('harmless looking link'));
-    await shot('12-script-as-text');
+    await shot('13-script-as-text');
     // And again from the stored history.
     await page.reload();
     await page.waitForSelector('.msg.assistant');
@@ -323,7 +365,7 @@ describe('chat page', { skip }, () => {
     await page.selectOption('#project-select', value);
     await page.waitForSelector('.notice >> text=The copilot works on opened projects only');
     assert.equal(await page.isDisabled('#composer-input'), true);
-    await shot('13-project-closed');
+    await shot('14-project-closed');
     await page.locator('.conversation button', { hasText: 'Open project' }).click();
     await until(() => document.getElementById('project-status').textContent === 'opened');
     await page.waitForSelector('.empty-state');
@@ -355,7 +397,7 @@ describe('chat page', { skip }, () => {
       // The configuration routes are not served by this build: the page must say so clearly.
       const msg = await page.textContent('#settings-error');
       assert.ok(msg.length > 10, msg);
-      await shot('14-settings');
+      await shot('15-settings');
       t.diagnostic('LLM configuration routes unavailable: ' + msg);
       return;
     }
@@ -364,7 +406,7 @@ describe('chat page', { skip }, () => {
     assert.ok(!html.includes(secret), 'the key is not shown anywhere on the page');
     const masked = await page.textContent('#llm-rows tr .masked-key');
     assert.ok(masked && !masked.includes(secret), `masked key: ${masked}`);
-    await shot('14-settings');
+    await shot('15-settings');
     // Clean up so the server default keeps answering the other tests' turns.
     await page.locator('#llm-rows tr', { hasText: 'Browser test model' }).getByRole('button', { name: /Delete/ }).click();
     await page.click('#confirm-ok');
@@ -379,7 +421,7 @@ describe('chat page', { skip }, () => {
     await page.waitForSelector('#signin-form');
     await page.waitForSelector('#signin-error:not([hidden])');
     assert.match(await page.textContent('#signin-error'), /expired/i);
-    await shot('15-session-expired');
+    await shot('16-session-expired');
     await page.fill('#signin-username', USER);
     await page.fill('#signin-password', PASSWORD);
     await page.click('#signin-submit');

@@ -44,7 +44,7 @@ describe('chat page errors', { skip }, () => {
     assert.match(await notice.textContent(), /No LLM is configured/);
     assert.equal(await page.inputValue('#composer-input'), 'hello copilot', 'the unsent message is given back');
     assert.equal(await page.locator('.conversation .msg').count(), 0, 'nothing pretends to have been sent');
-    await page.screenshot({ path: join(ARTIFACTS, '16-no-llm-configured.png') });
+    await page.screenshot({ path: join(ARTIFACTS, '17-no-llm-configured.png') });
     await notice.getByRole('link', { name: 'Open LLM settings' }).click();
     await page.waitForSelector('#view-settings:not([hidden])');
     assert.equal(await page.isVisible('#llm-form'), true);
@@ -61,7 +61,7 @@ describe('chat page errors', { skip }, () => {
     await notice.waitFor();
     assert.match(await notice.textContent(), /GNS3 server cannot be reached/);
     assert.equal(await notice.getByRole('button', { name: 'Try again' }).count(), 1);
-    await page.screenshot({ path: join(ARTIFACTS, '17-gns3-unreachable.png') });
+    await page.screenshot({ path: join(ARTIFACTS, '18-gns3-unreachable.png') });
   });
 
   test('no script errors happened', () => {

@@ -284,7 +284,14 @@ function sessionStats(s) {
   return `${msgs} message${msgs === 1 ? '' : 's'} · ${calls} LLM call${calls === 1 ? '' : 's'} · ${formatCount(s.total_tokens)} tokens`;
 }
 
+// Each render of the list gets a number, so an inline rename box that a re-render removed
+// (a turn finishing elsewhere refreshes the list) cannot save half-typed text on its way out.
+let sessionsRender = 0;
+
 function renderSessions() {
+  sessionsRender++;
+  const typing = el.sessionList.querySelector('.rename-input');
+  const draft = typing ? typing.value : null;
   clear(el.sessionList);
   el.sessionsEmpty.hidden = state.sessions.length > 0;
   el.sessionsEmpty.textContent = 'No conversations yet.';
@@ -293,7 +300,7 @@ function renderSessions() {
     const title = s.title || 'New Conversation';
     const li = h('li', { class: 'session' + (active ? ' active' : '') + (s.pinned ? ' pinned' : ''), dataset: { sessionId: s.thread_id } });
     if (state.renaming === s.thread_id) {
-      li.append(renameForm(s));
+      li.append(renameForm(s, draft));
     } else {
       li.append(
         h(
@@ -321,11 +328,12 @@ function renderSessions() {
   document.title = (cur ? cur.title + ' — ' : '') + 'GNS3 Copilot';
 }
 
-function renameForm(s) {
-  const input = h('input', { class: 'rename-input', value: s.title || '', maxlength: '255', 'aria-label': 'New title for ' + (s.title || 'the conversation') });
+function renameForm(s, draft) {
+  const input = h('input', { class: 'rename-input', value: draft ?? s.title ?? '', maxlength: '255', 'aria-label': 'New title for ' + (s.title || 'the conversation') });
+  const gen = sessionsRender;
   let done = false;
   const finish = async (save) => {
-    if (done) return;
+    if (done || gen !== sessionsRender) return;
     done = true;
     const title = input.value.trim();
     state.renaming = '';
@@ -843,8 +851,9 @@ async function resumeLive(live) {
 /**
  * probeJoin looks for a turn running in a session just opened (from another tab, or started
  * before this page loaded). The join endpoint replays the last turn even when it has finished,
- * so events are held back until the stream goes quiet: a finished turn ends quickly with its
- * terminal event (already in the history), a running one does not and is shown live.
+ * so events are held back at first: a finished turn's replay arrives in one burst ending with
+ * its terminal event (and the turn is already in the history), a running one goes quiet or
+ * keeps going, and is then shown live.
  */
 async function probeJoin(sessionId, shownCount) {
   const ctx = newStream({ mode: 'probe', sessionId, buffer: [], reloadHistory: true });
@@ -884,11 +893,16 @@ async function probeJoin(sessionId, shownCount) {
   };
   ctx.arm = () => {
     clearTimeout(quiet);
-    quiet = setTimeout(goLive, 400);
+    quiet = setTimeout(goLive, 300);
   };
   ctx.arm();
+  // A running turn that streams fast is never quiet: show it live after a second regardless.
+  // Should a long finished turn still be replaying then, its terminal event follows shortly
+  // and the stored history replaces what was shown.
+  const cap = setTimeout(goLive, 1000);
   const outcome = await follow(ctx, res);
   clearTimeout(quiet);
+  clearTimeout(cap);
   if (outcome === 'finished' && state.sessionId === sessionId && !state.stream) {
     // A finished turn: if it finished after the history was read, read it again.
     const hist = await api.history(state.projectId, sessionId).catch(() => null);
