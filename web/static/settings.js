@@ -136,9 +136,13 @@ function renderConfigs(own, inherited) {
         h('td', {}, c.is_default ? h('span', { class: 'badge badge-ok', text: 'default' }) : h('button', { type: 'button', class: 'link-button', text: 'Make default', 'aria-label': 'Make ' + (c.name || '') + ' the default', onclick: () => makeDefault(c) })),
         h(
           'td',
-          { class: 'row-actions' },
-          h('button', { type: 'button', text: 'Edit', 'aria-label': 'Edit ' + (c.name || ''), onclick: () => edit(c) }),
-          h('button', { type: 'button', class: 'danger-outline', text: 'Delete', 'aria-label': 'Delete ' + (c.name || ''), onclick: () => remove(c) }),
+          {},
+          h(
+            'div',
+            { class: 'row-actions' },
+            h('button', { type: 'button', text: 'Edit', 'aria-label': 'Edit ' + (c.name || ''), onclick: () => edit(c) }),
+            h('button', { type: 'button', class: 'danger-outline', text: 'Delete', 'aria-label': 'Delete ' + (c.name || ''), onclick: () => remove(c) }),
+          ),
         ),
       ),
     );
