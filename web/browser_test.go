@@ -54,8 +54,14 @@ func requireBrowserTools(t *testing.T) string {
 }
 
 // pageScript is what the scripted model answers, chosen by words in the user's message, so the
-// browser tests drive the model just by what they type.
-func pageScript(req fakeopenai.Request) (fakeopenai.Reply, bool) {
+// browser tests drive the model just by what they type. A message with "flaky" in it has its
+// first answer cut off mid-stream, so the turn retries the LLM call.
+type pageScript struct {
+	mu     sync.Mutex
+	broken map[string]bool
+}
+
+func (p *pageScript) reply(req fakeopenai.Request) (fakeopenai.Reply, bool) {
 	if !req.HasTools() {
 		// The title call.
 		title := "Lab chat"
@@ -91,7 +97,17 @@ func pageScript(req fakeopenai.Request) (fakeopenai.Reply, bool) {
 			fmt.Fprintf(&b, " Step %d checks the next link.", i)
 		}
 		b.WriteString(" END-OF-STORY")
-		return fakeopenai.Reply{Content: fakeopenai.Words(b.String()), ChunkDelay: 40 * time.Millisecond}, true
+		return fakeopenai.Reply{Content: fakeopenai.Words(b.String()), ChunkDelay: 25 * time.Millisecond}, true
+	case strings.Contains(user, "flaky") && !afterTool:
+		p.mu.Lock()
+		first := !p.broken[user]
+		p.broken[user] = true
+		p.mu.Unlock()
+		if first {
+			return fakeopenai.Reply{Content: fakeopenai.Words("This partial answer is lost with the connection and must disappear."),
+				ChunkDelay: 30 * time.Millisecond, Drop: true, DropAfter: 6}, true
+		}
+		return fakeopenai.Reply{Content: fakeopenai.Words("The recovered answer, streamed again from its start."), ChunkDelay: 20 * time.Millisecond}, true
 	case strings.Contains(user, "script"):
 		return fakeopenai.Reply{Content: []string{
 			"Here is the tag: <script>window.__pwned = 1</script> ",
@@ -167,7 +183,7 @@ func TestChatPageInBrowser(t *testing.T) {
 	}
 	node := requireBrowserTools(t)
 	env := e2eenv.Start(t, e2eenv.Options{})
-	env.LLM.SetHandler(pageScript)
+	env.LLM.SetHandler((&pageScript{broken: map[string]bool{}}).reply)
 
 	g := env.GNS3
 	pc1 := g.AddNode(env.ProjectID, fakegns3.NodeSpec{Name: "PC1", X: -250, Y: 0})

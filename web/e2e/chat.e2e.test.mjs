@@ -338,6 +338,21 @@ describe('chat page', { skip }, () => {
     await waitTurnDone();
   });
 
+  test('a retried model call replaces its partial text instead of repeating it', async () => {
+    await newChat();
+    await page.evaluate(() => {
+      window.__sawPartial = false;
+      new MutationObserver(() => {
+        if (document.querySelector('.conversation').textContent.includes('This partial answer')) window.__sawPartial = true;
+      }).observe(document.getElementById('conversation'), { subtree: true, childList: true, characterData: true });
+    });
+    await send('a flaky answer please');
+    await waitTurnDone(90000);
+    const text = (await assistantTexts()).at(-1);
+    assert.equal(text.trim(), 'The recovered answer, streamed again from its start.');
+    assert.equal(await page.evaluate(() => window.__sawPartial), true, 'the first attempt was shown while it streamed');
+  });
+
   test('a model answer containing <script> is rendered as text', async () => {
     await newChat();
     await send('show me a script tag');
