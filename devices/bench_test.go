@@ -5,7 +5,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/gns3-copilot/gns3-copilot/devices"
 	"github.com/gns3-copilot/gns3-copilot/internal/testkit/vpcslab"
@@ -80,48 +79,4 @@ func benchShowIP(b *testing.B, n int) {
 			wg.Wait()
 		}
 	})
-}
-
-// TestShowIPScales guards the benchmark's claim in ordinary test runs with
-// a generous bound: 20 nodes at once must not take more than twice one.
-func TestShowIPScales(t *testing.T) {
-	if testing.Short() {
-		t.Skip("short mode")
-	}
-	lab := vpcslab.Start(t, 20)
-	vpcs, _ := devices.ProfileByName("vpcs")
-	ctx := context.Background()
-	round := func(nodes []*vpcslab.Node) time.Duration {
-		start := time.Now()
-		var wg sync.WaitGroup
-		for _, node := range nodes {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				s, err := devices.Open(ctx, node.Addr(), vpcs, devices.Options{})
-				if err != nil {
-					t.Error(err)
-					return
-				}
-				defer s.Close()
-				if r, err := s.Run(ctx, "show ip"); err != nil || r.Failed {
-					t.Error(r, err)
-				}
-			}()
-		}
-		wg.Wait()
-		return time.Since(start)
-	}
-	best := func(nodes []*vpcslab.Node) time.Duration {
-		m := time.Hour
-		for i := 0; i < 3; i++ {
-			m = min(m, round(nodes))
-		}
-		return m
-	}
-	one, all := best(lab.Nodes[:1]), best(lab.Nodes)
-	t.Logf("connect+show ip: 1 node %s, 20 nodes %s", one, all)
-	if all > 2*one {
-		t.Fatalf("20 nodes took %s, more than twice 1 node (%s)", all, one)
-	}
 }

@@ -194,3 +194,31 @@ func TestVPCSConnectFromTarget(t *testing.T) {
 		t.Fatalf("%+v", r)
 	}
 }
+
+func TestVPCSUseSerialisesWriters(t *testing.T) {
+	lab := vpcslab.Start(t, 1)
+	n := lab.Nodes[0]
+	target := devices.Target{NodeID: "pc1", Name: n.Name, NodeType: "vpcs", ConsoleType: "telnet", ConsoleHost: "127.0.0.1", ConsolePort: n.ConsolePort}
+	locker := devices.NewMemoryLocker(30 * time.Second)
+	// vpcs serves one client at a time: without the lock the second
+	// connection would find the console busy.
+	var wg sync.WaitGroup
+	errs := make([]error, 4)
+	for i := range errs {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			errs[i] = devices.Use(context.Background(), locker, target, "", devices.Options{}, func(s *devices.Session) error {
+				r, err := s.Run(context.Background(), fmt.Sprintf("set pcname W%d", i))
+				if err == nil && r.Failed {
+					err = errors.New(r.Error)
+				}
+				return err
+			})
+		}(i)
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
+	}
+}

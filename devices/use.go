@@ -1,0 +1,29 @@
+package devices
+
+import (
+	"context"
+	"time"
+)
+
+// DefaultLockTTL is how long a device lock outlives a worker that died
+// while holding it; live holders renew it.
+const DefaultLockTTL = 30 * time.Second
+
+// Use runs fn with exclusive use of a device's console: it takes the
+// device lock (bounded wait, ErrDeviceBusy after it), connects, calls fn,
+// then closes the session and releases the lock. A nil locker skips locking.
+func Use(ctx context.Context, l Locker, t Target, gns3Host string, opts Options, fn func(*Session) error) error {
+	if l != nil {
+		unlock, err := l.Lock(ctx, t.LockKey(), DefaultLockTTL)
+		if err != nil {
+			return err
+		}
+		defer unlock()
+	}
+	s, err := Connect(ctx, t, gns3Host, opts)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	return fn(s)
+}
