@@ -1,7 +1,6 @@
 package service
 
 import (
-	"context"
 	"log/slog"
 	"net/http"
 
@@ -11,7 +10,6 @@ import (
 
 	"github.com/gns3-copilot/gns3-copilot/api"
 	"github.com/gns3-copilot/gns3-copilot/credentials"
-	"github.com/gns3-copilot/gns3-copilot/gns3"
 	"github.com/gns3-copilot/gns3-copilot/llmconfig"
 	"github.com/gns3-copilot/gns3-copilot/tools"
 )
@@ -31,16 +29,11 @@ func buildParts(db *gorm.DB, sealer *credentials.Sealer, rdb *redis.Client, cfg 
 		def = &llmconfig.Settings{Name: "server default", Provider: cfg.LLMProvider, BaseURL: cfg.LLMBaseURL,
 			Model: cfg.LLMModel, APIKey: cfg.LLMAPIKey, ContextLimitK: cfg.LLMContextLimitK, CopilotMode: cfg.CopilotMode}
 	}
-	static := llmconfig.Static{Default: def}
+	store := llmconfig.NewStore(db, sealer, def).WithLogger(log)
 	return parts{
-		llmLoader:  static,
-		llmChooser: staticChooser{static},
+		llmLoader:  store,
+		llmChooser: store,
 		tools:      tools.NewRegistry(tools.LabTools()...),
+		routes:     []func(*gin.Engine, *api.Server){api.LLMConfigRoutes(store)},
 	}, nil
-}
-
-type staticChooser struct{ s llmconfig.Static }
-
-func (c staticChooser) Choose(ctx context.Context, _ string, _ *gns3.Client) (llmconfig.Settings, error) {
-	return c.s.Load(ctx, "")
 }

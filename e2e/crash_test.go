@@ -1,0 +1,174 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/gns3-copilot/gns3-copilot/internal/testkit/e2eenv"
+	"github.com/gns3-copilot/gns3-copilot/internal/testkit/fakeopenai"
+	"github.com/gns3-copilot/gns3-copilot/service"
+	"github.com/gns3-copilot/gns3-copilot/temporaldev"
+)
+
+const redisURL = "redis://127.0.0.1:6379/0"
+
+func requireRedis(t *testing.T) {
+	t.Helper()
+	c, err := net.DialTimeout("tcp", "127.0.0.1:6379", time.Second)
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("Redis on 127.0.0.1:6379 is required in CI: %v", err)
+		}
+		t.Skipf("skipping: no Redis on 127.0.0.1:6379 (%v)", err)
+	}
+	c.Close()
+}
+
+// buildBinary builds the real gns3-copilot command once per test.
+func buildBinary(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "gns3-copilot")
+	out, err := exec.Command("go", "build", "-o", bin, "github.com/gns3-copilot/gns3-copilot/cmd/gns3-copilot").CombinedOutput()
+	require.NoError(t, err, "building the binary: %s", out)
+	return bin
+}
+
+type workerProc struct {
+	cmd  *exec.Cmd
+	done chan struct{} // closed when the process has exited
+}
+
+func startWorker(t *testing.T, bin string, env *e2eenv.Env, temporalAddr, logPath string) *workerProc {
+	t.Helper()
+	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	require.NoError(t, err)
+	cmd := exec.Command(bin, "worker",
+		"--temporal-address", temporalAddr, "--redis-url", redisURL, "--data-dir", env.Config.DataDir,
+		"--gns3-url", env.GNS3.URL, "--llm-base-url", env.LLM.URL, "--llm-model", "gpt-4o-mini", "--log-level", "info")
+	cmd.Env = append(os.Environ(), "GNS3_COPILOT_LLM_API_KEY="+e2eenv.LLMKey)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	require.NoError(t, cmd.Start())
+	w := &workerProc{cmd: cmd, done: make(chan struct{})}
+	go func() { _ = cmd.Wait(); logf.Close(); close(w.done) }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-w.done:
+		case <-time.After(15 * time.Second):
+			_ = cmd.Process.Kill()
+			<-w.done
+		}
+	})
+	return w
+}
+
+// A worker killed with SIGKILL in the middle of a model call loses nothing: started again, it
+// (or any worker) retries the call, the turn finishes, and the client that rejoins the stream
+// sees the retry and the end.
+func TestKilledWorkerFinishesTheTurnAfterRestart(t *testing.T) {
+	requireRedis(t)
+	cli := e2eenv.RequireTemporalCLI(t)
+	bin := buildBinary(t)
+	dataDir := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	dev, err := temporaldev.Start(ctx, temporaldev.Options{CLIPath: cli, DataDir: filepath.Join(dataDir, "temporal"), Host: "127.0.0.1", Headless: true})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = dev.Stop() })
+
+	env := e2eenv.Start(t, e2eenv.Options{Role: service.RoleAPI, RedisURL: redisURL, TemporalAddress: dev.Address(), DataDir: dataDir})
+	env.LLM.SetHandler(titleReplies("Crash test"))
+	env.LLM.Enqueue(
+		fakeopenai.Reply{Content: []string{"Working ", "on ", "it ", "slowly"}, Hang: true, HangAfter: 2},
+		fakeopenai.Reply{Content: fakeopenai.Words("Recovered answer after the crash.")},
+	)
+	logPath := filepath.Join(dataDir, "worker.log")
+	t.Cleanup(func() {
+		if t.Failed() {
+			b, _ := os.ReadFile(logPath)
+			t.Logf("worker log:\n%s", b)
+		}
+	})
+	w1 := startWorker(t, bin, env, dev.Address(), logPath)
+
+	s := env.OpenStream(http.MethodPost, env.ChatPath("/stream"), map[string]any{"message": "survive this"}, "")
+	var seen []e2eenv.Frame
+	for {
+		f, err := s.Next()
+		require.NoError(t, err)
+		if f.Event == "heartbeat" {
+			continue
+		}
+		seen = append(seen, f)
+		if f.Event == "content" && f.Data["content"] == "on " {
+			break
+		}
+	}
+	require.NoError(t, env.LLM.WaitHanging(ctx, 1))
+	sessionID, _ := startedIDs(t, seen)
+	s.Close()
+
+	require.NoError(t, w1.cmd.Process.Signal(syscall.SIGKILL))
+	select {
+	case <-w1.done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the worker did not die")
+	}
+	startWorker(t, bin, env, dev.Address(), logPath)
+
+	rejoin := env.OpenStream(http.MethodGet, env.ChatPath("/sessions/"+sessionID+"/stream"), nil, seen[len(seen)-1].ID)
+	go func() { <-ctx.Done(); rejoin.Close() }() // a stuck turn fails the test instead of hanging it
+	rest := rejoin.UntilDone(t, true)
+	types := e2eenv.Types(rest)
+	require.Contains(t, types, "retry", "the client is told to drop the partial text: %v", types)
+	var after strings.Builder
+	retried := false
+	for _, f := range rest {
+		if f.Event == "retry" {
+			retried = true
+			after.Reset()
+		}
+		if f.Event == "content" && retried {
+			after.WriteString(f.Data["content"].(string))
+		}
+	}
+	require.Equal(t, "Recovered answer after the crash.", after.String())
+	done := rest[len(rest)-1]
+	require.Equal(t, "completed", done.Data["status"], fmt.Sprint(done.Data))
+
+	code, body := env.Do(http.MethodGet, env.ChatPath("/sessions/"+sessionID+"/history"), nil)
+	require.Equal(t, http.StatusOK, code)
+	var hist struct{ Messages []struct{ Role, Content string } }
+	require.NoError(t, json.Unmarshal(body, &hist))
+	require.Len(t, hist.Messages, 2)
+	require.Equal(t, "Recovered answer after the crash.", hist.Messages[1].Content, "the retried answer replaced the partial one")
+}
+
+// The same turn, relayed through Redis Streams instead of the in-process log, streams the same
+// seed events.
+func TestTurnThroughRedisRelay(t *testing.T) {
+	requireRedis(t)
+	env := e2eenv.Start(t, e2eenv.Options{RedisURL: redisURL})
+	env.LLM.SetHandler(titleReplies("Redis"))
+	env.LLM.Enqueue(
+		fakeopenai.Calls(fakeopenai.ToolCall{ID: "c1", Name: "get_gns3_topology", ArgumentChunks: []string{`{`, `}`}}),
+		fakeopenai.Text("All quiet."),
+	)
+	frames := env.OpenStream(http.MethodPost, env.ChatPath("/stream"), map[string]any{"message": "hi"}, "").UntilDone(t, true)
+	require.Equal(t, []string{"turn_started", "tool_call", "tool_start", "tool_end", "content", "done"}, e2eenv.Types(frames))
+	for _, f := range frames {
+		require.Regexp(t, `^\d+-\d+$`, f.ID, "Redis stream entry ids are the SSE ids")
+	}
+}
