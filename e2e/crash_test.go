@@ -150,7 +150,9 @@ func TestKilledWorkerFinishesTheTurnAfterRestart(t *testing.T) {
 
 	code, body := env.Do(http.MethodGet, env.ChatPath("/sessions/"+sessionID+"/history"), nil)
 	require.Equal(t, http.StatusOK, code)
-	var hist struct{ Messages []struct{ Role, Content string } }
+	var hist struct {
+		Messages []struct{ Role, Content string }
+	}
 	require.NoError(t, json.Unmarshal(body, &hist))
 	require.Len(t, hist.Messages, 2)
 	require.Equal(t, "Recovered answer after the crash.", hist.Messages[1].Content, "the retried answer replaced the partial one")
