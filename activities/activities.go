@@ -44,8 +44,9 @@ type Activities struct {
 	Logger *slog.Logger
 	// EventTTL is how long a finished turn's events stay available for rejoining.
 	EventTTL time.Duration
-	// ToolOutputTokens caps a tool result as the model sees it; the transcript keeps it whole.
-	ToolOutputTokens int
+	// Devices reaches the lab's consoles; DeviceRecords keeps what was sent to them.
+	Devices       DeviceAccess
+	DeviceRecords models.DeviceRepository
 }
 
 func (a *Activities) logger() *slog.Logger {

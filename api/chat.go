@@ -120,7 +120,8 @@ func (s *Server) postStream(c *gin.Context) {
 		undo("The event log is unavailable", err)
 		return
 	}
-	in := workflows.ChatTurnInput{SessionID: sess.ThreadID, TurnID: turn.ID, ProjectID: project.ProjectID, UserID: u.ID, Mode: mode}
+	in := workflows.ChatTurnInput{SessionID: sess.ThreadID, TurnID: turn.ID, ProjectID: project.ProjectID, UserID: u.ID,
+		Mode: mode, DeviceConcurrency: s.deps.DeviceConcurrency}
 	if err := s.deps.Turns.StartTurn(ctx, turn.WorkflowID, in); err != nil {
 		undo("The workflow engine did not accept the turn", err)
 		return

@@ -55,6 +55,8 @@ type Deps struct {
 	MaxMessageBytes int           // longest accepted chat message; default 32 KiB
 	CredentialTTL   time.Duration // how long a turn may act for its user; default 2 h
 	UserCacheTTL    time.Duration // how long a checked token is trusted; default 30 s
+	// DeviceConcurrency bounds the devices one tool call talks to at once; 0 uses the default.
+	DeviceConcurrency int
 }
 
 // Server is the gin engine with its dependencies.

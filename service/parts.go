@@ -1,15 +1,19 @@
 package service
 
 import (
+	"fmt"
 	"log/slog"
 	"net/http"
+	"time"
 
 	"github.com/gin-gonic/gin"
 	"github.com/redis/go-redis/v9"
 	"gorm.io/gorm"
 
+	"github.com/gns3-copilot/gns3-copilot/activities"
 	"github.com/gns3-copilot/gns3-copilot/api"
 	"github.com/gns3-copilot/gns3-copilot/credentials"
+	"github.com/gns3-copilot/gns3-copilot/devices"
 	"github.com/gns3-copilot/gns3-copilot/llmconfig"
 	"github.com/gns3-copilot/gns3-copilot/tools"
 )
@@ -19,6 +23,7 @@ type parts struct {
 	llmLoader  llmconfig.Loader
 	llmChooser api.LLMChooser
 	tools      *tools.Registry
+	devices    activities.DeviceAccess
 	web        http.Handler
 	routes     []func(*gin.Engine, *api.Server)
 }
@@ -30,10 +35,25 @@ func buildParts(db *gorm.DB, sealer *credentials.Sealer, rdb *redis.Client, cfg 
 			Model: cfg.LLMModel, APIKey: cfg.LLMAPIKey, ContextLimitK: cfg.LLMContextLimitK, CopilotMode: cfg.CopilotMode}
 	}
 	store := llmconfig.NewStore(db, sealer, def).WithLogger(log)
+	policy := devices.DefaultPolicy()
+	if cfg.ForbiddenCommands != "" {
+		p, err := devices.LoadPolicy(cfg.ForbiddenCommands)
+		if err != nil {
+			return parts{}, fmt.Errorf("--forbidden-commands: %w", err)
+		}
+		policy = p
+	}
+	// Consoles take one writer at a time; a turn waits this long for another to finish.
+	const lockWait = 30 * time.Second
+	var locker devices.Locker = devices.NewMemoryLocker(lockWait)
+	if rdb != nil {
+		locker = devices.NewRedisLocker(rdb, lockWait)
+	}
 	return parts{
+		devices:    activities.DeviceAccess{Locker: locker, Policy: policy},
 		llmLoader:  store,
 		llmChooser: store,
-		tools:      tools.NewRegistry(tools.LabTools()...),
+		tools:      tools.NewRegistry(tools.AllTools()...),
 		routes:     []func(*gin.Engine, *api.Server){api.LLMConfigRoutes(store)},
 	}, nil
 }

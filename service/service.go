@@ -162,7 +162,8 @@ func Start(ctx context.Context, role Role, cfg Config) (_ *Running, err error) {
 
 	if role != RoleAPI {
 		acts := &activities.Activities{Repo: repo, Events: events, LLM: parts.llmLoader, Credentials: creds,
-			GNS3: gns3Server, Tools: parts.tools, Logger: log, EventTTL: cfg.EventTTL}
+			GNS3: gns3Server, Tools: parts.tools, Logger: log, EventTTL: cfg.EventTTL,
+			Devices: parts.devices, DeviceRecords: models.DeviceRepository{DB: db}}
 		r.worker = worker.New(r.temporal, acts, worker.Options{})
 		if err := r.worker.Start(); err != nil {
 			return nil, fmt.Errorf("starting the worker: %w", err)
@@ -172,7 +173,7 @@ func Start(ctx context.Context, role Role, cfg Config) (_ *Running, err error) {
 		srv := api.New(api.Deps{Repo: repo, GNS3: gns3Server, Events: events,
 			Turns:       api.TemporalTurns{Client: r.temporal, TaskQueue: workflows.TaskQueue},
 			Credentials: creds, LLM: parts.llmChooser, Logger: log, Web: parts.web, Routes: parts.routes,
-			Heartbeat: cfg.Heartbeat})
+			Heartbeat: cfg.Heartbeat, DeviceConcurrency: cfg.DeviceConcurrency})
 		r.listener, err = net.Listen("tcp", cfg.Listen)
 		if err != nil {
 			return nil, fmt.Errorf("listening on %s: %w", cfg.Listen, err)

@@ -1,7 +1,7 @@
 package tools
 
 // LabTools returns every GNS3 topology and node tool, in the order they are
-// offered to the model. Device tools come from the devices package.
+// offered to the model.
 func LabTools() []Tool {
 	return []Tool{
 		newTopologyTool(),
@@ -17,3 +17,9 @@ func LabTools() []Tool {
 		newDeleteLinkTool(),
 	}
 }
+
+// DeviceTools returns the tools that run commands on the devices' consoles.
+func DeviceTools() []Tool { return newDeviceTools() }
+
+// AllTools is every tool the copilot offers.
+func AllTools() []Tool { return append(LabTools(), DeviceTools()...) }

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gns3-copilot/gns3-copilot/devices"
 	"github.com/gns3-copilot/gns3-copilot/gns3"
 )
 
@@ -23,6 +24,8 @@ const FormatVersion = "1.0"
 const (
 	StatusSuccess = "success"
 	StatusFailed  = "failed"
+	// StatusPartial marks a device on which every allowed command ran but some were blocked.
+	StatusPartial = "partial_success"
 )
 
 // Item is the result for one node, link, template or device.
@@ -153,6 +156,11 @@ type Env struct {
 	// attempt first checks whether the earlier one already did the work.
 	Attempt  int
 	Progress func(Progress) // may be nil
+	// Devices, DevicePolicy and DeviceConcurrency serve the device tools when they run in
+	// this process (see deviceTool.Run).
+	Devices           DeviceRunner
+	DevicePolicy      *devices.Policy
+	DeviceConcurrency int
 }
 
 func (e Env) progress(id, name, status, msg string) {

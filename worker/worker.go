@@ -41,11 +41,14 @@ func Register(r interface {
 }, acts *activities.Activities) {
 	r.RegisterWorkflowWithOptions(workflows.ChatTurn, workflow.RegisterOptions{Name: workflows.ChatTurnWorkflow})
 	for name, fn := range map[string]any{
-		workflows.LLMActivity:        acts.LLMCall,
-		workflows.ToolActivity:       acts.RunTool,
-		workflows.ToolFailedActivity: acts.RecordToolFailure,
-		workflows.TitleActivity:      acts.GenerateTitle,
-		workflows.FinalizeActivity:   acts.FinalizeTurn,
+		workflows.LLMActivity:          acts.LLMCall,
+		workflows.ToolActivity:         acts.RunTool,
+		workflows.ToolFailedActivity:   acts.RecordToolFailure,
+		workflows.TitleActivity:        acts.GenerateTitle,
+		workflows.FinalizeActivity:     acts.FinalizeTurn,
+		workflows.DevicePlanActivity:   acts.PlanDeviceTool,
+		workflows.DeviceRunActivity:    acts.RunDevice,
+		workflows.DeviceFinishActivity: acts.FinishDeviceTool,
 	} {
 		r.RegisterActivityWithOptions(fn, activity.RegisterOptions{Name: name})
 	}

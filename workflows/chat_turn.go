@@ -9,6 +9,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/gns3-copilot/gns3-copilot/models"
+	"github.com/gns3-copilot/gns3-copilot/tools"
 )
 
 // ChatTurn answers one user message: it calls the model, runs the tools it asks for, feeds their
@@ -82,6 +83,15 @@ loop:
 		// Parallel tool calls run concurrently; each result has a fixed slot in the transcript.
 		futures := make([]workflow.Future, len(llm.ToolCalls))
 		for i, call := range llm.ToolCalls {
+			if tools.IsDeviceTool(call.Name) {
+				f, settable := workflow.NewFuture(ctx)
+				slot := idx + i
+				workflow.Go(ctx, func(gctx workflow.Context) {
+					settable.Set(nil, runDeviceTool(gctx, toolCtx, ref, call, slot, in.DeviceConcurrency))
+				})
+				futures[i] = f
+				continue
+			}
 			futures[i] = workflow.ExecuteActivity(toolCtx, ToolActivity, ToolInput{Turn: ref, Call: call, MessageIndex: idx + i})
 		}
 		cancelled := false
@@ -150,6 +160,68 @@ loop:
 		return res, fmt.Errorf("finalizing turn: %w", err)
 	}
 	return res, nil
+}
+
+// runDeviceTool runs a device tool as one activity per device, a bounded number at a time, so
+// fifty devices take about as long as the slowest one and a crash repeats no device's work.
+// The call's result is stored even when the turn is cancelled half-way.
+func runDeviceTool(ctx, toolCtx workflow.Context, ref TurnRef, call ToolCall, slot, concurrency int) error {
+	var planned DevicePlanResult
+	if err := workflow.ExecuteActivity(toolCtx, DevicePlanActivity, ToolInput{Turn: ref, Call: call, MessageIndex: slot}).Get(ctx, &planned); err != nil {
+		return err
+	}
+	if planned.Done {
+		return nil
+	}
+	if concurrency <= 0 {
+		concurrency = DefaultDeviceConcurrency
+	}
+	sem := workflow.NewSemaphore(ctx, int64(concurrency))
+	wg := workflow.NewWaitGroup(ctx)
+	errs := map[string]string{}
+	var cancelErr error
+	for _, job := range planned.Plan.Jobs {
+		wg.Add(1)
+		workflow.Go(ctx, func(gctx workflow.Context) {
+			defer wg.Done()
+			if err := sem.Acquire(gctx, 1); err != nil {
+				errs[job.NodeID] = "not run: the turn was cancelled"
+				return
+			}
+			defer sem.Release(1)
+			dctx := workflow.WithActivityOptions(gctx, workflow.ActivityOptions{
+				StartToCloseTimeout: tools.DeviceTimeout(job),
+				HeartbeatTimeout:    10 * time.Second,
+				WaitForCancellation: true,
+				RetryPolicy: &temporal.RetryPolicy{
+					InitialInterval: time.Second, BackoffCoefficient: 2, MaximumAttempts: 3,
+					NonRetryableErrorTypes: []string{ErrTypeTurnAborted},
+				},
+			})
+			in := DeviceInput{Turn: ToolCallRef{TurnRef: ref, CallID: call.ID, ToolName: call.Name}, Job: job}
+			if err := workflow.ExecuteActivity(dctx, DeviceRunActivity, in).Get(gctx, nil); err != nil {
+				if isCancel(gctx, err) {
+					cancelErr = err
+				}
+				errs[job.NodeID] = failureMessage(err)
+			}
+		})
+	}
+	wg.Wait(ctx)
+	fctx, _ := workflow.NewDisconnectedContext(ctx)
+	fctx = workflow.WithActivityOptions(fctx, workflow.ActivityOptions{
+		StartToCloseTimeout: time.Minute,
+		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, MaximumAttempts: 10},
+	})
+	if err := workflow.ExecuteActivity(fctx, DeviceFinishActivity, DeviceFinishInput{
+		Turn: ref, Call: call, MessageIndex: slot, Plan: planned.Plan, Errors: errs,
+	}).Get(fctx, nil); err != nil {
+		return err
+	}
+	if cancelErr == nil && ctx.Err() != nil {
+		cancelErr = ctx.Err()
+	}
+	return cancelErr
 }
 
 func isCancel(ctx workflow.Context, err error) bool {

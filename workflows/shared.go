@@ -3,7 +3,11 @@
 // outside world is an activity in package activities.
 package workflows
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/gns3-copilot/gns3-copilot/tools"
+)
 
 // TaskQueue is the queue workers poll and turns are started on.
 const TaskQueue = "gns3-copilot"
@@ -43,6 +47,8 @@ type ChatTurnInput struct {
 	UserID    string
 	Mode      string
 	MaxSteps  int
+	// DeviceConcurrency bounds the devices one tool call talks to at once (0: the default).
+	DeviceConcurrency int
 }
 
 // ChatTurnResult is how the turn ended.
@@ -132,4 +138,48 @@ type FinalizeInput struct {
 	InputTokens  int64
 	OutputTokens int64
 	Title        string
+}
+
+// Device tool activities: a plan, one run per device, and the aggregation into one result.
+const (
+	DevicePlanActivity   = "PlanDeviceTool"
+	DeviceRunActivity    = "RunDevice"
+	DeviceFinishActivity = "FinishDeviceTool"
+	// DefaultDeviceConcurrency bounds how many devices one tool call talks to at once.
+	DefaultDeviceConcurrency = 16
+)
+
+// DevicePlanResult is the validated call; Done means it already failed as a whole and its
+// result is stored.
+type DevicePlanResult struct {
+	Plan tools.DevicePlan
+	Done bool
+}
+
+// DeviceInput runs one device's job.
+type DeviceInput struct {
+	Turn ToolCallRef
+	Job  tools.DeviceJob
+}
+
+// ToolCallRef names the tool call a device job belongs to.
+type ToolCallRef struct {
+	TurnRef
+	CallID   string
+	ToolName string
+}
+
+// DeviceRunResult is how one device's job ended; its output stays in the database.
+type DeviceRunResult struct {
+	Status string
+}
+
+// DeviceFinishInput aggregates a device tool call.
+type DeviceFinishInput struct {
+	Turn         TurnRef
+	Call         ToolCall
+	MessageIndex int
+	Plan         tools.DevicePlan
+	// Errors are devices whose activity failed for good, by node id.
+	Errors map[string]string
 }

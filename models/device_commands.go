@@ -1,0 +1,82 @@
+package models
+
+import (
+	"context"
+	"time"
+
+	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
+)
+
+// Device command statuses. A command is written as sent (or queued, for configuration lines)
+// before it goes out, so a worker that dies mid-command leaves a trace and a retry knows not to
+// send a change twice.
+const (
+	CommandQueued  = "queued"
+	CommandSent    = "sent"
+	CommandOK      = "ok"
+	CommandFailed  = "failed"
+	CommandBlocked = "blocked"
+	CommandUnknown = "unknown" // may or may not have run; never re-sent
+	CommandSkipped = "skipped" // not sent because an earlier line failed
+)
+
+// DeviceCommand is one command a tool call meant for one device: the audit of what the copilot
+// sent to the lab, and the record that keeps a retried activity from sending it again.
+type DeviceCommand struct {
+	ID         uint   `gorm:"primaryKey;autoIncrement"`
+	TurnID     string `gorm:"size:64;not null;uniqueIndex:idx_device_command,priority:1"`
+	ToolCallID string `gorm:"size:200;not null;uniqueIndex:idx_device_command,priority:2"`
+	NodeID     string `gorm:"size:64;not null;uniqueIndex:idx_device_command,priority:3"`
+	Seq        int    `gorm:"not null;uniqueIndex:idx_device_command,priority:4"`
+	SessionID  string `gorm:"size:64;not null"`
+	UserID     string `gorm:"size:64;not null;index"`
+	ProjectID  string `gorm:"size:64;not null;index"`
+	DeviceName string `gorm:"size:200;not null"`
+	Tool       string `gorm:"size:100;not null"`
+	Command    string `gorm:"type:text;not null"`
+	Config     bool   `gorm:"not null;default:false"`
+	Status     string `gorm:"size:16;not null"`
+	Blocked    bool   `gorm:"not null;default:false"`
+	Reason     string `gorm:"type:text"`
+	Output     string `gorm:"type:text"`
+	Error      string `gorm:"type:text"`
+	CreatedAt  time.Time
+	SentAt     *time.Time
+	FinishedAt *time.Time
+}
+
+// DeviceRepository reads and writes device command records.
+type DeviceRepository struct{ DB *gorm.DB }
+
+// MigrateDeviceCommands creates the device command table.
+func MigrateDeviceCommands(db *gorm.DB) error { return db.AutoMigrate(&DeviceCommand{}) }
+
+// Commands returns a tool call's records for one device ("" for every device), in order.
+func (r DeviceRepository) Commands(ctx context.Context, turnID, callID, nodeID string) ([]DeviceCommand, error) {
+	q := r.DB.WithContext(ctx).Where("turn_id = ? AND tool_call_id = ?", turnID, callID)
+	if nodeID != "" {
+		q = q.Where("node_id = ?", nodeID)
+	}
+	var out []DeviceCommand
+	err := q.Order("node_id").Order("seq").Find(&out).Error
+	return out, err
+}
+
+// Save writes a record, replacing the one with the same turn, call, node and position.
+func (r DeviceRepository) Save(ctx context.Context, c *DeviceCommand) error {
+	if c.CreatedAt.IsZero() {
+		c.CreatedAt = time.Now().UTC()
+	}
+	return r.DB.WithContext(ctx).Clauses(clause.OnConflict{
+		Columns:   []clause.Column{{Name: "turn_id"}, {Name: "tool_call_id"}, {Name: "node_id"}, {Name: "seq"}},
+		DoUpdates: clause.AssignmentColumns([]string{"status", "output", "error", "sent_at", "finished_at", "reason", "blocked"}),
+	}).Create(c).Error
+}
+
+// Audit lists what was sent to a project's devices, newest first.
+func (r DeviceRepository) Audit(ctx context.Context, projectID string, limit int) ([]DeviceCommand, error) {
+	var out []DeviceCommand
+	err := r.DB.WithContext(ctx).Where("project_id = ?", projectID).Order("created_at DESC").Order("id DESC").Limit(limit).Find(&out).Error
+	return out, err
+}
