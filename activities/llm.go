@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"sort"
 	"strings"
@@ -68,6 +69,11 @@ func (a *Activities) LLMCall(ctx context.Context, in workflows.LLMInput) (workfl
 	}
 	if settings.Temperature != nil {
 		req.Temperature = float32(*settings.Temperature)
+		if req.Temperature == 0 {
+			// go-openai leaves a zero temperature out of the request (the provider's default,
+			// often 1, would then apply); the smallest positive float is zero in effect.
+			req.Temperature = math.SmallestNonzeroFloat32
+		}
 	}
 	if settings.MaxTokens > 0 {
 		req.MaxTokens = settings.MaxTokens
