@@ -200,27 +200,28 @@ func (r *deviceRunner) RunDevice(ctx context.Context, job tools.DeviceJob) tools
 		}
 	}
 
-	// What is left to send. A read-only command interrupted by a crash is simply sent again;
-	// a change is not, since it may already be in effect.
+	// What is left to send. A read-only command interrupted by a crash is simply sent again. A
+	// change is not, since it may already be in effect, and nothing after it is sent either:
+	// later lines usually depend on it, so the model gets to decide with the facts in hand.
 	readOnly := r.ref.ToolName == tools.ShowCommandsTool
 	var pending []int
+	stopped := false
 	for i, cmd := range job.Commands {
 		c, ok := done[i]
+		open := !ok || c.Status == models.CommandSent || c.Status == models.CommandQueued
 		switch {
-		case !ok:
+		case !open:
+		case readOnly:
 			pending = append(pending, i)
-		case c.Status == models.CommandSent || c.Status == models.CommandQueued:
-			if readOnly {
-				pending = append(pending, i)
-				continue
-			}
-			if c.Status == models.CommandQueued && !firstOpen(done, i) {
-				pending = append(pending, i) // queued behind the interrupted line: certainly not sent
-				continue
-			}
+		case stopped:
+			save(r.record(job, i, cmd, models.CommandSkipped))
+		case ok:
 			u := r.record(job, i, cmd, models.CommandUnknown)
-			u.Error = "the worker stopped while this command was being sent; it was not sent again, check whether it took effect"
+			u.Error = "the worker stopped while this command was being sent; it was not sent again (nor what follows it): check whether it took effect"
 			save(u)
+			stopped = true
+		default:
+			pending = append(pending, i)
 		}
 	}
 	if len(pending) == 0 {
@@ -298,17 +299,6 @@ func (r *deviceRunner) outcome(ctx context.Context, job tools.DeviceJob) tools.D
 		return tools.DeviceOutcome{NodeID: job.NodeID, Name: job.Name, Err: "could not read the device's records: " + err.Error()}
 	}
 	return outcomeFromRecords(job, recs)
-}
-
-// firstOpen reports whether seq is the first command of the job without a final status: the
-// only one that may have been on the wire when a worker died.
-func firstOpen(done map[int]models.DeviceCommand, seq int) bool {
-	for i := 0; i < seq; i++ {
-		if c, ok := done[i]; ok && (c.Status == models.CommandQueued || c.Status == models.CommandSent) {
-			return false
-		}
-	}
-	return true
 }
 
 func finishRecord(c *models.DeviceCommand, res devices.CommandResult, err error) {

@@ -1,0 +1,126 @@
+package activities
+
+import (
+	"context"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/gns3-copilot/gns3-copilot/devices"
+	"github.com/gns3-copilot/gns3-copilot/gns3"
+	"github.com/gns3-copilot/gns3-copilot/internal/testkit/fakeios"
+	"github.com/gns3-copilot/gns3-copilot/models"
+	"github.com/gns3-copilot/gns3-copilot/relay"
+	"github.com/gns3-copilot/gns3-copilot/tools"
+	"github.com/gns3-copilot/gns3-copilot/workflows"
+)
+
+func deviceFixture(t *testing.T) (*Activities, *fakeios.Server, tools.DeviceJob, workflows.ToolCallRef) {
+	t.Helper()
+	db, err := models.Open("sqlite:"+filepath.Join(t.TempDir(), "t.db"), "")
+	require.NoError(t, err)
+	require.NoError(t, models.Migrate(db))
+	ios := fakeios.Start(t, fakeios.Options{Hostname: "R1"})
+	host, port, _ := strings.Cut(ios.Addr(), ":")
+	p, _ := strconv.Atoi(port)
+	events := relay.NewMemory(relay.MemoryOptions{})
+	t.Cleanup(func() { _ = events.Close() })
+	a := &Activities{
+		Events:        events,
+		GNS3:          gns3.NewServer("http://127.0.0.1:9", time.Second),
+		DeviceRecords: models.DeviceRepository{DB: db},
+		Devices:       DeviceAccess{Locker: devices.NewMemoryLocker(5 * time.Second), Policy: devices.DefaultPolicy()},
+	}
+	job := tools.DeviceJob{NodeID: "node-r1", Name: "R1", Config: true, Platform: "cisco_ios",
+		Target: devices.Target{NodeID: "node-r1", Name: "R1", NodeType: "dynamips", Tags: []string{"device_type:cisco_ios"},
+			ConsoleType: "telnet", ConsoleHost: host, ConsolePort: p},
+		Commands: []string{"interface GigabitEthernet0/0", "ip address 10.0.0.1 255.255.255.0", "no shutdown"}}
+	ref := workflows.ToolCallRef{TurnRef: workflows.TurnRef{SessionID: "s", TurnID: "turn", ProjectID: "p", UserID: "u"},
+		CallID: "call", ToolName: tools.ConfigCommandsTool}
+	return a, ios, job, ref
+}
+
+func statuses(t *testing.T, a *Activities, ref workflows.ToolCallRef) []string {
+	t.Helper()
+	recs, err := a.DeviceRecords.Commands(context.Background(), ref.TurnID, ref.CallID, "")
+	require.NoError(t, err)
+	var out []string
+	for _, r := range recs {
+		out = append(out, r.Command+"="+r.Status)
+	}
+	return out
+}
+
+func sentConfigLines(ios *fakeios.Server, job tools.DeviceJob) []string {
+	var out []string
+	for _, l := range ios.Lines() {
+		if slices.Contains(job.Commands, strings.TrimSpace(l)) {
+			out = append(out, strings.TrimSpace(l))
+		}
+	}
+	return out
+}
+
+func TestConfigurationIsRecordedAndARetrySendsNothingAgain(t *testing.T) {
+	a, ios, job, ref := deviceFixture(t)
+	out := a.deviceRunner(ref).RunDevice(context.Background(), job)
+	require.Empty(t, out.Err)
+	require.Len(t, out.Results, 3)
+	require.Equal(t, job.Commands, sentConfigLines(ios, job))
+	require.Equal(t, []string{"interface GigabitEthernet0/0=ok", "ip address 10.0.0.1 255.255.255.0=ok", "no shutdown=ok"}, statuses(t, a, ref))
+	require.Contains(t, strings.Join(ios.InterfaceConfig("GigabitEthernet0/0"), "\n"), "ip address 10.0.0.1 255.255.255.0")
+
+	// The activity is retried (say its completion was lost): nothing is sent twice.
+	again := a.deviceRunner(ref).RunDevice(context.Background(), job)
+	require.Empty(t, again.Err)
+	require.Len(t, again.Results, 3)
+	require.Equal(t, job.Commands, sentConfigLines(ios, job), "no line went out a second time")
+}
+
+func TestAWorkerThatDiedMidLineDoesNotResendIt(t *testing.T) {
+	a, ios, job, ref := deviceFixture(t)
+	runner := a.deviceRunner(ref)
+	// What a worker killed while sending the second line leaves behind.
+	ctx := context.Background()
+	first := runner.record(job, 0, job.Commands[0], models.CommandOK)
+	require.NoError(t, a.DeviceRecords.Save(ctx, first))
+	require.NoError(t, a.DeviceRecords.Save(ctx, runner.record(job, 1, job.Commands[1], models.CommandQueued)))
+	require.NoError(t, a.DeviceRecords.Save(ctx, runner.record(job, 2, job.Commands[2], models.CommandQueued)))
+
+	out := runner.RunDevice(ctx, job)
+	require.Empty(t, sentConfigLines(ios, job), "neither the uncertain line nor what depends on it is sent")
+	require.Equal(t, []string{"interface GigabitEthernet0/0=ok", "ip address 10.0.0.1 255.255.255.0=unknown", "no shutdown=skipped"}, statuses(t, a, ref))
+	item := tools.DeviceResult(tools.DevicePlan{Jobs: []tools.DeviceJob{job}}, []tools.DeviceOutcome{out}).Data[0]
+	require.Equal(t, tools.StatusFailed, item.Status)
+	require.Contains(t, item.Error, "check whether it took effect")
+}
+
+func TestReadOnlyCommandsInterruptedByACrashAreSentAgain(t *testing.T) {
+	a, ios, job, ref := deviceFixture(t)
+	job.Config = false
+	job.Commands = []string{"show ip interface brief"}
+	ref.ToolName = tools.ShowCommandsTool
+	runner := a.deviceRunner(ref)
+	require.NoError(t, a.DeviceRecords.Save(context.Background(), runner.record(job, 0, job.Commands[0], models.CommandSent)))
+	out := runner.RunDevice(context.Background(), job)
+	require.Empty(t, out.Err)
+	require.Len(t, out.Results, 1)
+	require.Contains(t, out.Results[0].Output, "GigabitEthernet0/0")
+	require.Contains(t, ios.Lines(), "show ip interface brief")
+}
+
+func TestABusyDeviceIsReportedNotRetriedForever(t *testing.T) {
+	a, _, job, ref := deviceFixture(t)
+	a.Devices.Locker = devices.NewMemoryLocker(50 * time.Millisecond)
+	unlock, err := a.Devices.Locker.Lock(context.Background(), job.Target.LockKey(), time.Minute)
+	require.NoError(t, err)
+	defer unlock()
+	out := a.deviceRunner(ref).RunDevice(context.Background(), job)
+	require.Contains(t, out.Err, "busy")
+	require.Empty(t, out.Results)
+}

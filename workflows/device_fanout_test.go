@@ -1,0 +1,94 @@
+package workflows_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/gns3-copilot/gns3-copilot/models"
+	"github.com/gns3-copilot/gns3-copilot/tools"
+	"github.com/gns3-copilot/gns3-copilot/workflows"
+)
+
+type deviceActs struct {
+	mu       sync.Mutex
+	cond     *sync.Cond
+	jobs     []tools.DeviceJob
+	started  int
+	active   int
+	max      int
+	fail     map[string]bool
+	finished []workflows.DeviceFinishInput
+}
+
+func (d *deviceActs) Plan(_ context.Context, in workflows.ToolInput) (workflows.DevicePlanResult, error) {
+	return workflows.DevicePlanResult{Plan: tools.DevicePlan{Tool: in.Call.Name, Jobs: d.jobs,
+		Failed: []tools.Item{{ID: "ghost", Name: "ghost", Status: tools.StatusFailed, Error: "no node"}}}}, nil
+}
+
+// Run holds the first devices until two run at once, which shows whether the bound holds.
+func (d *deviceActs) Run(_ context.Context, in workflows.DeviceInput) (workflows.DeviceRunResult, error) {
+	d.mu.Lock()
+	d.started++
+	d.active++
+	d.max = max(d.max, d.active)
+	d.cond.Broadcast()
+	deadline := time.Now().Add(5 * time.Second)
+	for d.started < 2 && time.Now().Before(deadline) {
+		d.cond.Wait()
+	}
+	d.active--
+	fail := d.fail[in.Job.NodeID]
+	d.mu.Unlock()
+	if fail {
+		return workflows.DeviceRunResult{}, temporal.NewNonRetryableApplicationError("console exploded", "Boom", nil)
+	}
+	return workflows.DeviceRunResult{Status: "ok"}, nil
+}
+
+func (d *deviceActs) Finish(_ context.Context, in workflows.DeviceFinishInput) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.finished = append(d.finished, in)
+	return nil
+}
+
+func TestDeviceToolFansOutOneActivityPerDeviceWithinTheBound(t *testing.T) {
+	f := &fakeActs{}
+	f.llm = func(_ context.Context, in workflows.LLMInput) (workflows.LLMResult, error) {
+		if in.Step == 1 {
+			return workflows.LLMResult{ToolCalls: []workflows.ToolCall{{ID: "c1", Name: tools.ShowCommandsTool, Arguments: "{}"}}}, nil
+		}
+		return workflows.LLMResult{}, nil
+	}
+	d := &deviceActs{fail: map[string]bool{"n3": true}}
+	d.cond = sync.NewCond(&d.mu)
+	for _, id := range []string{"n1", "n2", "n3", "n4", "n5"} {
+		d.jobs = append(d.jobs, tools.DeviceJob{NodeID: id, Name: id, Commands: []string{"show version"}})
+	}
+	env := newEnv(t, f)
+	env.RegisterActivityWithOptions(d.Plan, activity.RegisterOptions{Name: workflows.DevicePlanActivity})
+	env.RegisterActivityWithOptions(d.Run, activity.RegisterOptions{Name: workflows.DeviceRunActivity})
+	env.RegisterActivityWithOptions(d.Finish, activity.RegisterOptions{Name: workflows.DeviceFinishActivity})
+	in := input
+	in.DeviceConcurrency = 2
+	env.ExecuteWorkflow(workflows.ChatTurnWorkflow, in)
+	r := result(t, env)
+
+	require.Equal(t, models.TurnCompleted, r.Status)
+	require.Empty(t, f.toolCalls, "device tools do not go through the generic tool activity")
+	require.Equal(t, 5, d.started, "one activity per device")
+	require.Equal(t, 2, d.max, "never more devices at once than allowed")
+	require.Len(t, d.finished, 1)
+	fin := d.finished[0]
+	require.Equal(t, 2, fin.MessageIndex)
+	require.Equal(t, "c1", fin.Call.ID)
+	require.Len(t, fin.Plan.Failed, 1)
+	require.Equal(t, map[string]string{"n3": "console exploded"}, fin.Errors, "a device that failed for good is reported, the others are not")
+	require.Len(t, f.llmCalls, 2, "the model gets the aggregated result")
+}
