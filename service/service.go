@@ -121,6 +121,11 @@ func Start(ctx context.Context, role Role, cfg Config) (_ *Running, err error) {
 		if err != nil {
 			return nil, fmt.Errorf("--redis-url: %w", err)
 		}
+		if !strings.Contains(cfg.RedisURL, "pool_size=") {
+			// Every open SSE stream blocks one connection in XREAD; the default pool (10 per
+			// CPU) would queue browsers behind each other.
+			opt.PoolSize = 256
+		}
 		rdb = redis.NewClient(opt)
 		r.closers = append(r.closers, rdb.Close)
 		pctx, cancel := context.WithTimeout(ctx, 5*time.Second)

@@ -47,6 +47,8 @@ type Options struct {
 	Heartbeat time.Duration
 	// NoLLM leaves the server default LLM unconfigured.
 	NoLLM bool
+	// DatabaseURL uses PostgreSQL instead of SQLite in the data directory.
+	DatabaseURL string
 }
 
 // Env is a running copilot with its fakes.
@@ -91,7 +93,7 @@ func Start(t testing.TB, opts Options) *Env {
 	cfg := service.Config{
 		Listen: "127.0.0.1:0", DataDir: dataDir, GNS3URL: g.URL, GNS3Timeout: 10 * time.Second,
 		TemporalAddress: opts.TemporalAddress, TemporalNamespace: "default", TemporalCLI: cli, TemporalUIPort: -1,
-		RedisURL: opts.RedisURL, LLMProvider: "openai", LLMContextLimitK: 128, CopilotMode: opts.Mode,
+		RedisURL: opts.RedisURL, DatabaseURL: opts.DatabaseURL, LLMProvider: "openai", LLMContextLimitK: 128, CopilotMode: opts.Mode,
 		DeviceConcurrency: 16, EventTTL: time.Hour, LogLevel: "warn", Heartbeat: opts.Heartbeat,
 	}
 	if !opts.NoLLM {
