@@ -193,8 +193,58 @@ func TestChatPageInBrowser(t *testing.T) {
 	g.Inject(fakegns3.Failure{Op: fakegns3.OpStartNode, ID: pc3.ID, Status: http.StatusConflict, Message: "VPCS PC3 could not bind its console port"})
 	g.AddProject("archive", fakegns3.Closed(), fakegns3.Members(e2eenv.Username))
 
+	cut := newCuttingProxy(t, env.URL)
 	runNodeTests(t, node, "chat.e2e.test.mjs", sameOrigin(t, env.URL),
-		"COPILOT_PROJECT=lab1", "COPILOT_CLOSED_PROJECT=archive")
+		"COPILOT_PROJECT=lab1", "COPILOT_CLOSED_PROJECT=archive",
+		"COPILOT_CUT_URL="+cut.URL, "COPILOT_CUT_CONTROL="+cut.URL+"/__cut")
+}
+
+// newCuttingProxy serves the page and proxies the API like sameOrigin, and also hangs up every
+// response in flight when /__cut is posted to: a dropped connection, as a flaky network or a
+// restarted load balancer causes, at the moment the browser test chooses.
+func newCuttingProxy(t *testing.T, api string) *httptest.Server {
+	t.Helper()
+	u, err := url.Parse(api)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := httputil.NewSingleHostReverseProxy(u)
+	proxy.FlushInterval = -1
+	page := web.Handler()
+	var (
+		mu       sync.Mutex
+		inFlight = map[*http.Request]context.CancelFunc{}
+	)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case r.URL.Path == "/__cut" && r.Method == http.MethodPost:
+			mu.Lock()
+			n := len(inFlight)
+			for _, cancel := range inFlight {
+				cancel()
+			}
+			mu.Unlock()
+			fmt.Fprintf(w, "%d", n)
+		case strings.HasPrefix(r.URL.Path, "/v3/"):
+			ctx, cancel := context.WithCancel(r.Context())
+			defer cancel()
+			r = r.WithContext(ctx)
+			mu.Lock()
+			inFlight[r] = cancel
+			mu.Unlock()
+			defer func() {
+				mu.Lock()
+				delete(inFlight, r)
+				mu.Unlock()
+			}()
+			// A cut mid-body makes the proxy abort the connection, as the browser must see it.
+			proxy.ServeHTTP(w, r)
+		default:
+			page.ServeHTTP(w, r)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return srv
 }
 
 func TestChatPageErrorsInBrowser(t *testing.T) {

@@ -15,6 +15,8 @@ const USER = process.env.COPILOT_USER || 'alice';
 const PASSWORD = process.env.COPILOT_PASSWORD || 'alice-password';
 const PROJECT = process.env.COPILOT_PROJECT || 'lab1';
 const CLOSED_PROJECT = process.env.COPILOT_CLOSED_PROJECT || '';
+const CUT_URL = process.env.COPILOT_CUT_URL || '';
+const CUT_CONTROL = process.env.COPILOT_CUT_CONTROL || '';
 const ARTIFACTS = process.env.COPILOT_ARTIFACTS || new globalThis.URL('./artifacts/', import.meta.url).pathname;
 
 const skip = URL ? false : 'COPILOT_URL is not set: run these through `go test ./web -run TestChatPageInBrowser`, which starts the service';
@@ -344,6 +346,40 @@ describe('chat page', { skip }, () => {
       await other.close();
     }
     await waitTurnDone();
+  });
+
+  test('a dropped connection is rejoined in place, with nothing missed or repeated', { skip: !CUT_URL && 'no cutting proxy' }, async () => {
+    // Another origin in front of the same service, whose connections the test can cut.
+    const other = await context.newPage();
+    try {
+      const joins = [];
+      other.on('request', (req) => {
+        if (req.method() === 'GET' && /\/sessions\/[^/]+\/stream$/.test(new globalThis.URL(req.url()).pathname)) joins.push(req.headers()['last-event-id'] || '');
+      });
+      await other.goto(CUT_URL + '/');
+      await signIn(other, USER, PASSWORD);
+      await other.waitForSelector('.empty-state, .msg');
+      await other.click('#new-chat');
+      await other.fill('#composer-input', 'a slow story over a bad network');
+      await other.press('#composer-input', 'Enter');
+      await other.waitForFunction(() => {
+        const md = document.querySelector('.msg.assistant.streaming .md');
+        return md && md.textContent.length > 60;
+      });
+      const res = await fetch(CUT_CONTROL, { method: 'POST' });
+      assert.ok(Number(await res.text()) >= 1, 'a connection was cut');
+      await other.waitForSelector('.msg.assistant.streaming', { state: 'detached', timeout: 60000 });
+      const text = await other.$$eval('.msg.assistant .md', (els) => els.at(-1).textContent);
+      assert.ok(text.startsWith('Here is a long walk through the lab.') && text.includes('END-OF-STORY'), text.slice(0, 80));
+      for (const step of ['Step 1 checks', 'Step 20 checks', 'Step 50 checks', 'Step 70 checks']) {
+        assert.equal(text.split(step).length, 2, `${step} shown exactly once`);
+      }
+      assert.ok(joins.length >= 1 && joins[0] !== '', `rejoined with Last-Event-ID: ${JSON.stringify(joins)}`);
+      assert.equal(await other.locator('.conversation .notice-error').count(), 0, 'no error shown for a connection that came back');
+      assert.equal(await other.isVisible('#banner'), false);
+    } finally {
+      await other.close();
+    }
   });
 
   test('a retried model call replaces its partial text instead of repeating it', async () => {

@@ -601,12 +601,14 @@ async function follow(ctx, res) {
   let attempts = 0;
   for (;;) {
     let terminal = false;
+    let got = false;
     try {
       await readEvents(res, (ev) => {
         if (ctx !== state.stream || terminal) return;
+        got = true;
         if (onEvent(ctx, ev)) terminal = true;
       });
-    } catch (err) {
+    } catch {
       if (ctx.controller.signal.aborted) return 'detached';
     }
     if (ctx !== state.stream) return 'detached';
@@ -622,22 +624,29 @@ async function follow(ctx, res) {
       state.stream = null;
       return 'eof';
     }
-    if (!ctx.sessionId || attempts >= 6) {
-      lostConnection(ctx);
-      return 'lost';
-    }
-    await sleep(Math.min(4000, 300 * 2 ** attempts));
-    attempts++;
-    if (ctx !== state.stream) return 'detached';
-    try {
-      res = await api.join(state.projectId, ctx.sessionId, ctx.lastEventId, ctx.controller.signal);
-    } catch (err) {
+    // The connection dropped mid-turn: rejoin after the last event seen, backing off while
+    // the service cannot be reached. A connection that delivered events earns fresh attempts.
+    if (got) attempts = 0;
+    let next = null;
+    while (!next) {
+      if (!ctx.sessionId || attempts >= 6) {
+        lostConnection(ctx);
+        return 'lost';
+      }
+      await sleep(Math.min(4000, 300 * 2 ** attempts));
+      attempts++;
       if (ctx !== state.stream) return 'detached';
-      if (err.kind === 'expired') return 'detached';
-      if (err.status === 0) continue;
-      lostConnection(ctx, err.message);
-      return 'lost';
+      try {
+        next = await api.join(state.projectId, ctx.sessionId, ctx.lastEventId, ctx.controller.signal);
+      } catch (err) {
+        if (ctx !== state.stream || err.kind === 'expired' || err.name === 'AbortError') return 'detached';
+        if (err.status !== 0 && err.status < 500) {
+          lostConnection(ctx, err.message);
+          return 'lost';
+        }
+      }
     }
+    res = next;
     if (res.status === 204) {
       // The turn's events are gone (expired): the stored history is all there is.
       state.stream = null;
