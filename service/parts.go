@@ -16,6 +16,7 @@ import (
 	"github.com/gns3-copilot/gns3-copilot/devices"
 	"github.com/gns3-copilot/gns3-copilot/llmconfig"
 	"github.com/gns3-copilot/gns3-copilot/tools"
+	"github.com/gns3-copilot/gns3-copilot/web"
 )
 
 // parts are the pieces whose choice depends on configuration.
@@ -55,5 +56,6 @@ func buildParts(db *gorm.DB, sealer *credentials.Sealer, rdb *redis.Client, cfg 
 		llmChooser: store,
 		tools:      tools.NewRegistry(tools.AllTools()...),
 		routes:     []func(*gin.Engine, *api.Server){api.LLMConfigRoutes(store)},
+		web:        web.Handler(),
 	}, nil
 }
