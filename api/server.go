@@ -55,6 +55,9 @@ type Deps struct {
 	MaxMessageBytes int           // longest accepted chat message; default 32 KiB
 	CredentialTTL   time.Duration // how long a turn may act for its user; default 2 h
 	UserCacheTTL    time.Duration // how long a checked token is trusted; default 30 s
+	// CORSOrigins are the browser origins (e.g. the GNS3 web UI's) allowed to call the API;
+	// "*" allows any.
+	CORSOrigins []string
 	// DeviceConcurrency bounds the devices one tool call talks to at once; 0 uses the default.
 	DeviceConcurrency int
 }
@@ -88,6 +91,9 @@ func New(d Deps) *Server {
 	s := &Server{deps: d, log: d.Logger, users: newUserCache(d.UserCacheTTL)}
 	s.engine = gin.New()
 	s.engine.Use(gin.Recovery())
+	if len(d.CORSOrigins) > 0 {
+		s.engine.Use(s.cors)
+	}
 	s.routes(s.engine)
 	return s
 }

@@ -40,6 +40,7 @@ type Config struct {
 	DeviceConcurrency int
 	EventTTL          time.Duration
 	LogLevel          string
+	CORSOrigins       []string
 	// Heartbeat overrides the SSE heartbeat interval (tests shorten it).
 	Heartbeat time.Duration
 }

@@ -178,7 +178,7 @@ func Start(ctx context.Context, role Role, cfg Config) (_ *Running, err error) {
 		srv := api.New(api.Deps{Repo: repo, GNS3: gns3Server, Events: events,
 			Turns:       api.TemporalTurns{Client: r.temporal, TaskQueue: workflows.TaskQueue},
 			Credentials: creds, LLM: parts.llmChooser, Logger: log, Web: parts.web, Routes: parts.routes,
-			Heartbeat: cfg.Heartbeat, DeviceConcurrency: cfg.DeviceConcurrency})
+			Heartbeat: cfg.Heartbeat, DeviceConcurrency: cfg.DeviceConcurrency, CORSOrigins: cfg.CORSOrigins})
 		r.listener, err = net.Listen("tcp", cfg.Listen)
 		if err != nil {
 			return nil, fmt.Errorf("listening on %s: %w", cfg.Listen, err)

@@ -100,8 +100,15 @@ func parseConfig(cmd string, args []string) (service.Config, error) {
 	num(&c.DeviceConcurrency, "device-concurrency", "GNS3_COPILOT_DEVICE_CONCURRENCY", 16, "devices one tool call talks to at once")
 	dur(&c.EventTTL, "event-ttl", "GNS3_COPILOT_EVENT_TTL", time.Hour, "how long a finished turn's events stay available for rejoining")
 	str(&c.LogLevel, "log-level", "GNS3_COPILOT_LOG_LEVEL", "info", "debug, info, warn or error")
+	var cors string
+	str(&cors, "cors-origins", "GNS3_COPILOT_CORS_ORIGINS", "", "comma-separated browser origins allowed to call the API, e.g. the GNS3 web UI's http://gns3.example:3080")
 	if err := fs.Parse(args); err != nil {
 		return c, err
+	}
+	for _, o := range strings.Split(cors, ",") {
+		if o = strings.TrimSpace(o); o != "" {
+			c.CORSOrigins = append(c.CORSOrigins, o)
+		}
 	}
 	if fs.NArg() > 0 {
 		return c, fmt.Errorf("unexpected argument %q", fs.Arg(0))
