@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -15,10 +14,11 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
-	"gorm.io/driver/postgres"
 	"gorm.io/driver/sqlite"
 	"gorm.io/gorm"
 	"gorm.io/gorm/logger"
+
+	"github.com/gns3-copilot/gns3-copilot/internal/testkit/testdb"
 )
 
 // storeHarness is one Store under test plus access to what it wrote, so the tests can check the
@@ -300,40 +300,8 @@ func openSQLite(t *testing.T) *gorm.DB {
 	return db
 }
 
-// openPostgres gives the test a schema of its own in the local PostgreSQL, dropped afterwards, so
-// parallel runs and other packages' tables never meet. Skipped without PostgreSQL unless CI=true.
 func openPostgres(t *testing.T) *gorm.DB {
-	dsn := os.Getenv("GNS3COPILOT_TEST_POSTGRES_DSN")
-	if dsn == "" {
-		dsn = "host=127.0.0.1 user=postgres dbname=test sslmode=disable connect_timeout=3"
-	}
-	admin, err := gorm.Open(postgres.Open(dsn), quietGorm())
-	if err == nil {
-		err = admin.Exec("SELECT 1").Error
-	}
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("PostgreSQL (%s) is required in CI: %v", dsn, err)
-		}
-		t.Skipf("PostgreSQL (%s) not reachable (%v): start it to run this test", dsn, err)
-	}
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	schema := "credtest_" + hex.EncodeToString(b[:])
-	if err := admin.Exec("CREATE SCHEMA " + schema).Error; err != nil {
-		t.Fatal(err)
-	}
-	adminDB, _ := admin.DB()
-	t.Cleanup(func() {
-		admin.Exec("DROP SCHEMA " + schema + " CASCADE")
-		_ = adminDB.Close()
-	})
-	db, err := gorm.Open(postgres.Open(dsn+" search_path="+schema), quietGorm())
-	if err != nil {
-		t.Fatal(err)
-	}
-	sqlDB, _ := db.DB()
-	t.Cleanup(func() { _ = sqlDB.Close() })
+	_, db := testdb.Postgres(t)
 	return db
 }
 
@@ -400,36 +368,8 @@ func TestNewDBStoreMigratesIdempotently(t *testing.T) {
 // ---- Redis -------------------------------------------------------------------------------------
 
 func openRedis(t *testing.T) (*redis.Client, string) {
-	addr := os.Getenv("GNS3COPILOT_TEST_REDIS_ADDR")
-	if addr == "" {
-		addr = "127.0.0.1:6379"
-	}
-	client := redis.NewClient(&redis.Options{Addr: addr})
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	if err := client.Ping(ctx).Err(); err != nil {
-		_ = client.Close()
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("Redis at %s is required in CI: %v", addr, err)
-		}
-		t.Skipf("Redis at %s not reachable (%v): start redis-server to run this test", addr, err)
-	}
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	prefix := "gns3copilot-test-" + hex.EncodeToString(b[:]) + ":credential:"
-	t.Cleanup(func() {
-		ctx := context.Background()
-		var keys []string
-		iter := client.Scan(ctx, 0, prefix+"*", 1000).Iterator()
-		for iter.Next(ctx) {
-			keys = append(keys, iter.Val())
-		}
-		if len(keys) > 0 {
-			client.Del(ctx, keys...)
-		}
-		_ = client.Close()
-	})
-	return client, prefix
+	client, prefix := testdb.Redis(t)
+	return client, prefix + ":credential:"
 }
 
 func TestRedisStore(t *testing.T) {
