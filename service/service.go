@@ -89,8 +89,11 @@ func Start(ctx context.Context, role Role, cfg Config) (_ *Running, err error) {
 	if role != RoleServe && cfg.TemporalAddress == "" {
 		return nil, errors.New("--temporal-address is required for `api` and `worker`: both halves must reach the same Temporal cluster")
 	}
-	if role == RoleAPI && cfg.RedisURL == "" {
-		return nil, errors.New("--redis-url is required for `api`: a separate worker can only reach the browser's stream through Redis")
+	if role != RoleServe && cfg.RedisURL == "" {
+		// Split halves share the event log and the turn credentials only through Redis: a worker
+		// on an in-process log would stream to nobody and look for credentials the API never
+		// stored where it looks.
+		return nil, errors.New("--redis-url is required for `api` and `worker`: the two halves share turn events and credentials through Redis")
 	}
 
 	db, err := models.Open(cfg.DatabaseURL, cfg.DataDir)

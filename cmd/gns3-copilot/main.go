@@ -23,7 +23,7 @@ const usage = `gns3-copilot — an AI copilot for GNS3 labs
 Usage:
   gns3-copilot serve  [flags]   API + worker in one process (default; starts a Temporal dev server itself)
   gns3-copilot api    [flags]   the HTTP API only (needs --temporal-address and --redis-url)
-  gns3-copilot worker [flags]   the Temporal worker only (needs --temporal-address)
+  gns3-copilot worker [flags]   the Temporal worker only (needs --temporal-address and --redis-url)
 
 Run "gns3-copilot <command> -h" for the flags; each flag has an environment variable.
 `

@@ -1,0 +1,17 @@
+package service
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestSplitHalvesNeedTemporalAndRedis(t *testing.T) {
+	for _, role := range []Role{RoleAPI, RoleWorker} {
+		_, err := Start(context.Background(), role, Config{DataDir: t.TempDir()})
+		require.ErrorContains(t, err, "--temporal-address")
+		_, err = Start(context.Background(), role, Config{DataDir: t.TempDir(), TemporalAddress: "127.0.0.1:7233"})
+		require.ErrorContains(t, err, "--redis-url")
+	}
+}
