@@ -2,62 +2,20 @@ package relay_test
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
-	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/gns3-copilot/gns3-copilot/internal/testkit/testdb"
 	"github.com/gns3-copilot/gns3-copilot/relay"
 	"github.com/gns3-copilot/gns3-copilot/relay/relaytest"
 )
 
-// redisAddr is the Redis the relay tests use; GNS3COPILOT_TEST_REDIS_ADDR overrides it.
-func redisAddr() string {
-	if a := os.Getenv("GNS3COPILOT_TEST_REDIS_ADDR"); a != "" {
-		return a
-	}
-	return "127.0.0.1:6379"
-}
-
-// testRedis connects to the real Redis and gives the caller a key prefix of its own; every key
-// under it is deleted when the test ends. Without Redis the test is skipped, except in CI.
-func testRedis(t testing.TB) (*redis.Client, string) {
-	t.Helper()
-	client := redis.NewClient(&redis.Options{Addr: redisAddr(), PoolSize: 64})
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	if err := client.Ping(ctx).Err(); err != nil {
-		_ = client.Close()
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("Redis at %s is required in CI: %v", redisAddr(), err)
-		}
-		t.Skipf("Redis at %s not reachable (%v): start redis-server to run this test", redisAddr(), err)
-	}
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	prefix := "gns3copilot-test-" + hex.EncodeToString(b[:])
-	t.Cleanup(func() {
-		ctx := context.Background()
-		var keys []string
-		iter := client.Scan(ctx, 0, prefix+":*", 1000).Iterator()
-		for iter.Next(ctx) {
-			keys = append(keys, iter.Val())
-		}
-		if len(keys) > 0 {
-			client.Del(ctx, keys...)
-		}
-		_ = client.Close()
-	})
-	return client, prefix
-}
-
 func newRedisSubject(t testing.TB, cfg relaytest.Config) relaytest.Subject {
-	client, prefix := testRedis(t)
+	client, prefix := testdb.Redis(t)
 	r := relay.NewRedis(client, relay.RedisOptions{
 		Prefix:     prefix,
 		MaxLen:     int64(cfg.MaxLen),
@@ -78,7 +36,7 @@ func TestRedisConformance(t *testing.T) {
 }
 
 func TestRedisKeysAndMarker(t *testing.T) {
-	client, prefix := testRedis(t)
+	client, prefix := testdb.Redis(t)
 	r := relay.NewRedis(client, relay.RedisOptions{Prefix: prefix})
 	ctx := context.Background()
 	if got, want := r.StreamKey("abc"), prefix+":turn:abc:events"; got != want {
@@ -109,7 +67,7 @@ func TestRedisKeysAndMarker(t *testing.T) {
 }
 
 func TestRedisForeignEntryIsAnError(t *testing.T) {
-	client, prefix := testRedis(t)
+	client, prefix := testdb.Redis(t)
 	r := relay.NewRedis(client, relay.RedisOptions{Prefix: prefix})
 	ctx := context.Background()
 	client.XAdd(ctx, &redis.XAddArgs{Stream: r.StreamKey("x"), Values: map[string]any{"other": "1"}})
@@ -132,7 +90,7 @@ func TestRedisUnreachableIsAnError(t *testing.T) {
 }
 
 func benchRedis(b *testing.B) *relay.Redis {
-	client, prefix := testRedis(b)
+	client, prefix := testdb.Redis(b)
 	return relay.NewRedis(client, relay.RedisOptions{Prefix: prefix})
 }
 
