@@ -2,14 +2,11 @@ package api
 
 import (
 	"bytes"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -22,6 +19,7 @@ import (
 	"github.com/gns3-copilot/gns3-copilot/credentials"
 	"github.com/gns3-copilot/gns3-copilot/gns3"
 	"github.com/gns3-copilot/gns3-copilot/internal/testkit/fakegns3"
+	"github.com/gns3-copilot/gns3-copilot/internal/testkit/testdb"
 	"github.com/gns3-copilot/gns3-copilot/llmconfig"
 	"github.com/gns3-copilot/gns3-copilot/models"
 )
@@ -42,9 +40,11 @@ type llmEnv struct {
 	labGroup, noneOf string
 }
 
-func llmSQLite(t *testing.T) *gorm.DB {
+// openLLMDB opens databaseURL through models.Open, so the repository runs with the configuration
+// the product gives it.
+func openLLMDB(t *testing.T, databaseURL string) *gorm.DB {
 	t.Helper()
-	db, err := models.Open("sqlite:"+filepath.Join(t.TempDir(), "api.db"), "")
+	db, err := models.Open(databaseURL, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,42 +53,14 @@ func llmSQLite(t *testing.T) *gorm.DB {
 	return db
 }
 
-// llmPostgres gives the test a schema of its own in the local PostgreSQL, dropped afterwards.
-// Skipped without PostgreSQL unless CI=true.
+func llmSQLite(t *testing.T) *gorm.DB {
+	return openLLMDB(t, "sqlite:"+filepath.Join(t.TempDir(), "api.db"))
+}
+
+// llmPostgres runs on a PostgreSQL schema of the test's own.
 func llmPostgres(t *testing.T) *gorm.DB {
-	t.Helper()
-	dsn := os.Getenv("GNS3COPILOT_TEST_POSTGRES_DSN")
-	if dsn == "" {
-		dsn = "host=127.0.0.1 user=postgres dbname=test sslmode=disable connect_timeout=3"
-	}
-	admin, err := models.Open(dsn, "")
-	if err == nil {
-		err = admin.Exec("SELECT 1").Error
-	}
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("PostgreSQL (%s) is required in CI: %v", dsn, err)
-		}
-		t.Skipf("PostgreSQL (%s) not reachable (%v): start it to run this test", dsn, err)
-	}
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	schema := "llmapitest_" + hex.EncodeToString(b[:])
-	if err := admin.Exec("CREATE SCHEMA " + schema).Error; err != nil {
-		t.Fatal(err)
-	}
-	adminDB, _ := admin.DB()
-	t.Cleanup(func() {
-		admin.Exec("DROP SCHEMA " + schema + " CASCADE")
-		_ = adminDB.Close()
-	})
-	db, err := models.Open(dsn+" search_path="+schema, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	sqlDB, _ := db.DB()
-	t.Cleanup(func() { _ = sqlDB.Close() })
-	return db
+	dsn, _ := testdb.Postgres(t)
+	return openLLMDB(t, dsn)
 }
 
 func newLLMEnv(t *testing.T, db *gorm.DB) *llmEnv {
