@@ -178,6 +178,9 @@ describe('chat page', { skip }, () => {
     await page.waitForSelector('.tool-card[data-state="partial"]', { timeout: 60000 });
     await waitTurnDone();
     await shot('06-tool-result');
+    await page.emulateMedia({ colorScheme: 'dark' });
+    await shot('06b-tool-result-dark');
+    await page.emulateMedia({ colorScheme: 'light' });
 
     const log = await page.evaluate(() => window.__cardLog);
     assert.ok(log.args.length >= 3, `arguments filled in step by step: ${JSON.stringify(log.args)}`);
@@ -417,6 +420,52 @@ describe('chat page', { skip }, () => {
     await page.waitForSelector('.msg.assistant');
     assert.equal(await page.evaluate(() => window.__pwned), undefined);
     assert.equal(await page.locator('.conversation script, .conversation img').count(), 0);
+  });
+
+  test('long device output folds into a collapsible monospace block; device text stays text', async () => {
+    // The page's own module, in the page, on a result as a show command on three devices gives.
+    const r = await page.evaluate(async () => {
+      const { ToolCard } = await import('/toolcards.js');
+      const card = new ToolCard({ id: 'call_show', name: 'execute_multiple_device_commands' });
+      card.setArguments('{"device_names":["R1","R2","R3"],"commands":["show run"]}', true);
+      card.setRunning();
+      const long = Array.from({ length: 40 }, (_, i) => `interface Gi0/${i}\n description <b>uplink</b>`).join('\n');
+      card.setResult(JSON.stringify({
+        success: false, total: 3, successful: 1, failed: 1,
+        data: [
+          { id: 'r1', name: 'R1', status: 'success', result: long },
+          { id: 'r2', name: 'R2', status: 'failed', error: 'Connection refused' },
+          { id: 'r3', name: 'R3', status: 'pending' },
+        ],
+        metadata: { tool_name: 'execute_multiple_device_commands', execution_time: 5.2 },
+      }));
+      card.el.id = 'component-card';
+      document.getElementById('conversation').append(card.el);
+      const details = card.el.querySelector('details.long-output');
+      return {
+        folded: !!details && !details.open,
+        summary: details && details.querySelector('summary').textContent,
+        mono: getComputedStyle(card.el.querySelector('.tool-item pre')).fontFamily,
+        marks: [...card.el.querySelectorAll('.tool-item .mark [aria-hidden]')].map((m) => m.textContent),
+        unknownColor: getComputedStyle(card.el.querySelector('.mark-unknown')).color,
+        bold: card.el.querySelectorAll('b').length,
+        state: card.el.dataset.state,
+      };
+    });
+    assert.equal(r.folded, true, 'the long output starts folded');
+    assert.equal(r.summary, 'Output — 80 lines');
+    assert.match(r.mono, /mono/i);
+    assert.deepEqual(r.marks, ['✓', '✗', '?']);
+    const [cr, cg, cb] = r.unknownColor.match(/\d+/g).map(Number);
+    assert.ok(Math.abs(cr - cg) < 20 && Math.abs(cg - cb) < 30, `? is grey (${r.unknownColor})`);
+    assert.equal(r.bold, 0, 'HTML in device output is text');
+    assert.equal(r.state, 'partial');
+    await page.click('#component-card details.long-output summary');
+    assert.equal(await page.$eval('#component-card details.long-output', (d) => d.open), true, 'it unfolds');
+    await page.$eval('#component-card', (el) => el.scrollIntoView({ block: 'nearest' }));
+    assert.equal(await page.evaluate(() => document.scrollingElement.scrollTop), 0, 'only the conversation scrolls, never the page');
+    await shot('13b-long-output-folded');
+    await page.$eval('#component-card', (el) => el.remove());
   });
 
   test('a closed project explains itself and can be opened', { skip: !CLOSED_PROJECT && 'no closed project' }, async () => {
