@@ -2,10 +2,7 @@ package devices_test
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
-	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -15,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/gns3-copilot/gns3-copilot/devices"
+	"github.com/gns3-copilot/gns3-copilot/internal/testkit/testdb"
 )
 
 // lockerContract checks what every Locker must do. newLocker returns
@@ -162,31 +160,14 @@ func TestMemoryLockerMaxWait(t *testing.T) {
 	}
 }
 
-func redisClient(t *testing.T) *redis.Client {
-	t.Helper()
-	c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:6379"})
-	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-	defer cancel()
-	if err := c.Ping(ctx).Err(); err != nil {
-		c.Close()
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("redis on 127.0.0.1:6379 is required in CI: %v", err)
-		}
-		t.Skipf("redis on 127.0.0.1:6379 unreachable (%v); skipping", err)
-	}
-	t.Cleanup(func() { c.Close() })
-	return c
-}
-
-func uniquePrefix(t *testing.T) string {
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	return "test:" + t.Name() + ":" + hex.EncodeToString(b[:]) + ":"
+// lockRedis gives the test its own key prefix on the test Redis, cleared when it ends.
+func lockRedis(t *testing.T) (*redis.Client, string) {
+	client, prefix := testdb.Redis(t)
+	return client, prefix + ":device-lock:"
 }
 
 func TestRedisLocker(t *testing.T) {
-	client := redisClient(t)
-	prefix := uniquePrefix(t)
+	client, prefix := lockRedis(t)
 	lockerContract(t, func(wait time.Duration) devices.Locker {
 		l := devices.NewRedisLocker(client, wait)
 		l.Prefix = prefix
@@ -195,8 +176,7 @@ func TestRedisLocker(t *testing.T) {
 }
 
 func TestRedisLockerRenewsWhileHeld(t *testing.T) {
-	client := redisClient(t)
-	prefix := uniquePrefix(t)
+	client, prefix := lockRedis(t)
 	ctx := context.Background()
 	a := devices.NewRedisLocker(client, time.Second)
 	a.Prefix = prefix
@@ -217,11 +197,10 @@ func TestRedisLockerRenewsWhileHeld(t *testing.T) {
 }
 
 func TestRedisLockerExpiresWhenHolderDies(t *testing.T) {
-	client := redisClient(t)
-	prefix := uniquePrefix(t)
+	client, prefix := lockRedis(t)
 	ctx := context.Background()
 	// The "dead worker" has its own connection, which we cut.
-	dead := redis.NewClient(&redis.Options{Addr: "127.0.0.1:6379"})
+	dead := redis.NewClient(&redis.Options{Addr: client.Options().Addr})
 	a := devices.NewRedisLocker(dead, time.Second)
 	a.Prefix = prefix
 	if _, err := a.Lock(ctx, "dev", 400*time.Millisecond); err != nil {
@@ -242,8 +221,7 @@ func TestRedisLockerExpiresWhenHolderDies(t *testing.T) {
 }
 
 func TestRedisLockerUnlockOnlyByOwner(t *testing.T) {
-	client := redisClient(t)
-	prefix := uniquePrefix(t)
+	client, prefix := lockRedis(t)
 	ctx := context.Background()
 	lost := make(chan string, 1)
 	a := devices.NewRedisLocker(client, time.Second)
