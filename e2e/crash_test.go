@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -18,22 +17,14 @@ import (
 
 	"github.com/gns3-copilot/gns3-copilot/internal/testkit/e2eenv"
 	"github.com/gns3-copilot/gns3-copilot/internal/testkit/fakeopenai"
+	"github.com/gns3-copilot/gns3-copilot/internal/testkit/testdb"
 	"github.com/gns3-copilot/gns3-copilot/service"
 	"github.com/gns3-copilot/gns3-copilot/temporaldev"
 )
 
-const redisURL = "redis://127.0.0.1:6379/0"
-
-func requireRedis(t *testing.T) {
-	t.Helper()
-	c, err := net.DialTimeout("tcp", "127.0.0.1:6379", time.Second)
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("Redis on 127.0.0.1:6379 is required in CI: %v", err)
-		}
-		t.Skipf("skipping: no Redis on 127.0.0.1:6379 (%v)", err)
-	}
-	c.Close()
+// testRedisURL is the test Redis as the service takes it, once it is known to answer.
+func testRedisURL(t *testing.T) string {
+	return "redis://" + testdb.RedisAddr(t) + "/0"
 }
 
 // buildBinary builds the real gns3-copilot command once per test.
@@ -55,7 +46,7 @@ func startWorker(t *testing.T, bin string, env *e2eenv.Env, temporalAddr, logPat
 	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	require.NoError(t, err)
 	cmd := exec.Command(bin, "worker",
-		"--temporal-address", temporalAddr, "--redis-url", redisURL, "--data-dir", env.Config.DataDir,
+		"--temporal-address", temporalAddr, "--redis-url", env.Config.RedisURL, "--data-dir", env.Config.DataDir,
 		"--gns3-url", env.GNS3.URL, "--llm-base-url", env.LLM.URL, "--llm-model", "gpt-4o-mini", "--log-level", "info")
 	cmd.Env = append(os.Environ(), "GNS3_COPILOT_LLM_API_KEY="+e2eenv.LLMKey)
 	cmd.Stdout, cmd.Stderr = logf, logf
@@ -78,7 +69,7 @@ func startWorker(t *testing.T, bin string, env *e2eenv.Env, temporalAddr, logPat
 // (or any worker) retries the call, the turn finishes, and the client that rejoins the stream
 // sees the retry and the end.
 func TestKilledWorkerFinishesTheTurnAfterRestart(t *testing.T) {
-	requireRedis(t)
+	redisURL := testRedisURL(t)
 	cli := e2eenv.RequireTemporalCLI(t)
 	bin := buildBinary(t)
 	dataDir := t.TempDir()
@@ -161,8 +152,7 @@ func TestKilledWorkerFinishesTheTurnAfterRestart(t *testing.T) {
 // The same turn, relayed through Redis Streams instead of the in-process log, streams the same
 // seed events.
 func TestTurnThroughRedisRelay(t *testing.T) {
-	requireRedis(t)
-	env := e2eenv.Start(t, e2eenv.Options{RedisURL: redisURL})
+	env := e2eenv.Start(t, e2eenv.Options{RedisURL: testRedisURL(t)})
 	env.LLM.SetHandler(titleReplies("Redis"))
 	env.LLM.Enqueue(
 		fakeopenai.Calls(fakeopenai.ToolCall{ID: "c1", Name: "get_gns3_topology", ArgumentChunks: []string{`{`, `}`}}),

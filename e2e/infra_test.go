@@ -1,21 +1,15 @@
 package e2e
 
 import (
-	"fmt"
 	"net/http"
-	"os"
-	"strings"
 	"testing"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
-	"gorm.io/driver/postgres"
-	"gorm.io/gorm"
-	"gorm.io/gorm/logger"
 
 	"github.com/gns3-copilot/gns3-copilot/internal/testkit/e2eenv"
 	"github.com/gns3-copilot/gns3-copilot/internal/testkit/fakeopenai"
+	"github.com/gns3-copilot/gns3-copilot/internal/testkit/testdb"
 )
 
 // While nothing else is sent (a model thinking before its first token), the stream carries
@@ -40,25 +34,8 @@ func TestSilentTurnsSendHeartbeats(t *testing.T) {
 
 // The same service on PostgreSQL instead of SQLite: configuration only.
 func TestTurnOnPostgres(t *testing.T) {
-	base := os.Getenv("GNS3COPILOT_TEST_POSTGRES_DSN")
-	if base == "" {
-		base = "host=127.0.0.1 user=postgres dbname=test sslmode=disable"
-	}
-	admin, err := gorm.Open(postgres.Open(base), &gorm.Config{Logger: logger.Default.LogMode(logger.Silent)})
-	if err == nil {
-		err = admin.Exec("SELECT 1").Error
-	}
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("PostgreSQL is required in CI: %v", err)
-		}
-		t.Skipf("skipping: no PostgreSQL at %q: %v", base, err)
-	}
-	schema := "e2e_" + strings.ReplaceAll(uuid.NewString()[:8], "-", "")
-	require.NoError(t, admin.Exec("CREATE SCHEMA "+schema).Error)
-	t.Cleanup(func() { admin.Exec("DROP SCHEMA " + schema + " CASCADE") })
-
-	env := e2eenv.Start(t, e2eenv.Options{DatabaseURL: fmt.Sprintf("%s search_path=%s", base, schema)})
+	dsn, db := testdb.Postgres(t)
+	env := e2eenv.Start(t, e2eenv.Options{DatabaseURL: dsn})
 	env.LLM.SetHandler(titleReplies("On Postgres"))
 	env.LLM.Enqueue(fakeopenai.Calls(fakeopenai.ToolCall{ID: "c1", Name: "get_gns3_topology", Arguments: "{}"}), fakeopenai.Text("Stored in Postgres."))
 	frames := env.OpenStream(http.MethodPost, env.ChatPath("/stream"), map[string]any{"message": "hi"}, "").UntilDone(t, true)
@@ -69,6 +46,6 @@ func TestTurnOnPostgres(t *testing.T) {
 	require.Equal(t, "On Postgres", sessions[0]["title"])
 
 	var n int64
-	require.NoError(t, admin.Table(schema+".chat_messages").Count(&n).Error)
+	require.NoError(t, db.Table("chat_messages").Count(&n).Error)
 	require.EqualValues(t, 4, n, "the transcript is in the PostgreSQL schema")
 }
