@@ -115,7 +115,7 @@ func (s *Server) postStream(c *gin.Context) {
 		undo("Storing the turn's credentials failed", err)
 		return
 	}
-	started, _ := json.Marshal(relay.Payload{Type: relay.TypeTurnStarted, SessionID: sess.ThreadID, TurnID: turn.ID, Title: sess.Title})
+	started, _ := json.Marshal(relay.Payload{Type: relay.TypeTurnStarted, SessionID: sess.ThreadID, TurnID: turn.ID, Title: sess.Title, Message: *req.Message})
 	if _, err := s.deps.Events.Append(ctx, turn.ID, relay.TypeTurnStarted, started); err != nil {
 		undo("The event log is unavailable", err)
 		return

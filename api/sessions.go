@@ -32,6 +32,8 @@ type sessionView struct {
 	Metadata      json.RawMessage `json:"metadata"`
 	Stats         json.RawMessage `json:"stats"`
 	Pinned        bool            `json:"pinned"`
+	// Running tells a client whether a turn is under way, so it knows to rejoin its stream.
+	Running bool `json:"running"`
 }
 
 func isoTime(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
@@ -62,9 +64,19 @@ func (s *Server) listSessions(c *gin.Context) {
 		s.internalError(c, err, "Listing sessions failed")
 		return
 	}
+	ids := make([]string, len(list))
+	for i := range list {
+		ids[i] = list[i].ThreadID
+	}
+	running, err := s.deps.Repo.RunningSessions(c.Request.Context(), ids)
+	if err != nil {
+		s.internalError(c, err, "Listing sessions failed")
+		return
+	}
 	out := make([]sessionView, len(list))
 	for i := range list {
 		out[i] = viewSession(&list[i])
+		out[i].Running = running[list[i].ThreadID]
 	}
 	c.JSON(http.StatusOK, out)
 }
@@ -175,7 +187,11 @@ func (s *Server) answerSession(c *gin.Context, sess *models.ChatSession, err err
 		s.internalError(c, err, "Updating the session failed")
 		return
 	}
-	c.JSON(http.StatusOK, viewSession(sess))
+	v := viewSession(sess)
+	if running, err := s.deps.Repo.RunningSessions(c.Request.Context(), []string{sess.ThreadID}); err == nil {
+		v.Running = running[sess.ThreadID]
+	}
+	c.JSON(http.StatusOK, v)
 }
 
 func (s *Server) deleteSession(c *gin.Context) {

@@ -130,6 +130,9 @@ func TestAbortEndsTheTurnAndKeepsThePartialText(t *testing.T) {
 	}
 	sessionID, _ := startedIDs(t, frames)
 
+	require.Equal(t, "talk slowly", frames[0].Data["message"], "turn_started carries the user's message")
+	require.Equal(t, true, sessionsOf(t, env, e2eenv.UserToken)[0]["running"])
+
 	// While it runs, a second message to the session is refused.
 	code, body := env.Do(http.MethodPost, env.ChatPath("/stream"), map[string]any{"message": "hello?", "session_id": sessionID})
 	require.Equal(t, http.StatusConflict, code, string(body))
@@ -152,6 +155,10 @@ func TestAbortEndsTheTurnAndKeepsThePartialText(t *testing.T) {
 	require.Equal(t, "talk slowly", hist.Messages[0].Content)
 	require.Equal(t, "assistant", hist.Messages[1].Role)
 	require.Equal(t, "Partial answer ", hist.Messages[1].Content)
+	sess := sessionsOf(t, env, e2eenv.UserToken)[0]
+	require.Equal(t, false, sess["running"])
+	require.EqualValues(t, 1, sess["llm_calls_count"], "the stopped call still counts as a call")
+	require.EqualValues(t, 2, sess["message_count"])
 
 	// Nothing runs any more: a second abort is a conflict, and the session takes a new message.
 	code, _ = env.Do(http.MethodPost, env.ChatPath("/sessions/"+sessionID+"/abort"), nil)

@@ -362,6 +362,21 @@ func (r *ChatRepository) SetAutoTitle(ctx context.Context, sessionID, title stri
 	return res.RowsAffected > 0, res.Error
 }
 
+// RunningSessions reports which of these sessions have a turn running now.
+func (r *ChatRepository) RunningSessions(ctx context.Context, sessionIDs []string) (map[string]bool, error) {
+	out := map[string]bool{}
+	if len(sessionIDs) == 0 {
+		return out, nil
+	}
+	var ids []string
+	err := r.DB.WithContext(ctx).Model(&ChatTurn{}).Where("session_id IN ? AND status = ?", sessionIDs, TurnRunning).
+		Pluck("session_id", &ids).Error
+	for _, id := range ids {
+		out[id] = true
+	}
+	return out, err
+}
+
 // CompletedTurns counts a session's finished turns; the title is generated after the first.
 func (r *ChatRepository) CompletedTurns(ctx context.Context, sessionID string) (int64, error) {
 	var n int64

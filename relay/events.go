@@ -56,8 +56,10 @@ type Payload struct {
 	Cancelled  bool      `json:"cancelled,omitempty"`
 	Status     string    `json:"status,omitempty"`
 	Title      string    `json:"title,omitempty"`
-	Progress   any       `json:"progress,omitempty"`
-	Usage      any       `json:"usage,omitempty"`
+	// Message is the user's message, on turn_started, so a client joining later can show it.
+	Message  string `json:"message,omitempty"`
+	Progress any    `json:"progress,omitempty"`
+	Usage    any    `json:"usage,omitempty"`
 }
 
 // TypeCancelRequested is written to a turn's control stream when the user aborts it. Temporal

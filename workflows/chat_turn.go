@@ -62,6 +62,8 @@ loop:
 			Turn: ref, Step: step, MessageIndex: idx, NoTools: step == maxSteps,
 		}).Get(ctx, &llm)
 		if err != nil {
+			// The call was made even if it did not finish; its tokens are unknown.
+			res.LLMCalls++
 			if isCancel(ctx, err) {
 				res.Status = models.TurnCancelled
 			} else {
