@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -40,28 +39,8 @@ type llmEnv struct {
 	labGroup, noneOf string
 }
 
-// openLLMDB opens databaseURL through models.Open, so the repository runs with the configuration
-// the product gives it.
-func openLLMDB(t *testing.T, databaseURL string) *gorm.DB {
-	t.Helper()
-	db, err := models.Open(databaseURL, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	sqlDB, _ := db.DB()
-	t.Cleanup(func() { _ = sqlDB.Close() })
-	return db
-}
-
-func llmSQLite(t *testing.T) *gorm.DB {
-	return openLLMDB(t, "sqlite:"+filepath.Join(t.TempDir(), "api.db"))
-}
-
-// llmPostgres runs on a PostgreSQL schema of the test's own.
-func llmPostgres(t *testing.T) *gorm.DB {
-	dsn, _ := testdb.Postgres(t)
-	return openLLMDB(t, dsn)
-}
+func llmSQLite(t *testing.T) *gorm.DB   { return testdb.SQLiteWith(t, models.Open) }
+func llmPostgres(t *testing.T) *gorm.DB { return testdb.PostgresWith(t, models.Open) }
 
 func newLLMEnv(t *testing.T, db *gorm.DB) *llmEnv {
 	t.Helper()

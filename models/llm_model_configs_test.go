@@ -3,7 +3,6 @@ package models
 import (
 	"context"
 	"errors"
-	"path/filepath"
 	"sync"
 	"testing"
 
@@ -13,28 +12,8 @@ import (
 	"github.com/gns3-copilot/gns3-copilot/internal/testkit/testdb"
 )
 
-// openLLMDB opens databaseURL through models.Open, so the repository runs with the configuration
-// the product gives it.
-func openLLMDB(t *testing.T, databaseURL string) *gorm.DB {
-	t.Helper()
-	db, err := Open(databaseURL, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	sqlDB, _ := db.DB()
-	t.Cleanup(func() { _ = sqlDB.Close() })
-	return db
-}
-
-func llmSQLite(t *testing.T) *gorm.DB {
-	return openLLMDB(t, "sqlite:"+filepath.Join(t.TempDir(), "llm.db"))
-}
-
-// llmPostgres runs on a PostgreSQL schema of the test's own.
-func llmPostgres(t *testing.T) *gorm.DB {
-	dsn, _ := testdb.Postgres(t)
-	return openLLMDB(t, dsn)
-}
+func llmSQLite(t *testing.T) *gorm.DB   { return testdb.SQLiteWith(t, Open) }
+func llmPostgres(t *testing.T) *gorm.DB { return testdb.PostgresWith(t, Open) }
 
 func forEachLLMDB(t *testing.T, run func(t *testing.T, repo *LLMConfigRepository)) {
 	for name, open := range map[string]func(*testing.T) *gorm.DB{"sqlite": llmSQLite, "postgres": llmPostgres} {

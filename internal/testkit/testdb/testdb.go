@@ -9,6 +9,7 @@ import (
 	"encoding/hex"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -62,6 +63,35 @@ func Postgres(t testing.TB) (dsn string, db *gorm.DB) {
 		closeGorm(db)
 	})
 	return dsn, db
+}
+
+// Opener opens a database URL the way the product does. Tests pass models.Open, so the code under
+// test runs with its production GORM configuration; testdb cannot import models itself because
+// models' own tests use it.
+type Opener func(databaseURL, dataDir string) (*gorm.DB, error)
+
+// SQLiteWith opens a fresh SQLite database in the test's temporary directory through open, and
+// closes it when the test ends.
+func SQLiteWith(t testing.TB, open Opener) *gorm.DB {
+	t.Helper()
+	return openWith(t, open, "sqlite:"+filepath.Join(t.TempDir(), "test.db"))
+}
+
+// PostgresWith opens a fresh schema (see Postgres) through open, and closes it when the test ends.
+func PostgresWith(t testing.TB, open Opener) *gorm.DB {
+	t.Helper()
+	dsn, _ := Postgres(t)
+	return openWith(t, open, dsn)
+}
+
+func openWith(t testing.TB, open Opener, databaseURL string) *gorm.DB {
+	t.Helper()
+	db, err := open(databaseURL, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { closeGorm(db) })
+	return db
 }
 
 // withSearchPath binds dsn (key=value or URL form) to schema.
