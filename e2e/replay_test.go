@@ -1,0 +1,68 @@
+package e2e
+
+import (
+	"context"
+	"net/http"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/api/enums/v1"
+	historypb "go.temporal.io/api/history/v1"
+	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
+	"google.golang.org/protobuf/encoding/protojson"
+
+	"github.com/gns3-copilot/gns3-copilot/internal/testkit/e2eenv"
+	"github.com/gns3-copilot/gns3-copilot/internal/testkit/fakeopenai"
+	"github.com/gns3-copilot/gns3-copilot/workflows"
+)
+
+// A real turn's history (a plain tool and a device tool in parallel, then an answer) replays on
+// the current workflow code. With GNS3COPILOT_WRITE_REPLAY=1 it is also saved as the fixture
+// that workflows/replay_test.go replays, so a later change that breaks running turns fails there.
+func TestRealTurnHistoryReplays(t *testing.T) {
+	env := e2eenv.Start(t, e2eenv.Options{Mode: "lab_automation_assistant"})
+	env.LLM.SetHandler(titleReplies("Replay"))
+	env.LLM.Enqueue(
+		fakeopenai.Calls(
+			fakeopenai.ToolCall{ID: "c_topo", Name: "get_gns3_topology", Arguments: `{}`},
+			fakeopenai.ToolCall{ID: "c_show", Name: "execute_multiple_device_commands",
+				Arguments: `{"device_configs":[{"device_name":"R9","commands":["show version"]}]}`},
+		),
+		fakeopenai.Text("There is no R9 in this lab."),
+	)
+	frames := env.OpenStream(http.MethodPost, env.ChatPath("/stream"), map[string]any{"message": "show version on R9"}, "").UntilDone(t, true)
+	sessionID, turnID := startedIDs(t, frames)
+	require.Equal(t, "completed", frames[len(frames)-1].Data["status"])
+	var sawDeviceEnd bool
+	for _, o := range deviceToolEnds(t, frames) {
+		if len(o.Data) == 1 && o.Data[0].Name == "R9" {
+			sawDeviceEnd = true
+			require.Contains(t, o.Data[0].Error, "no node")
+		}
+	}
+	require.True(t, sawDeviceEnd, "the device tool answered for R9")
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	hist := &historypb.History{}
+	iter := env.Service.Temporal().GetWorkflowHistory(ctx, workflows.WorkflowID(sessionID, turnID), "", false, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	for iter.HasNext() {
+		ev, err := iter.Next()
+		require.NoError(t, err)
+		hist.Events = append(hist.Events, ev)
+	}
+
+	replayer := worker.NewWorkflowReplayer()
+	replayer.RegisterWorkflowWithOptions(workflows.ChatTurn, workflow.RegisterOptions{Name: workflows.ChatTurnWorkflow})
+	require.NoError(t, replayer.ReplayWorkflowHistory(nil, hist))
+
+	if os.Getenv("GNS3COPILOT_WRITE_REPLAY") == "1" {
+		b, err := protojson.MarshalOptions{Indent: "  "}.Marshal(hist)
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(filepath.Join("..", "workflows", "testdata", "chat_turn_history.json"), b, 0o644))
+	}
+}

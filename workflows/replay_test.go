@@ -1,0 +1,22 @@
+package workflows_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/gns3-copilot/gns3-copilot/workflows"
+)
+
+// Turns that are running when a new version of the worker is deployed continue on the new
+// code. testdata/chat_turn_history.json is the history of a real turn (a topology read and a
+// device tool in parallel, then an answer), recorded by e2e.TestRealTurnHistoryReplays; if this
+// test fails, the change makes the workflow decide differently for the same history and needs
+// workflow.GetVersion.
+func TestRecordedTurnReplaysOnTheCurrentCode(t *testing.T) {
+	r := worker.NewWorkflowReplayer()
+	r.RegisterWorkflowWithOptions(workflows.ChatTurn, workflow.RegisterOptions{Name: workflows.ChatTurnWorkflow})
+	require.NoError(t, r.ReplayWorkflowHistoryFromJSONFile(nil, "testdata/chat_turn_history.json"))
+}
