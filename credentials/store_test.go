@@ -18,6 +18,7 @@ import (
 	"gorm.io/gorm"
 	"gorm.io/gorm/logger"
 
+	"github.com/gns3-copilot/gns3-copilot/internal/testkit/testclock"
 	"github.com/gns3-copilot/gns3-copilot/internal/testkit/testdb"
 )
 
@@ -226,25 +227,8 @@ func runStoreSuite(t *testing.T, newHarness func(t *testing.T) storeHarness) {
 
 // ---- database ----------------------------------------------------------------------------------
 
-type testClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *testClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *testClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
-
 func dbHarness(t *testing.T, db *gorm.DB) storeHarness {
-	clock := &testClock{now: time.Date(2026, 6, 1, 8, 0, 0, 0, time.UTC)}
+	clock := testclock.New(time.Date(2026, 6, 1, 8, 0, 0, 0, time.UTC))
 	sealer := newTestSealer(t)
 	st, err := newDBStore(db, sealer, clock.Now)
 	if err != nil {
@@ -317,7 +301,7 @@ func TestDBStorePurgesExpiredRows(t *testing.T) {
 	for name, open := range map[string]func(*testing.T) *gorm.DB{"sqlite": openSQLite, "postgres": openPostgres} {
 		t.Run(name, func(t *testing.T) {
 			db := open(t)
-			clock := &testClock{now: time.Date(2026, 6, 1, 8, 0, 0, 0, time.UTC)}
+			clock := testclock.New(time.Date(2026, 6, 1, 8, 0, 0, 0, time.UTC))
 			st, err := newDBStore(db, newTestSealer(t), clock.Now)
 			if err != nil {
 				t.Fatal(err)

@@ -5,27 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"runtime"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/gns3-copilot/gns3-copilot/internal/testkit/testclock"
 )
-
-type stepClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *stepClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *stepClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
 
 func (m *Memory) streamCount() int {
 	m.mu.Lock()
@@ -34,7 +18,7 @@ func (m *Memory) streamCount() int {
 }
 
 func TestMemorySweepFreesExpiredStreams(t *testing.T) {
-	clock := &stepClock{now: time.Unix(1_700_000_000, 0)}
+	clock := testclock.New(time.Unix(1_700_000_000, 0))
 	m := NewMemory(MemoryOptions{IdleTTL: time.Hour, Clock: clock.Now})
 	defer m.Close()
 	ctx := context.Background()
@@ -69,7 +53,7 @@ func TestMemoryWaitLeavesNoPlaceholder(t *testing.T) {
 }
 
 func TestMemoryTrimKeepsIDsIncreasing(t *testing.T) {
-	clock := &stepClock{now: time.Unix(1_700_000_000, 0)}
+	clock := testclock.New(time.Unix(1_700_000_000, 0))
 	m := NewMemory(MemoryOptions{MaxLen: 3, Clock: clock.Now})
 	defer m.Close()
 	var last entryID

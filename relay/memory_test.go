@@ -1,34 +1,16 @@
 package relay_test
 
 import (
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/gns3-copilot/gns3-copilot/internal/testkit/testclock"
 	"github.com/gns3-copilot/gns3-copilot/relay"
 	"github.com/gns3-copilot/gns3-copilot/relay/relaytest"
 )
 
-// fakeClock only moves when a test says so, which lets expiry be checked without waiting.
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
-
 func newMemorySubject(t testing.TB, cfg relaytest.Config) relaytest.Subject {
-	clock := &fakeClock{now: time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)}
+	clock := testclock.New(time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC))
 	m := relay.NewMemory(relay.MemoryOptions{MaxLen: cfg.MaxLen, IdleTTL: cfg.IdleTTL, Clock: clock.Now})
 	t.Cleanup(func() { _ = m.Close() })
 	return relaytest.Subject{Log: m, Elapse: clock.Advance}
