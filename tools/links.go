@@ -3,7 +3,6 @@ package tools
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 
@@ -346,11 +345,7 @@ func (dt *deleteLinkTool) Run(ctx context.Context, env Env, raw json.RawMessage)
 		}
 		id, name := l.LinkID, t.linkLine(l)
 		if err := env.GNS3.DeleteLink(ctx, env.ProjectID, id); err != nil {
-			if errors.Is(err, gns3.ErrNotFound) && env.retried() {
-				items = append(items, ok(id, name, "deleted (by an earlier attempt of this call)"))
-			} else {
-				items = append(items, failed(id, name, "deleting failed: "+describeGNS3Error(err)))
-			}
+			items = append(items, deleteFailed(env, id, name, err))
 			continue
 		}
 		t.removeLink(id)

@@ -31,6 +31,37 @@ func openTopology(ctx context.Context, env Env) (*topology, error) {
 	return t, nil
 }
 
+// openNodeList starts a tool whose only argument is node_ids: it checks the arguments, then reads
+// the project. refs are the requested nodes, trimmed and without repeats.
+func openNodeList(ctx context.Context, env Env, raw json.RawMessage) (refs []string, t *topology, err error) {
+	var args struct {
+		projectArg
+		NodeIDs []string `json:"node_ids"`
+	}
+	if err := decodeArgs(raw, &args); err != nil {
+		return nil, nil, err
+	}
+	if err := args.check(env); err != nil {
+		return nil, nil, err
+	}
+	if refs, err = nodeRefs("node_ids", args.NodeIDs, maxNodesPerCall); err != nil {
+		return nil, nil, err
+	}
+	if t, err = openTopology(ctx, env); err != nil {
+		return nil, nil, err
+	}
+	return refs, t, nil
+}
+
+// deleteFailed is the item for a delete GNS3 refused. On a retried call "not found" means an
+// earlier attempt already deleted it, which is what was asked for.
+func deleteFailed(env Env, id, name string, err error) Item {
+	if errors.Is(err, gns3.ErrNotFound) && env.retried() {
+		return ok(id, name, "deleted (by an earlier attempt of this call)")
+	}
+	return failed(id, name, "deleting failed: "+describeGNS3Error(err))
+}
+
 // validNodeName mirrors what GNS3 does silently (drops spaces, renumbers
 // taken names) as explicit errors, so the model gets the name it asked for
 // or knows why not.
@@ -485,21 +516,7 @@ func newDeleteNodeTool() Tool {
 }
 
 func (dt *deleteNodeTool) Run(ctx context.Context, env Env, raw json.RawMessage) Result {
-	var args struct {
-		projectArg
-		NodeIDs []string `json:"node_ids"`
-	}
-	if err := decodeArgs(raw, &args); err != nil {
-		return failWith(err)
-	}
-	if err := args.check(env); err != nil {
-		return failWith(err)
-	}
-	refs, err := nodeRefs("node_ids", args.NodeIDs, maxNodesPerCall)
-	if err != nil {
-		return failWith(err)
-	}
-	t, err := openTopology(ctx, env)
+	refs, t, err := openNodeList(ctx, env, raw)
 	if err != nil {
 		return failWith(err)
 	}
@@ -523,11 +540,7 @@ func (dt *deleteNodeTool) Run(ctx context.Context, env Env, raw json.RawMessage)
 		}
 		id, name := n.NodeID, n.Name
 		if err := env.GNS3.DeleteNode(ctx, env.ProjectID, id); err != nil {
-			if errors.Is(err, gns3.ErrNotFound) && env.retried() {
-				items = append(items, ok(id, name, "deleted (by an earlier attempt of this call)"))
-			} else {
-				items = append(items, failed(id, name, "deleting failed: "+describeGNS3Error(err)))
-			}
+			items = append(items, deleteFailed(env, id, name, err))
 			continue
 		}
 		t.removeNode(id)

@@ -281,21 +281,7 @@ func newReloadTool() Tool {
 }
 
 func (pt *powerTool) Run(ctx context.Context, env Env, raw json.RawMessage) Result {
-	var args struct {
-		projectArg
-		NodeIDs []string `json:"node_ids"`
-	}
-	if err := decodeArgs(raw, &args); err != nil {
-		return failWith(err)
-	}
-	if err := args.check(env); err != nil {
-		return failWith(err)
-	}
-	refs, err := nodeRefs("node_ids", args.NodeIDs, maxNodesPerCall)
-	if err != nil {
-		return failWith(err)
-	}
-	t, err := openTopology(ctx, env)
+	refs, t, err := openNodeList(ctx, env, raw)
 	if err != nil {
 		return failWith(err)
 	}
