@@ -26,6 +26,36 @@ func startedIDs(t *testing.T, frames []e2eenv.Frame) (sessionID, turnID string) 
 	return frames[0].Data["session_id"].(string), frames[0].Data["turn_id"].(string)
 }
 
+// requireSecretsNotInHistory reads a finished workflow's history and searches every event for
+// each secret: in the binary protobuf (payload bytes as they are), in the JSON form (every string
+// field) and base64-encoded at each alignment (payloads in the JSON form). A history of minEvents
+// events or fewer was not really read.
+func requireSecretsNotInHistory(t *testing.T, env *e2eenv.Env, workflowID string, minEvents int, secrets ...string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	iter := env.Service.Temporal().GetWorkflowHistory(ctx, workflowID, "", false, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	var events int
+	for iter.HasNext() {
+		ev, err := iter.Next()
+		require.NoError(t, err)
+		events++
+		bin, err := proto.Marshal(ev)
+		require.NoError(t, err)
+		js, err := protojson.Marshal(ev)
+		require.NoError(t, err)
+		for _, secret := range secrets {
+			require.False(t, bytes.Contains(bin, []byte(secret)), "secret in event %d (%s)", ev.EventId, ev.EventType)
+			require.False(t, bytes.Contains(js, []byte(secret)), "secret in event %d JSON", ev.EventId)
+			for i := 0; i < 3; i++ { // base64 of the secret at each alignment
+				enc := base64.StdEncoding.EncodeToString([]byte(strings.Repeat("x", i) + secret))
+				require.False(t, bytes.Contains(js, []byte(enc[4*((i+2)/3):len(enc)-4])), "base64 secret in event %d", ev.EventId)
+			}
+		}
+	}
+	require.Greater(t, events, minEvents, "the history was read")
+}
+
 // The user's GNS3 token and the LLM API key must appear nowhere in the workflow's history:
 // not in inputs, results, memo, headers or failure text.
 func TestSecretsNeverEnterTemporalHistory(t *testing.T) {
@@ -44,29 +74,7 @@ func TestSecretsNeverEnterTemporalHistory(t *testing.T) {
 	require.True(t, ok)
 	require.Equal(t, "Bearer "+e2eenv.LLMKey, req.Authorization)
 
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	iter := env.Service.Temporal().GetWorkflowHistory(ctx, workflows.WorkflowID(sessionID, turnID), "", false, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
-	var events int
-	for iter.HasNext() {
-		ev, err := iter.Next()
-		require.NoError(t, err)
-		events++
-		// Binary protobuf keeps payload bytes as they are; JSON shows every string field.
-		bin, err := proto.Marshal(ev)
-		require.NoError(t, err)
-		js, err := protojson.Marshal(ev)
-		require.NoError(t, err)
-		for _, secret := range []string{e2eenv.UserToken, e2eenv.LLMKey} {
-			require.False(t, bytes.Contains(bin, []byte(secret)), "secret in event %d (%s)", ev.EventId, ev.EventType)
-			require.False(t, bytes.Contains(js, []byte(secret)), "secret in event %d JSON", ev.EventId)
-			for i := 0; i < 3; i++ { // base64 of the secret at each alignment
-				enc := base64.StdEncoding.EncodeToString([]byte(strings.Repeat("x", i) + secret))
-				require.False(t, bytes.Contains(js, []byte(enc[4*((i+2)/3):len(enc)-4])), "base64 secret in event %d", ev.EventId)
-			}
-		}
-	}
-	require.Greater(t, events, 10, "the history was read")
+	requireSecretsNotInHistory(t, env, workflows.WorkflowID(sessionID, turnID), 10, e2eenv.UserToken, e2eenv.LLMKey)
 }
 
 // A client that drops its stream and rejoins with Last-Event-ID gets exactly the frames it
