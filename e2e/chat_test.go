@@ -23,6 +23,18 @@ func titleReplies(title string) fakeopenai.Handler {
 	}
 }
 
+// streamedRequests are the turn's model calls as s received them: every request but the title
+// call, which is the only one not streamed.
+func streamedRequests(s *fakeopenai.Server) []fakeopenai.Request {
+	var out []fakeopenai.Request
+	for _, r := range s.Requests() {
+		if r.Stream {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
 func TestTurnWithToolCallStreamsSeedEventsAndStoresTranscript(t *testing.T) {
 	env := e2eenv.Start(t, e2eenv.Options{})
 	env.LLM.SetHandler(titleReplies("Lab topology overview"))
@@ -88,13 +100,7 @@ func TestTurnWithToolCallStreamsSeedEventsAndStoresTranscript(t *testing.T) {
 	require.Equal(t, "completed", frames[len(frames)-1].Data["status"])
 
 	// The model's second call saw the tool result after its own tool call.
-	reqs := env.LLM.Requests()
-	var streamed []fakeopenai.Request
-	for _, r := range reqs {
-		if r.Stream {
-			streamed = append(streamed, r)
-		}
-	}
+	streamed := streamedRequests(env.LLM)
 	require.Len(t, streamed, 2)
 	second := streamed[1].Messages
 	require.Equal(t, "tool", second[len(second)-1].Role)

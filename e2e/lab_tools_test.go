@@ -207,13 +207,7 @@ func TestLabAutomationTurnBuildsLinksAndStartsTwoVPCS(t *testing.T) {
 	}
 
 	// The model was offered the lab-automation tools and its last call saw the start result.
-	reqs := env.LLM.Requests()
-	var streamed []fakeopenai.Request
-	for _, r := range reqs {
-		if r.Stream {
-			streamed = append(streamed, r)
-		}
-	}
+	streamed := streamedRequests(env.LLM)
 	require.Len(t, streamed, 4)
 	require.Contains(t, streamed[0].ToolNames(), "delete_gns3_node", "lab automation offers destructive tools")
 	last := streamed[3]
@@ -250,12 +244,7 @@ func TestTeachingModeRefusesDeleteNodeAndKeepsTheNode(t *testing.T) {
 	require.Zero(t, env.GNS3.Count(fakegns3.OpDeleteNode), "GNS3 was never asked to delete")
 
 	// The tool was not offered either, and the model read the refusal as its tool result.
-	var streamed []fakeopenai.Request
-	for _, r := range env.LLM.Requests() {
-		if r.Stream {
-			streamed = append(streamed, r)
-		}
-	}
+	streamed := streamedRequests(env.LLM)
 	require.Len(t, streamed, 2)
 	require.NotContains(t, streamed[0].ToolNames(), "delete_gns3_node")
 	require.Contains(t, streamed[0].ToolNames(), "create_gns3_node")
