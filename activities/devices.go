@@ -8,7 +8,6 @@ import (
 	"slices"
 	"time"
 
-	"go.temporal.io/sdk/temporal"
 
 	"github.com/gns3-copilot/gns3-copilot/devices"
 	"github.com/gns3-copilot/gns3-copilot/models"
@@ -27,18 +26,10 @@ type DeviceAccess struct {
 // PlanDeviceTool validates a device tool call and resolves its devices. A call that fails as a
 // whole (bad arguments, a tool outside the mode) is answered here and reported Done.
 func (a *Activities) PlanDeviceTool(ctx context.Context, in workflows.ToolInput) (workflows.DevicePlanResult, error) {
-	token, err := a.Credentials.Get(ctx, in.Turn.TurnID)
+	env, mode, err := a.startTool(ctx, in)
 	if err != nil {
-		return workflows.DevicePlanResult{}, temporal.NewNonRetryableApplicationError(
-			"The turn's GNS3 credentials have expired; send the message again.", workflows.ErrTypeNoCredentials, err)
+		return workflows.DevicePlanResult{}, err
 	}
-	mode, err := tools.ParseMode(in.Turn.Mode)
-	if err != nil {
-		return workflows.DevicePlanResult{}, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeLLMConfig, nil)
-	}
-	a.publish(ctx, in.Turn.TurnID, relay.Payload{Type: relay.TypeToolStart, SessionID: in.Turn.SessionID,
-		ToolName: in.Call.Name, ToolCallID: in.Call.ID})
-	env := tools.Env{ProjectID: in.Turn.ProjectID, GNS3: a.GNS3.WithToken(token), GNS3Host: a.GNS3.Host(), Attempt: attempt(ctx)}
 
 	t, found := a.Tools.Lookup(in.Call.Name)
 	if !found || !slices.Contains(t.Modes(), mode) {
@@ -60,12 +51,10 @@ func (a *Activities) PlanDeviceTool(ctx context.Context, in workflows.ToolInput)
 		return workflows.DevicePlanResult{Done: true}, a.storeToolResult(ctx, in.Turn, in.Call, in.MessageIndex, *fail)
 	}
 	for _, f := range plan.Failed {
-		a.publish(ctx, in.Turn.TurnID, relay.Payload{Type: relay.TypeToolProgress, SessionID: in.Turn.SessionID, ToolName: in.Call.Name,
-			ToolCallID: in.Call.ID, Progress: tools.Progress{ItemID: f.ID, ItemName: f.Name, Status: "failed", Message: f.Error}})
+		env.Progress(tools.Progress{ItemID: f.ID, ItemName: f.Name, Status: "failed", Message: f.Error})
 	}
 	for _, j := range plan.Jobs {
-		a.publish(ctx, in.Turn.TurnID, relay.Payload{Type: relay.TypeToolProgress, SessionID: in.Turn.SessionID, ToolName: in.Call.Name,
-			ToolCallID: in.Call.ID, Progress: tools.Progress{ItemID: j.NodeID, ItemName: j.Name, Status: "queued"}})
+		env.Progress(tools.Progress{ItemID: j.NodeID, ItemName: j.Name, Status: "queued"})
 	}
 	return workflows.DevicePlanResult{Plan: plan}, nil
 }

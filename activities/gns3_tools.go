@@ -18,30 +18,12 @@ import (
 // copilot exactly as to the user. A tool that fails reports it in its result; only failures of
 // the machinery (no credentials, database down) fail the activity.
 func (a *Activities) RunTool(ctx context.Context, in workflows.ToolInput) (workflows.ToolResult, error) {
-	token, err := a.Credentials.Get(ctx, in.Turn.TurnID)
+	env, mode, err := a.startTool(ctx, in)
 	if err != nil {
-		return workflows.ToolResult{}, temporal.NewNonRetryableApplicationError(
-			"The turn's GNS3 credentials have expired; send the message again.", workflows.ErrTypeNoCredentials, err)
+		return workflows.ToolResult{}, err
 	}
-	mode, err := tools.ParseMode(in.Turn.Mode)
-	if err != nil {
-		return workflows.ToolResult{}, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeLLMConfig, nil)
-	}
-	a.publish(ctx, in.Turn.TurnID, relay.Payload{Type: relay.TypeToolStart, SessionID: in.Turn.SessionID,
-		ToolName: in.Call.Name, ToolCallID: in.Call.ID})
-
 	stop := keepAlive(ctx, 2*time.Second)
 	runCtx, release := a.abortable(ctx, in.Turn.TurnID)
-	env := tools.Env{
-		ProjectID: in.Turn.ProjectID,
-		GNS3:      a.GNS3.WithToken(token),
-		GNS3Host:  a.GNS3.Host(),
-		Attempt:   attempt(ctx),
-		Progress: func(p tools.Progress) {
-			a.publish(ctx, in.Turn.TurnID, relay.Payload{Type: relay.TypeToolProgress, SessionID: in.Turn.SessionID,
-				ToolName: in.Call.Name, ToolCallID: in.Call.ID, Progress: p})
-		},
-	}
 	res := a.Tools.Execute(runCtx, env, mode, in.Call.Name, in.Call.Arguments)
 	aborted := release()
 	stop()
@@ -55,6 +37,33 @@ func (a *Activities) RunTool(ctx context.Context, in workflows.ToolInput) (workf
 		return workflows.ToolResult{}, ctx.Err()
 	}
 	return workflows.ToolResult{Success: res.Success}, nil
+}
+
+// startTool announces a tool call and prepares what every tool needs: the user's GNS3 client
+// (from the turn's credentials), the turn's mode and a progress publisher.
+func (a *Activities) startTool(ctx context.Context, in workflows.ToolInput) (tools.Env, tools.Mode, error) {
+	token, err := a.Credentials.Get(ctx, in.Turn.TurnID)
+	if err != nil {
+		return tools.Env{}, "", temporal.NewNonRetryableApplicationError(
+			"The turn's GNS3 credentials have expired; send the message again.", workflows.ErrTypeNoCredentials, err)
+	}
+	mode, err := tools.ParseMode(in.Turn.Mode)
+	if err != nil {
+		return tools.Env{}, "", temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeLLMConfig, nil)
+	}
+	a.publish(ctx, in.Turn.TurnID, relay.Payload{Type: relay.TypeToolStart, SessionID: in.Turn.SessionID,
+		ToolName: in.Call.Name, ToolCallID: in.Call.ID})
+	env := tools.Env{
+		ProjectID: in.Turn.ProjectID,
+		GNS3:      a.GNS3.WithToken(token),
+		GNS3Host:  a.GNS3.Host(),
+		Attempt:   attempt(ctx),
+		Progress: func(p tools.Progress) {
+			a.publish(ctx, in.Turn.TurnID, relay.Payload{Type: relay.TypeToolProgress, SessionID: in.Turn.SessionID,
+				ToolName: in.Call.Name, ToolCallID: in.Call.ID, Progress: p})
+		},
+	}
+	return env, mode, nil
 }
 
 // RecordToolFailure gives the model a result for a call whose activity failed for good.
