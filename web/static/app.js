@@ -52,7 +52,7 @@ const state = {
   projectId: sessionStorage.getItem(KEYS.project) || '',
   sessions: [],
   sessionId: sessionStorage.getItem(KEYS.session) || '',
-  stream: null, // the connection to a turn's events: {controller, turn, sessionId, lastEventId, live, mode}
+  stream: null, // the connection to a running turn's events: {controller, turn, userEl, sessionId, lastEventId, live}
   renaming: '',
 };
 
@@ -251,12 +251,11 @@ async function selectProject(id) {
     );
     return;
   }
-  await loadSessions();
+  if (!(await loadSessions())) return;
   const live = readLive();
-  if (live && live.projectId === id && live.sessionId) {
-    await resumeLive(live);
-  } else if (state.sessionId && state.sessions.some((s) => s.thread_id === state.sessionId)) {
-    await openSession(state.sessionId);
+  if (live && live.projectId === id && !state.sessions.some((s) => s.thread_id === live.sessionId)) clearLive();
+  if (state.sessionId && state.sessions.some((s) => s.thread_id === state.sessionId)) {
+    await openSession(state.sessionId, { listed: true });
   } else {
     newChat();
   }
@@ -265,17 +264,20 @@ async function selectProject(id) {
 // ---------------------------------------------------------------------------------------------
 // Sessions sidebar
 
+/** loadSessions reads the project's sessions (with whether a turn runs in each); false on failure. */
 async function loadSessions() {
-  if (!state.projectId) return;
+  if (!state.projectId) return false;
+  const projectId = state.projectId;
   try {
-    const list = await api.sessions(state.projectId);
+    const list = await api.sessions(projectId);
+    if (projectId !== state.projectId) return false;
     state.sessions = Array.isArray(list) ? list : [];
   } catch (err) {
-    if (err.kind === 'expired') return;
-    showApiError(err, () => loadSessions());
-    return;
+    if (err.kind !== 'expired' && projectId === state.projectId) showApiError(err, () => selectProject(projectId));
+    return false;
   }
   renderSessions();
+  return true;
 }
 
 function sessionStats(s) {
@@ -292,6 +294,10 @@ function renderSessions() {
   sessionsRender++;
   const typing = el.sessionList.querySelector('.rename-input');
   const draft = typing ? typing.value : null;
+  // A refresh (opening a session reads the list again) must not take the keyboard focus away.
+  const focused = document.activeElement;
+  const focusedLi = focused && focused !== typing && focused.closest ? focused.closest('li[data-session-id]') : null;
+  const refocus = focusedLi && el.sessionList.contains(focusedLi) ? { id: focusedLi.dataset.sessionId, action: focused.dataset.action || '' } : null;
   clear(el.sessionList);
   el.sessionsEmpty.hidden = state.sessions.length > 0;
   el.sessionsEmpty.textContent = 'No conversations yet.';
@@ -322,6 +328,11 @@ function renderSessions() {
       ),
     );
     el.sessionList.append(li);
+  }
+  if (refocus) {
+    const li = el.sessionList.querySelector(`li[data-session-id="${CSS.escape(refocus.id)}"]`);
+    const target = li && li.querySelector(refocus.action ? `[data-action="${CSS.escape(refocus.action)}"]` : '.session-select');
+    if (target) target.focus({ preventScroll: true });
   }
   const cur = state.sessions.find((s) => s.thread_id === state.sessionId);
   el.chatTitle.textContent = cur ? cur.title || 'New Conversation' : 'New chat';
@@ -457,14 +468,39 @@ function showEmptyConversation(text) {
   );
 }
 
-async function openSession(id, { probe = true } = {}) {
+// Each opening of a session gets a number: one that a later click (or a message sent while it
+// loaded) overtook gives up instead of drawing over it or joining a second stream.
+let opens = 0;
+
+/**
+ * openSession shows a session's stored messages and, when the service says a turn is running
+ * in it, joins that turn. listed: the sessions were just read, so their running flags are fresh.
+ */
+async function openSession(id, { listed = false } = {}) {
   detachStream();
   setCurrentSession(id);
+  const gen = ++opens;
+  const current = () => gen === opens && state.sessionId === id && !state.stream;
   clear(el.conversation);
   el.conversation.append(h('p', { class: 'muted loading', text: 'Loading the conversation…' }));
-  const shown = await showHistory(id);
-  if (shown === null) return;
-  if (probe) await probeJoin(id, shown);
+  if (!listed) {
+    const ok = await loadSessions();
+    if (!current()) return;
+    if (!ok) {
+      for (const p of el.conversation.querySelectorAll('.loading')) p.remove();
+      return;
+    }
+  }
+  const session = state.sessions.find((s) => s.thread_id === id);
+  const live = readLive();
+  const record = live && live.projectId === state.projectId && live.sessionId === id ? live : null;
+  if (session && session.running) {
+    await joinRunning(id, record, current);
+    return;
+  }
+  // Nothing runs here: a record of this session's turn is about a turn that is over and stored.
+  if (record) clearLive();
+  await showHistory(id);
 }
 
 /** showHistory renders a session's stored messages; it returns how many, or null on failure. */
@@ -473,7 +509,7 @@ async function showHistory(id) {
   try {
     hist = await api.history(state.projectId, id);
   } catch (err) {
-    if (state.sessionId !== id) return null;
+    if (state.sessionId !== id || state.stream) return null;
     clear(el.conversation);
     if (err.status === 404) {
       el.conversation.append(noticeBox('info', 'This conversation no longer exists.'));
@@ -484,7 +520,8 @@ async function showHistory(id) {
     }
     return null;
   }
-  if (state.sessionId !== id) return null;
+  // A message sent while the history loaded has the conversation now; its turn reloads it.
+  if (state.sessionId !== id || state.stream) return null;
   clear(el.conversation);
   const messages = (hist && hist.messages) || [];
   el.conversation.append(...renderHistory(messages));
@@ -512,7 +549,7 @@ el.stop.addEventListener('click', () => stopTurn());
 
 function setComposerEnabled(on) {
   el.input.disabled = !on;
-  el.send.disabled = !on || !!(state.stream && state.stream.mode === 'live');
+  el.send.disabled = !on || !!state.stream;
 }
 
 function setBusy(on) {
@@ -533,7 +570,7 @@ function scrollToEnd(force = false) {
 async function send(textArg) {
   const text = (textArg ?? el.input.value).trim();
   if (!text) return;
-  if (state.stream && state.stream.mode === 'live') {
+  if (state.stream) {
     announce('The copilot is still answering; wait for it or press Stop.');
     return;
   }
@@ -544,6 +581,9 @@ async function send(textArg) {
   }
   detachStream();
   banner('');
+  // Sent while the conversation was still loading: its stored part is shown once this turn ends.
+  const loading = !!el.conversation.querySelector('.loading');
+  for (const p of el.conversation.querySelectorAll('.loading')) p.remove();
   if (el.conversation.querySelector('.empty-state')) clear(el.conversation);
   // A new attempt replaces the notices of earlier attempts that failed.
   for (const n of el.conversation.querySelectorAll('.notice[data-message]')) n.remove();
@@ -554,7 +594,7 @@ async function send(textArg) {
   el.input.value = '';
   scrollToEnd(true);
 
-  const ctx = newStream({ mode: 'live', turn, sessionId: state.sessionId, message: text });
+  const ctx = newStream({ turn, userEl, sessionId: state.sessionId, reloadHistory: loading });
   ctx.live = { projectId: state.projectId, sessionId: state.sessionId, turnId: '', message: text, lastEventId: '', events: [] };
   setBusy(true);
   announce('Message sent. The copilot is answering.');
@@ -576,7 +616,7 @@ async function send(textArg) {
 }
 
 function newStream(props) {
-  const ctx = { controller: new AbortController(), lastEventId: '', turnId: '', live: null, persistTimer: 0, ...props };
+  const ctx = { controller: new AbortController(), lastEventId: '', turnId: '', expectTurn: '', userEl: null, live: null, persistTimer: 0, ...props };
   state.stream = ctx;
   return ctx;
 }
@@ -609,20 +649,20 @@ async function follow(ctx, res) {
         if (onEvent(ctx, ev)) terminal = true;
       });
     } catch {
-      if (ctx.controller.signal.aborted) return 'detached';
+      if (ctx.controller.signal.aborted && !ctx.stale) return 'detached';
     }
     if (ctx !== state.stream) return 'detached';
+    if (ctx.stale) {
+      // The saved record was of an earlier turn, which is stored by now: start over from the
+      // history and the running turn's own beginning.
+      state.stream = null;
+      clearLive();
+      await openSession(ctx.sessionId);
+      return 'restarted';
+    }
     if (terminal) {
-      if (ctx.mode === 'probe') {
-        state.stream = null;
-        return 'finished';
-      }
       await endTurn(ctx);
       return 'terminal';
-    }
-    if (ctx.mode === 'probe') {
-      state.stream = null;
-      return 'eof';
     }
     // The connection dropped mid-turn: rejoin after the last event seen, backing off while
     // the service cannot be reached. A connection that delivered events earns fresh attempts.
@@ -664,7 +704,7 @@ function lostConnection(ctx, why = '') {
   setBusy(false);
   if (ctx.live) persistLive(ctx);
   el.conversation.append(
-    noticeBox('error', 'The connection to the copilot was lost. The turn goes on in the background. ' + why, h('button', { type: 'button', text: 'Rejoin', onclick: () => { const l = readLive(); if (l) resumeLive(l); else openSession(ctx.sessionId); } })),
+    noticeBox('error', 'The connection to the copilot was lost. The turn goes on in the background. ' + why, h('button', { type: 'button', text: 'Rejoin', onclick: () => openSession(ctx.sessionId) })),
   );
 }
 
@@ -678,13 +718,19 @@ function onEvent(ctx, ev) {
   const type = d.type || ev.event;
   if (ev.id) ctx.lastEventId = ev.id;
   if (type === 'heartbeat') return false;
-  if (ctx.mode === 'probe') {
-    ctx.buffer.push([type, d, ev.id]);
-    if (ctx.arm) ctx.arm();
-    return type === 'done' || type === 'error';
-  }
   if (type === 'turn_started') {
+    if (ctx.expectTurn && d.turn_id && d.turn_id !== ctx.expectTurn) {
+      ctx.stale = true;
+      ctx.controller.abort();
+      return true;
+    }
     ctx.turnId = d.turn_id || ctx.turnId;
+    if (!ctx.userEl && typeof d.message === 'string' && d.message) {
+      // Joined a turn whose question this page has not shown: the event carries it.
+      ctx.userEl = userMessage(d.message);
+      ctx.turn.el.before(ctx.userEl);
+      if (ctx.live) ctx.live.message = d.message;
+    }
     if (d.session_id && d.session_id !== ctx.sessionId) {
       const isNew = !ctx.sessionId;
       ctx.sessionId = d.session_id;
@@ -743,7 +789,12 @@ async function stopTurn() {
 function readLive() {
   try {
     const v = JSON.parse(sessionStorage.getItem(KEYS.live) || 'null');
-    return v && typeof v === 'object' && Array.isArray(v.events) ? v : null;
+    if (!v || typeof v !== 'object' || !Array.isArray(v.events)) return null;
+    v.events = v.events.filter((e) => Array.isArray(e) && typeof e[0] === 'string' && e[1] && typeof e[1] === 'object');
+    v.message = typeof v.message === 'string' ? v.message : '';
+    v.lastEventId = typeof v.lastEventId === 'string' ? v.lastEventId : '';
+    v.turnId = typeof v.turnId === 'string' ? v.turnId : '';
+    return v;
   } catch {
     return null;
   }
@@ -793,40 +844,36 @@ window.addEventListener('pagehide', () => {
   if (state.stream && state.stream.live) persistLive(state.stream);
 });
 
-async function resumeLive(live) {
-  detachStream();
-  setCurrentSession(live.sessionId);
-  clear(el.conversation);
-  const shown = await showHistory(live.sessionId);
-  if (shown === null) {
-    clearLive();
-    return;
-  }
+/**
+ * joinRunning shows a session whose turn the service says is running: the stored history, then
+ * the turn itself. With this tab's record of that turn (kept across a reload) it shows what it
+ * had at once and asks only for what came after its last event id; without one it follows the
+ * turn from its start, whose turn_started event carries the question.
+ */
+async function joinRunning(sessionId, record, current) {
+  const usable = record && record.message && record.lastEventId && !record.events.some((e) => e[0] === 'done' || e[0] === 'error');
+  const live = usable ? record : { projectId: state.projectId, sessionId, turnId: '', message: '', lastEventId: '', events: [] };
+  const shown = await showHistory(sessionId);
+  if (shown === null || !current()) return;
   if (el.conversation.querySelector('.empty-state')) clear(el.conversation);
   const userEl = live.message ? userMessage(live.message) : null;
   let turn = new AssistantTurn();
   if (userEl) el.conversation.append(userEl);
   el.conversation.append(turn.el);
   turn.setStreaming(true);
-  let ended = false;
-  for (const [type, d] of live.events) if (turn.handle(type, d)) ended = true;
-  if (ended) {
-    clearLive();
-    await showHistory(live.sessionId);
-    return;
-  }
-  const ctx = newStream({ mode: 'live', turn, sessionId: live.sessionId, turnId: live.turnId, lastEventId: live.lastEventId || '', reloadHistory: true });
+  for (const [type, d] of live.events) turn.handle(type, d);
+  const ctx = newStream({ turn, userEl, sessionId, turnId: live.turnId, expectTurn: live.turnId, lastEventId: live.lastEventId, reloadHistory: true });
   ctx.live = live;
   setBusy(true);
-  announce('Rejoined the running answer.');
+  announce(usable ? 'Rejoined the running answer.' : 'Following the running answer.');
   scrollToEnd(true);
   let res;
   try {
-    res = await api.join(state.projectId, live.sessionId, ctx.lastEventId, ctx.controller.signal);
+    res = await api.join(state.projectId, sessionId, ctx.lastEventId, ctx.controller.signal);
   } catch (err) {
     if (ctx !== state.stream) return;
     if (err.status === 400 && ctx.lastEventId) {
-      // The log no longer knows that id: replay the whole turn instead.
+      // The log no longer knows that id: replay the whole turn instead, under the same question.
       turn.el.remove();
       turn = new AssistantTurn();
       el.conversation.append(turn.el);
@@ -836,9 +883,9 @@ async function resumeLive(live) {
       live.events = [];
       live.lastEventId = '';
       try {
-        res = await api.join(state.projectId, live.sessionId, '', ctx.controller.signal);
+        res = await api.join(state.projectId, sessionId, '', ctx.controller.signal);
       } catch (err2) {
-        if (ctx === state.stream) lostConnection(ctx, err2.message);
+        if (ctx === state.stream && err2.kind !== 'expired' && err2.name !== 'AbortError') lostConnection(ctx, err2.message);
         return;
       }
     } else {
@@ -848,79 +895,15 @@ async function resumeLive(live) {
   }
   if (ctx !== state.stream) return;
   if (res.status === 204) {
+    // The turn's events are gone (it ended and they expired): the stored history is all there is.
     state.stream = null;
     clearLive();
     setBusy(false);
-    await showHistory(live.sessionId);
+    setComposerEnabled(true);
+    await showHistory(sessionId);
     return;
   }
   await follow(ctx, res);
-}
-
-/**
- * probeJoin looks for a turn running in a session just opened (from another tab, or started
- * before this page loaded). The join endpoint replays the last turn even when it has finished,
- * so events are held back at first: a finished turn's replay arrives in one burst ending with
- * its terminal event (and the turn is already in the history), a running one goes quiet or
- * keeps going, and is then shown live.
- */
-async function probeJoin(sessionId, shownCount) {
-  const ctx = newStream({ mode: 'probe', sessionId, buffer: [], reloadHistory: true });
-  let res;
-  try {
-    res = await api.join(state.projectId, sessionId, '', ctx.controller.signal);
-  } catch {
-    if (state.stream === ctx) state.stream = null;
-    return;
-  }
-  if (state.stream !== ctx) return;
-  if (res.status === 204) {
-    state.stream = null;
-    return;
-  }
-  let quiet = 0;
-  const goLive = () => {
-    if (state.stream !== ctx || ctx.mode !== 'probe') return;
-    ctx.mode = 'live';
-    if (el.conversation.querySelector('.empty-state')) clear(el.conversation);
-    const started = ctx.buffer.find((e) => e[0] === 'turn_started');
-    const message = (started && (started[1].message || started[1].user_message)) || '';
-    if (message) el.conversation.append(userMessage(message));
-    ctx.turnId = (started && started[1].turn_id) || '';
-    ctx.live = { projectId: state.projectId, sessionId, turnId: ctx.turnId, message, lastEventId: '', events: [] };
-    ctx.turn = new AssistantTurn();
-    el.conversation.append(ctx.turn.el);
-    ctx.turn.setStreaming(true);
-    setBusy(true);
-    el.stop.disabled = false;
-    for (const [type, d, id] of ctx.buffer) {
-      recordLive(ctx, type, d, id);
-      ctx.turn.handle(type, d);
-    }
-    ctx.buffer = [];
-    scrollToEnd(true);
-  };
-  ctx.arm = () => {
-    clearTimeout(quiet);
-    quiet = setTimeout(goLive, 300);
-  };
-  ctx.arm();
-  // A running turn that streams fast is never quiet: show it live after a second regardless.
-  // Should a long finished turn still be replaying then, its terminal event follows shortly
-  // and the stored history replaces what was shown.
-  const cap = setTimeout(goLive, 1000);
-  const outcome = await follow(ctx, res);
-  clearTimeout(quiet);
-  clearTimeout(cap);
-  if (outcome === 'finished' && state.sessionId === sessionId && !state.stream) {
-    // A finished turn: if it finished after the history was read, read it again.
-    const hist = await api.history(state.projectId, sessionId).catch(() => null);
-    if (hist && hist.messages && hist.messages.length !== shownCount && state.sessionId === sessionId && !state.stream) {
-      clear(el.conversation);
-      el.conversation.append(...renderHistory(hist.messages));
-      scrollToEnd(true);
-    }
-  }
 }
 
 // ---------------------------------------------------------------------------------------------
