@@ -309,7 +309,7 @@ describe('chat page', { skip }, () => {
     assert.equal(await page.evaluate(() => sessionStorage.getItem('gns3copilot.live')), null, 'the live record is cleared once the turn is over');
   });
 
-  test('another tab that opens a running conversation follows it live', async () => {
+  test('another tab that opens a running conversation shows its question at once and follows the answer', async (t) => {
     await newChat();
     await send('a slow story for two tabs');
     await until(() => {
@@ -322,33 +322,159 @@ describe('chat page', { skip }, () => {
 
     const other = await context.newPage();
     try {
+      other.on('pageerror', (err) => pageErrors.push(String(err)));
+      const joins = [];
+      other.on('request', (req) => {
+        if (req.method() === 'GET' && /\/sessions\/[^/]+\/stream$/.test(new globalThis.URL(req.url()).pathname)) joins.push(req.headers()['last-event-id'] || '');
+      });
       await other.goto(URL + '/');
       await signIn(other, USER, PASSWORD);
+      await other.waitForSelector('.empty-state');
+      // Record what this tab shows from the click on: when the question first appears, and how
+      // the answer grows.
+      await other.evaluate(() => {
+        window.__join = { t0: 0, question: null, lengths: [], users: 0 };
+        new MutationObserver(() => {
+          const log = window.__join;
+          const users = [...document.querySelectorAll('.msg.user')].filter((m) => m.textContent.includes('a slow story for two tabs'));
+          log.users = Math.max(log.users, users.length);
+          const answer = document.querySelector('.msg.assistant.streaming');
+          if (users.length && !log.question) {
+            log.question = {
+              ms: Math.round(performance.now() - log.t0),
+              streaming: !!answer,
+              beforeAnswer: !!answer && !!(users[0].compareDocumentPosition(answer) & Node.DOCUMENT_POSITION_FOLLOWING),
+              answerText: answer ? answer.textContent : '',
+              stop: !document.getElementById('stop').hidden && !document.getElementById('stop').disabled,
+            };
+          }
+          const md = answer && answer.querySelector('.md');
+          if (md && md.textContent.length !== log.lengths.at(-1)) log.lengths.push(md.textContent.length);
+        }).observe(document.getElementById('conversation'), { subtree: true, childList: true, characterData: true });
+      });
+      await other.evaluate(() => (window.__join.t0 = performance.now()));
       await other.click(entry);
+      await other.waitForSelector('.msg.user >> text=a slow story for two tabs', { timeout: 20000 });
+      const q = await other.evaluate(() => window.__join.question);
+      t.diagnostic(`the question appeared ${q.ms} ms after the click`);
+      // Three requests (sessions, history, stream) and the first event; a page that still waited
+      // to see whether the replay went quiet could not show it before a second had passed.
+      assert.ok(q.ms < 1000, `the question was shown at once, not after a wait (${q.ms} ms)`);
+      assert.ok(q.streaming, 'the question is shown while the answer is still being written');
+      assert.ok(q.beforeAnswer, 'the question comes before the answer');
+      assert.ok(!q.answerText.includes('END-OF-STORY'), 'the turn had not ended yet');
+      assert.ok(q.stop, 'Stop is offered for the running turn');
       await other.waitForSelector('.msg.assistant.streaming .md', { timeout: 20000 });
       await other.screenshot({ path: join(ARTIFACTS, '12-second-tab-live.png') });
+      assert.deepEqual(joins, [''], 'joined the running turn once, from its start');
+
       await other.waitForSelector('.msg.assistant.streaming', { state: 'detached', timeout: 60000 });
       const text = await other.$$eval('.msg.assistant .md', (els) => els.at(-1).textContent);
       assert.ok(text.startsWith('Here is a long walk through the lab.') && text.includes('END-OF-STORY'), text.slice(0, 80));
       assert.equal(text.split('Step 3 checks').length, 2, 'nothing shown twice');
-      // Once over, the conversation is the stored one, with the user's message.
+      const log = await other.evaluate(() => window.__join);
+      assert.ok(log.lengths.length >= 3, `the answer grew in steps in this tab: ${log.lengths}`);
+      assert.equal(log.users, 1, 'the question was never shown twice');
+      // Once over, the conversation is the stored one, with the user's message once.
       await other.waitForSelector('.msg.user >> text=a slow story for two tabs');
-
-      // Opening a finished conversation shows its turns once, not replayed on top.
-      const count = await other.locator('.msg.assistant').count();
-      await other.click('#new-chat');
-      const joined = other.waitForResponse((r) => r.request().method() === 'GET' && /\/sessions\/[^/]+\/stream$/.test(new globalThis.URL(r.url()).pathname));
-      await other.click(entry);
-      // The page looks for a running turn; the finished one is replayed to its end and dropped.
-      const res = await joined;
-      await res.finished();
-      await other.waitForSelector('.msg.assistant');
-      assert.equal(await other.locator('.msg.assistant').count(), count);
-      assert.equal(await other.locator('.msg.assistant.streaming').count(), 0);
+      assert.equal(await other.locator('.msg.user', { hasText: 'a slow story for two tabs' }).count(), 1);
+      assert.equal(await other.isVisible('#stop'), false);
     } finally {
       await other.close();
     }
     await waitTurnDone();
+  });
+
+  test('opening a finished conversation shows it without a spinner, a Stop button or a stream', async () => {
+    await waitTurnDone();
+    const sessionId = await page.getAttribute('.session.active', 'data-session-id');
+    const entry = `.session[data-session-id="${sessionId}"] .session-select`;
+    const count = await page.locator('.msg.assistant').count();
+    assert.ok(count >= 1);
+    // Anything that looks like a running turn, from the click on, is noted.
+    const watchBusy = () =>
+      page.evaluate(() => {
+        window.__busy = [];
+        const check = () => {
+          if (document.querySelector('.conversation .spinner, .msg.assistant.streaming, .msg[aria-busy="true"]')) window.__busy.push('spinner');
+          if (!document.getElementById('stop').hidden) window.__busy.push('stop');
+        };
+        new MutationObserver(check).observe(document.getElementById('view-app'), { subtree: true, childList: true, attributes: true });
+      });
+    await newChat();
+    await watchBusy();
+    joinRequests.length = 0;
+    const history = page.waitForResponse((r) => r.request().method() === 'GET' && /\/sessions\/[^/]+\/history$/.test(new globalThis.URL(r.url()).pathname));
+    await page.click(entry);
+    await (await history).finished();
+    await page.waitForSelector('.loading', { state: 'detached' });
+    await page.waitForSelector('.msg.assistant');
+    assert.equal(await page.locator('.msg.assistant').count(), count, 'its turns are shown once');
+    assert.deepEqual(await page.evaluate(() => window.__busy), [], 'no spinner and no Stop button');
+    assert.equal(await page.isVisible('#stop'), false);
+    assert.equal(await page.isVisible('#send'), true);
+    assert.deepEqual(joinRequests, [], 'no stream is joined for a finished turn');
+
+    // The same after a reload.
+    const historyAgain = page.waitForResponse((r) => r.request().method() === 'GET' && /\/sessions\/[^/]+\/history$/.test(new globalThis.URL(r.url()).pathname));
+    await page.reload();
+    await (await historyAgain).finished();
+    await page.waitForSelector('.msg.assistant');
+    assert.equal(await page.locator('.msg.assistant').count(), count);
+    assert.equal(await page.locator('.conversation .spinner, .msg.assistant.streaming').count(), 0);
+    assert.equal(await page.isVisible('#stop'), false);
+    assert.deepEqual(joinRequests, [], 'no stream is joined after a reload either');
+  });
+
+  test('a reload whose saved turn ended meanwhile shows the turn running now, from its start', async () => {
+    await newChat();
+    await send('hello again');
+    await waitTurnDone();
+    const sessionId = await page.getAttribute('.session.active', 'data-session-id');
+    const projectId = await page.evaluate(() => sessionStorage.getItem('gns3copilot.project'));
+    const token = await page.evaluate(() => sessionStorage.getItem('gns3copilot.token'));
+    // Another client starts the next turn; leaving its stream does not stop it.
+    const res = await fetch(`${URL}/v3/projects/${encodeURIComponent(projectId)}/chat/stream`, {
+      method: 'POST',
+      headers: { Authorization: 'Bearer ' + token, 'Content-Type': 'application/json', Accept: 'text/event-stream' },
+      body: JSON.stringify({ message: 'a slow story started elsewhere', session_id: sessionId, stream: true, mode: 'text' }),
+    });
+    assert.equal(res.status, 200);
+    await res.body.cancel();
+    // This tab's record is of the earlier turn, as if it had been reloaded in the middle of it.
+    await page.evaluate(
+      ({ projectId, sessionId }) =>
+        sessionStorage.setItem(
+          'gns3copilot.live',
+          JSON.stringify({
+            projectId,
+            sessionId,
+            turnId: 'an-earlier-turn',
+            message: 'hello again',
+            lastEventId: '1-0',
+            events: [
+              ['turn_started', { type: 'turn_started', session_id: sessionId, turn_id: 'an-earlier-turn' }],
+              ['content', { type: 'content', content: 'A PARTIAL ANSWER FROM BEFORE' }],
+            ],
+          }),
+        ),
+      { projectId, sessionId },
+    );
+    joinRequests.length = 0;
+    await page.reload();
+    await page.waitForSelector('.msg.user >> text=a slow story started elsewhere');
+    await page.waitForSelector('.msg.assistant.streaming .md');
+    await waitTurnDone();
+    const texts = await assistantTexts();
+    const final = texts.at(-1);
+    assert.ok(final.startsWith('Here is a long walk through the lab.') && final.includes('END-OF-STORY'), final.slice(0, 80));
+    assert.equal(final.split('Step 3 checks').length, 2, 'nothing shown twice');
+    assert.ok(!texts.join('\n').includes('A PARTIAL ANSWER FROM BEFORE'), 'the old record is gone');
+    assert.equal(await page.locator('.msg.user', { hasText: 'hello again' }).count(), 1);
+    assert.equal(await page.locator('.msg.user', { hasText: 'a slow story started elsewhere' }).count(), 1);
+    assert.equal(joinRequests[0], '1-0', `first tried the saved event id: ${JSON.stringify(joinRequests)}`);
+    assert.ok(joinRequests.includes(''), `then followed the running turn from its start: ${JSON.stringify(joinRequests)}`);
+    assert.equal(await page.evaluate(() => sessionStorage.getItem('gns3copilot.live')), null);
   });
 
   test('a dropped connection is rejoined in place, with nothing missed or repeated', { skip: !CUT_URL && 'no cutting proxy' }, async () => {
