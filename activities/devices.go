@@ -8,7 +8,6 @@ import (
 	"slices"
 	"time"
 
-
 	"github.com/gns3-copilot/gns3-copilot/devices"
 	"github.com/gns3-copilot/gns3-copilot/models"
 	"github.com/gns3-copilot/gns3-copilot/relay"
