@@ -32,7 +32,11 @@ type parts struct {
 func buildParts(db *gorm.DB, sealer *credentials.Sealer, rdb *redis.Client, cfg Config, log *slog.Logger) (parts, error) {
 	var def *llmconfig.Settings
 	if cfg.LLMBaseURL != "" || cfg.LLMModel != "" {
-		def = &llmconfig.Settings{Name: "server default", Provider: cfg.LLMProvider, BaseURL: cfg.LLMBaseURL,
+		base := cfg.LLMBaseURL
+		if p, ok := llmconfig.PresetFor(cfg.LLMProvider); ok && base == "" {
+			base = p.BaseURL // e.g. --llm-provider ollama --llm-model qwen2.5:7b is enough
+		}
+		def = &llmconfig.Settings{Name: "server default", Provider: cfg.LLMProvider, BaseURL: base,
 			Model: cfg.LLMModel, APIKey: cfg.LLMAPIKey, ContextLimitK: cfg.LLMContextLimitK, CopilotMode: cfg.CopilotMode}
 	}
 	store := llmconfig.NewStore(db, sealer, def).WithLogger(log)
