@@ -24,9 +24,10 @@ func (t TemporalTurns) StartTurn(ctx context.Context, workflowID string, in work
 		q = workflows.TaskQueue
 	}
 	_, err := t.Client.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
-		ID:        workflowID,
-		TaskQueue: q,
-		Memo:      map[string]any{"project_id": in.ProjectID, "session_id": in.SessionID, "user_id": in.UserID, "turn_id": in.TurnID},
+		ID:               workflowID,
+		TaskQueue:        q,
+		EnableEagerStart: true,
+		Memo:             map[string]any{"project_id": in.ProjectID, "session_id": in.SessionID, "user_id": in.UserID, "turn_id": in.TurnID},
 	}, workflows.ChatTurnWorkflow, in)
 	return err
 }

@@ -51,6 +51,8 @@ var pollRPSSettings = []string{
 	"history.transferProcessorMaxPollRPS=2000",
 	"history.timerProcessorMaxPollRPS=2000",
 	"history.visibilityProcessorMaxPollRPS=2000",
+	"system.enableEagerWorkflowStart=true",
+	"system.enableActivityEagerExecution=true",
 }
 
 const (
