@@ -1,0 +1,65 @@
+package activities
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gns3-copilot/gns3-copilot/devices"
+	"github.com/gns3-copilot/gns3-copilot/gns3"
+	"github.com/gns3-copilot/gns3-copilot/internal/testkit/vpcslab"
+	"github.com/gns3-copilot/gns3-copilot/models"
+	"github.com/gns3-copilot/gns3-copilot/relay"
+	"github.com/gns3-copilot/gns3-copilot/tools"
+	"github.com/gns3-copilot/gns3-copilot/workflows"
+)
+
+// The device half of a tool call as the worker runs it: per device, the lock, the connection,
+// `show ip`, and the records written before and after the command (SQLite). One op runs every
+// device of the lab at once, as the workflow's fan-out does.
+//
+//	go test -run '^$' -bench DeviceTool -benchtime 20x ./activities
+func BenchmarkDeviceTool1(b *testing.B)  { benchDeviceTool(b, 1) }
+func BenchmarkDeviceTool50(b *testing.B) { benchDeviceTool(b, 50) }
+
+func benchDeviceTool(b *testing.B, n int) {
+	lab := vpcslab.Start(b, n)
+	db, err := models.Open("sqlite:"+filepath.Join(b.TempDir(), "bench.db"), "")
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := models.Migrate(db); err != nil {
+		b.Fatal(err)
+	}
+	events := relay.NewMemory(relay.MemoryOptions{})
+	b.Cleanup(func() { _ = events.Close() })
+	a := &Activities{Events: events, GNS3: gns3.NewServer("http://127.0.0.1:9", time.Second),
+		DeviceRecords: models.DeviceRepository{DB: db},
+		Devices:       DeviceAccess{Locker: devices.NewMemoryLocker(time.Minute), Policy: devices.DefaultPolicy()}}
+	jobs := make([]tools.DeviceJob, n)
+	for i, node := range lab.Nodes {
+		jobs[i] = tools.DeviceJob{NodeID: fmt.Sprintf("n%d", i), Name: node.Name, Platform: "vpcs", Commands: []string{"show ip"},
+			Target: devices.Target{NodeID: fmt.Sprintf("n%d", i), Name: node.Name, NodeType: "vpcs", ConsoleType: "telnet",
+				ConsoleHost: "127.0.0.1", ConsolePort: node.ConsolePort}}
+	}
+	iter := 0
+	for b.Loop() {
+		iter++
+		ref := workflows.ToolCallRef{TurnRef: workflows.TurnRef{TurnID: fmt.Sprintf("t%d", iter), SessionID: "s", ProjectID: "p", UserID: "u"},
+			CallID: "c", ToolName: tools.ShowCommandsTool}
+		var wg sync.WaitGroup
+		for _, job := range jobs {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if out := a.deviceRunner(ref).RunDevice(context.Background(), job); out.Err != "" || len(out.Results) != 1 || out.Results[0].Failed {
+					b.Errorf("%s: %+v", job.Name, out)
+				}
+			}()
+		}
+		wg.Wait()
+	}
+}
