@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -387,16 +386,6 @@ func (dt *deviceTool) Run(ctx context.Context, env Env, raw json.RawMessage) Res
 	}
 	wg.Wait()
 	return DeviceResult(plan, outcomes)
-}
-
-// SortedNames lists a plan's device names, for progress messages.
-func (p DevicePlan) SortedNames() []string {
-	names := make([]string, 0, len(p.Jobs))
-	for _, j := range p.Jobs {
-		names = append(names, j.Name)
-	}
-	sort.Strings(names)
-	return names
 }
 
 // DeviceTimeout bounds one device's whole job: the sum of its commands' own timeouts plus
