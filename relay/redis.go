@@ -131,11 +131,8 @@ func (r *Redis) AppendTerminal(ctx context.Context, stream, typ string, data jso
 
 // Range implements Log. A limit <= 0 returns every retained event after afterID.
 func (r *Redis) Range(ctx context.Context, stream, afterID string, limit int) ([]Event, error) {
-	after, err := parseAfterID(afterID)
+	after, err := checkRead(ctx, stream, afterID)
 	if err != nil {
-		return nil, err
-	}
-	if err := checkStream(stream); err != nil {
 		return nil, err
 	}
 	if after.isMax() {
@@ -160,14 +157,8 @@ func (r *Redis) Range(ctx context.Context, stream, afterID string, limit int) ([
 // Wait implements Log. It returns at most 1000 events; a timeout <= 0 only checks once. Waiting on
 // a stream that does not exist yet is allowed: the first append wakes the waiter.
 func (r *Redis) Wait(ctx context.Context, stream, afterID string, timeout time.Duration) ([]Event, error) {
-	after, err := parseAfterID(afterID)
+	after, err := checkRead(ctx, stream, afterID)
 	if err != nil {
-		return nil, err
-	}
-	if err := checkStream(stream); err != nil {
-		return nil, err
-	}
-	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	if timeout <= 0 {

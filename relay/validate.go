@@ -1,6 +1,7 @@
 package relay
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -26,6 +27,19 @@ func checkStream(stream string) error {
 		return errors.New("relay: empty stream name")
 	}
 	return nil
+}
+
+// checkRead validates a reader's arguments and returns the parsed cursor; both logs' Range and
+// Wait start with it, so they refuse the same input the same way.
+func checkRead(ctx context.Context, stream, afterID string) (entryID, error) {
+	after, err := parseAfterID(afterID)
+	if err != nil {
+		return entryID{}, err
+	}
+	if err := checkStream(stream); err != nil {
+		return entryID{}, err
+	}
+	return after, ctx.Err()
 }
 
 func checkAppend(stream, typ string, data json.RawMessage) error {
