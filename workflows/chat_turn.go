@@ -50,6 +50,11 @@ func ChatTurn(ctx workflow.Context, in ChatTurnInput) (ChatTurnResult, error) {
 		},
 	})
 
+	recordCtx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: 30 * time.Second,
+		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 5},
+	})
+
 	res := ChatTurnResult{Status: models.TurnCompleted}
 	var inTokens, outTokens int64
 	idx := 1 // 0 is the user message, stored when the turn was created
@@ -61,21 +66,17 @@ loop:
 		err := workflow.ExecuteActivity(llmCtx, LLMActivity, LLMInput{
 			Turn: ref, Step: step, MessageIndex: idx, NoTools: step == maxSteps,
 		}).Get(ctx, &llm)
+		// A call counts even if it did not finish (its tokens are then unknown).
+		res.LLMCalls++
 		if err != nil {
-			// The call was made even if it did not finish; its tokens are unknown.
-			res.LLMCalls++
 			if isCancel(ctx, err) {
 				res.Status = models.TurnCancelled
 			} else {
 				res.Status, res.Error = models.TurnFailed, failureMessage(err)
 			}
-			// A failed or cancelled call may have streamed partial text; the activity stored it
-			// at idx, so later rows must not collide with it.
-			idx++
 			break
 		}
 		idx++
-		res.LLMCalls++
 		inTokens += llm.InputTokens
 		outTokens += llm.OutputTokens
 		if len(llm.ToolCalls) == 0 {
@@ -108,11 +109,7 @@ loop:
 				continue
 			}
 			// The model gets the failure as the tool's result and can react to it; the turn goes on.
-			rec := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-				StartToCloseTimeout: 30 * time.Second,
-				RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 5},
-			})
-			if ferr := workflow.ExecuteActivity(rec, ToolFailedActivity, ToolFailureInput{
+			if ferr := workflow.ExecuteActivity(recordCtx, ToolFailedActivity, ToolFailureInput{
 				Turn: ref, Call: llm.ToolCalls[i], MessageIndex: idx + i, Error: failureMessage(err),
 			}).Get(ctx, nil); ferr != nil {
 				if isCancel(ctx, ferr) {
@@ -120,7 +117,6 @@ loop:
 					continue
 				}
 				res.Status, res.Error = models.TurnFailed, failureMessage(ferr)
-				idx += len(llm.ToolCalls)
 				break loop
 			}
 		}
