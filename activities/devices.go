@@ -60,25 +60,17 @@ func (a *Activities) PlanDeviceTool(ctx context.Context, in workflows.ToolInput)
 
 // RunDevice runs one device's commands under the device's lock. Every command is recorded
 // before it goes out and again with its outcome; a retried attempt reuses what finished and
-// never re-sends a change that may already have been applied.
-func (a *Activities) RunDevice(ctx context.Context, in workflows.DeviceInput) (workflows.DeviceRunResult, error) {
-	job := in.Job
-	runner := a.deviceRunner(in.Turn)
+// never re-sends a change that may already have been applied. What happened stays in the
+// records, which FinishDeviceTool reads; a device that fails is not an activity failure.
+func (a *Activities) RunDevice(ctx context.Context, in workflows.DeviceInput) error {
 	stop := keepAlive(ctx, 2*time.Second)
 	defer stop()
 	runCtx, release := a.abortable(ctx, in.Turn.TurnID)
-	out := runner.RunDevice(runCtx, job)
+	a.deviceRunner(in.Turn).RunDevice(runCtx, in.Job)
 	if release() {
-		return workflows.DeviceRunResult{}, abortedError()
+		return abortedError()
 	}
-	if ctx.Err() != nil {
-		return workflows.DeviceRunResult{}, ctx.Err()
-	}
-	status := "ok"
-	if out.Err != "" {
-		status = "failed"
-	}
-	return workflows.DeviceRunResult{Status: status}, nil
+	return ctx.Err()
 }
 
 // FinishDeviceTool builds the call's result from the device records and stores it.
@@ -128,10 +120,6 @@ func outcomeFromRecords(job tools.DeviceJob, recs []models.DeviceCommand) tools.
 			o.Results = append(o.Results, devices.CommandResult{Command: r.Command, Failed: true, Error: r.Error})
 		case models.CommandSkipped:
 			o.Results = append(o.Results, devices.CommandResult{Command: r.Command, Failed: true, Error: "not sent: an earlier line failed"})
-		case models.CommandSent, models.CommandQueued:
-			if r.Error != "" {
-				o.Err = r.Error
-			}
 		}
 	}
 	return o

@@ -49,12 +49,6 @@ func (r *Running) Addr() string {
 	return r.listener.Addr().String()
 }
 
-// TemporalAddress is the Temporal frontend in use.
-func (r *Running) TemporalAddress() string { return r.temporalAddr }
-
-// TemporalUI is the Web UI of the dev server this process started ("" otherwise).
-func (r *Running) TemporalUI() string { return r.uiAddr }
-
 // Temporal is the process's Temporal client.
 func (r *Running) Temporal() client.Client { return r.temporal }
 

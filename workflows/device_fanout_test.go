@@ -32,7 +32,7 @@ func (d *deviceActs) Plan(_ context.Context, in workflows.ToolInput) (workflows.
 }
 
 // Run holds the first devices until two run at once, which shows whether the bound holds.
-func (d *deviceActs) Run(_ context.Context, in workflows.DeviceInput) (workflows.DeviceRunResult, error) {
+func (d *deviceActs) Run(_ context.Context, in workflows.DeviceInput) error {
 	d.mu.Lock()
 	d.started++
 	d.active++
@@ -46,9 +46,9 @@ func (d *deviceActs) Run(_ context.Context, in workflows.DeviceInput) (workflows
 	fail := d.fail[in.Job.NodeID]
 	d.mu.Unlock()
 	if fail {
-		return workflows.DeviceRunResult{}, temporal.NewNonRetryableApplicationError("console exploded", "Boom", nil)
+		return temporal.NewNonRetryableApplicationError("console exploded", "Boom", nil)
 	}
-	return workflows.DeviceRunResult{Status: "ok"}, nil
+	return nil
 }
 
 func (d *deviceActs) Finish(_ context.Context, in workflows.DeviceFinishInput) error {

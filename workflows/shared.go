@@ -169,11 +169,6 @@ type ToolCallRef struct {
 	ToolName string
 }
 
-// DeviceRunResult is how one device's job ended; its output stays in the database.
-type DeviceRunResult struct {
-	Status string
-}
-
 // DeviceFinishInput aggregates a device tool call.
 type DeviceFinishInput struct {
 	Turn         TurnRef
