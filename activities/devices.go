@@ -119,7 +119,7 @@ func outcomeFromRecords(job tools.DeviceJob, recs []models.DeviceCommand) tools.
 		case models.CommandUnknown:
 			o.Results = append(o.Results, devices.CommandResult{Command: r.Command, Failed: true, Error: r.Error})
 		case models.CommandSkipped:
-			o.Results = append(o.Results, devices.CommandResult{Command: r.Command, Failed: true, Error: "not sent: an earlier line failed"})
+			o.Results = append(o.Results, devices.CommandResult{Command: r.Command, Failed: true, Error: "not sent: an earlier line failed or did not finish"})
 		}
 	}
 	return o

@@ -18,7 +18,7 @@ const (
 	CommandFailed  = "failed"
 	CommandBlocked = "blocked"
 	CommandUnknown = "unknown" // may or may not have run; never re-sent
-	CommandSkipped = "skipped" // not sent because an earlier line failed
+	CommandSkipped = "skipped" // not sent because an earlier line failed or may not have run
 )
 
 // DeviceCommand is one command a tool call meant for one device: the audit of what the copilot
