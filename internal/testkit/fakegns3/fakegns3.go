@@ -164,6 +164,10 @@ func WithConsoleHost(h string) Option { return func(s *Server) { s.consoleHost =
 // WithConsolePortBase sets the first console port handed out (default 5000).
 func WithConsolePortBase(p int) Option { return func(s *Server) { s.nextConsole = p } }
 
+// WithLatency delays every answer by d, as a real controller's 6–8 ms per request does, so
+// benchmarks can show what the copilot's own GNS3 round trips cost. SetLatency adds to it per op.
+func WithLatency(d time.Duration) Option { return func(s *Server) { s.baseLatency = d } }
+
 // Server is the fake GNS3 controller.
 type Server struct {
 	URL string
@@ -183,6 +187,7 @@ type Server struct {
 	counts            map[Op]int
 	failures          []*Failure
 	latency           map[Op]time.Duration
+	baseLatency       time.Duration
 	startPolls        map[string]int // node ID → configured polls for its next start
 }
 

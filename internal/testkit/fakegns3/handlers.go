@@ -92,7 +92,7 @@ func (s *Server) wrap(op Op, auth bool, h handler) http.HandlerFunc {
 		body, _ := io.ReadAll(io.LimitReader(r.Body, 8<<20))
 		s.mu.Lock()
 		s.counts[op]++
-		delay := s.latency[op]
+		delay := s.baseLatency + s.latency[op]
 		s.mu.Unlock()
 		if delay > 0 {
 			t := time.NewTimer(delay)
