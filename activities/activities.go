@@ -40,8 +40,12 @@ type Activities struct {
 	Tools       *tools.Registry
 	// HTTP is the client for LLM providers; nil means a client without an overall timeout,
 	// since streams may run for minutes (the activity's timeouts bound them instead).
-	HTTP   *http.Client
-	Logger *slog.Logger
+	HTTP *http.Client
+	// UntrustedHTTP is the client for endpoints of configurations no superadmin wrote: every
+	// connection it makes passes the outbound policy (package egress). nil means the strictest
+	// policy, public addresses only.
+	UntrustedHTTP *http.Client
+	Logger        *slog.Logger
 	// EventTTL is how long a finished turn's events stay available for rejoining.
 	EventTTL time.Duration
 	// Devices reaches the lab's consoles; DeviceRecords keeps what was sent to them.

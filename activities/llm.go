@@ -7,15 +7,21 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"net"
 	"net/http"
 	"sort"
 	"strings"
+	"sync"
+	"syscall"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	openai "github.com/sashabaranov/go-openai"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/gns3-copilot/gns3-copilot/egress"
 	"github.com/gns3-copilot/gns3-copilot/llmconfig"
 	"github.com/gns3-copilot/gns3-copilot/models"
 	"github.com/gns3-copilot/gns3-copilot/relay"
@@ -204,7 +210,7 @@ func (a *Activities) stream(ctx context.Context, settings llmconfig.Settings, re
 	if ct := s.Header().Get("Content-Type"); ct != "" && !strings.Contains(ct, "event-stream") && !strings.Contains(ct, "json") {
 		return out, temporal.NewNonRetryableApplicationError(fmt.Sprintf(
 			"the LLM provider at %s answered with %q instead of an event stream: check the base URL of your LLM configuration (it usually ends in /v1).",
-			settings.BaseURL, ct), workflows.ErrTypeLLMConfig, nil)
+			settings.BaseURL, providerMessage(ct)), workflows.ErrTypeLLMConfig, nil)
 	}
 
 	type acc struct {
@@ -296,27 +302,47 @@ func (a *Activities) clientConfig(s llmconfig.Settings) openai.ClientConfig {
 		cfg = openai.DefaultConfig(s.APIKey)
 		cfg.BaseURL = strings.TrimRight(s.BaseURL, "/")
 	}
-	if a.HTTP != nil {
+	switch {
+	case !s.Trusted && a.UntrustedHTTP != nil:
+		cfg.HTTPClient = a.UntrustedHTTP
+	case !s.Trusted:
+		cfg.HTTPClient = strictClient()
+	case a.HTTP != nil:
 		cfg.HTTPClient = a.HTTP
 	}
 	return cfg
 }
 
+// strictClient is the outbound client when none was configured: it fails closed, reaching
+// public addresses only.
+var strictClient = sync.OnceValue(func() *http.Client {
+	p, _ := egress.New(nil, false)
+	return p.Client()
+})
+
+// maxProviderMessage bounds how much of a provider's own error message reaches the user.
+const maxProviderMessage = 300
+
 // classifyLLMError decides what Temporal should do with a failed call and writes the message a
-// user reads: which setting to check when retrying cannot help.
+// user reads: which setting to check when retrying cannot help. What the server at the base URL
+// said is shown only when it is an OpenAI-style error object, and then only its message,
+// clipped: that server may be anything, and its body is none of the user's business.
 func classifyLLMError(ctx context.Context, err error, s llmconfig.Settings) error {
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
 	where := fmt.Sprintf("the LLM provider at %s (model %s)", s.BaseURL, s.Model)
+	var refused *egress.RefusedError
+	if errors.As(err, &refused) {
+		return temporal.NewNonRetryableApplicationError(fmt.Sprintf(
+			"%s was not contacted: %v. LLM configurations saved by regular users may only reach public addresses: "+
+				"point base_url at a public endpoint, or ask the operator to allow this host (--llm-allow-hosts) "+
+				"or a GNS3 superadmin to save the configuration.", where, refused), workflows.ErrTypeLLMConfig, nil)
+	}
 	var apiErr *openai.APIError
 	var reqErr *openai.RequestError
-	status := 0
-	msg := err.Error()
-	switch {
-	case errors.As(err, &apiErr):
-		status, msg = apiErr.HTTPStatusCode, apiErr.Message
-	case errors.As(err, &reqErr):
+	status, msg := 0, ""
+	if errors.As(err, &reqErr) {
 		status = reqErr.HTTPStatusCode
 		body := strings.TrimSpace(string(reqErr.Body))
 		if strings.HasPrefix(body, "<") || strings.Contains(strings.ToLower(body), "<html") {
@@ -324,29 +350,69 @@ func classifyLLMError(ctx context.Context, err error, s llmconfig.Settings) erro
 				"%s answered with an HTML page (HTTP %d) instead of the OpenAI API: check the base URL of your LLM configuration (it usually ends in /v1).",
 				where, status), workflows.ErrTypeLLMConfig, nil)
 		}
-		if reqErr.Err != nil {
-			msg = reqErr.Err.Error()
+	}
+	if errors.As(err, &apiErr) {
+		if apiErr.HTTPStatusCode != 0 {
+			status = apiErr.HTTPStatusCode
 		}
+		msg = providerMessage(apiErr.Message)
+	}
+	said := fmt.Sprintf("HTTP %d %s", status, http.StatusText(status))
+	if msg != "" {
+		said = fmt.Sprintf("HTTP %d: %s", status, msg)
 	}
 	switch {
 	case status == http.StatusUnauthorized || status == http.StatusForbidden:
 		return temporal.NewNonRetryableApplicationError(fmt.Sprintf(
-			"%s rejected the API key (HTTP %d: %s): check the api_key of your LLM configuration.", where, status, msg),
+			"%s rejected the API key (%s): check the api_key of your LLM configuration.", where, said),
 			workflows.ErrTypeLLMAuth, nil)
 	case status == http.StatusNotFound:
 		return temporal.NewNonRetryableApplicationError(fmt.Sprintf(
-			"%s answered 404 (%s): check the base URL and the model name of your LLM configuration.", where, msg),
+			"%s answered %s: check the base URL and the model name of your LLM configuration.", where, said),
 			workflows.ErrTypeLLMConfig, nil)
 	case status == http.StatusBadRequest || status == http.StatusUnprocessableEntity:
 		return temporal.NewNonRetryableApplicationError(fmt.Sprintf(
-			"%s refused the request (HTTP %d: %s).", where, status, msg), workflows.ErrTypeLLMBadRequest, nil)
+			"%s refused the request (%s).", where, said), workflows.ErrTypeLLMBadRequest, nil)
 	case status != 0:
-		return temporal.NewApplicationError(fmt.Sprintf("%s failed (HTTP %d: %s).", where, status, msg), "LLMUnavailable")
+		return temporal.NewApplicationError(fmt.Sprintf("%s failed (%s).", where, said), "LLMUnavailable")
+	case apiErr != nil:
+		// An error object sent in the middle of a stream.
+		return temporal.NewApplicationError(fmt.Sprintf("%s reported an error: %s", where, msg), "LLMUnavailable")
 	}
 	var jsonErr *json.SyntaxError
-	if errors.As(err, &jsonErr) || strings.Contains(msg, "invalid character '<'") {
+	if errors.As(err, &jsonErr) || strings.Contains(err.Error(), "invalid character '<'") {
 		return temporal.NewNonRetryableApplicationError(fmt.Sprintf(
 			"%s did not answer in JSON: check the base URL of your LLM configuration.", where), workflows.ErrTypeLLMConfig, nil)
 	}
-	return temporal.NewApplicationError(fmt.Sprintf("%s could not be reached: %s", where, msg), "LLMUnavailable")
+	return temporal.NewApplicationError(fmt.Sprintf("%s could not be reached: %s", where, transportProblem(err)), "LLMUnavailable")
+}
+
+// providerMessage makes a provider's error message safe to show: one line, clipped.
+func providerMessage(m string) string {
+	m = strings.Join(strings.FieldsFunc(m, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }), " ")
+	if utf8.RuneCountInString(m) > maxProviderMessage {
+		m = string([]rune(m)[:maxProviderMessage]) + "…"
+	}
+	return m
+}
+
+// transportProblem describes a failure below HTTP. Go quotes the first bytes of an answer that
+// is not HTTP ("malformed HTTP response \"SSH-2.0-…\""), which would show what the server is;
+// that part is left out.
+func transportProblem(err error) string {
+	var ne net.Error
+	var dnsErr *net.DNSError
+	switch {
+	case errors.As(err, &dnsErr) && dnsErr.IsNotFound:
+		return "its host name was not found (DNS)"
+	case errors.As(err, &ne) && ne.Timeout():
+		return "no answer in time"
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return "the connection was refused"
+	}
+	msg := err.Error()
+	if strings.Contains(msg, "malformed HTTP") {
+		return "the server did not answer in HTTP"
+	}
+	return providerMessage(msg)
 }

@@ -346,6 +346,7 @@ func (h *llmConfigAPI) create(c *gin.Context) {
 	}
 	owner := h.owner(c)
 	u := currentUser(c)
+	ch.WriterIsSuperadmin = u.Superadmin
 	if owner.Type == models.OwnerUser && !strings.EqualFold(owner.ID, u.ID) {
 		// A superadmin acting for someone else: the user must exist in GNS3.
 		if _, err := u.GNS3.UserGroups(c.Request.Context(), owner.ID); err != nil {
@@ -374,6 +375,7 @@ func (h *llmConfigAPI) update(c *gin.Context) {
 	if !ok {
 		return
 	}
+	ch.WriterIsSuperadmin = currentUser(c).Superadmin
 	cfg, err := h.store.Update(c.Request.Context(), h.owner(c), id, expected, ch)
 	if err != nil {
 		h.fail(c, err, id, "Updating the LLM model configuration failed")

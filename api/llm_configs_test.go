@@ -163,7 +163,8 @@ func TestLLMConfigsUserLifecycle(t *testing.T) {
 		}
 
 		second := e.expect(http.StatusCreated, tok, "POST", userPath(e.alice), map[string]any{
-			"name": "local", "provider": "ollama", "model": "qwen2.5:7b", "max_tokens": 1024, "copilot_mode": "lab_automation_assistant"})
+			"name": "local", "provider": "custom", "base_url": "https://llm.lab.example/v1", "model": "qwen2.5:7b", "max_tokens": 1024,
+			"copilot_mode": "lab_automation_assistant"})
 		id2 := second["config_id"].(string)
 		if second["is_default"] != false || second["api_key_set"] != false || second["api_key_hint"] != nil ||
 			second["config"].(map[string]any)["max_tokens"] != 1024.0 {
@@ -378,9 +379,9 @@ func TestLLMConfigsRequestValidation(t *testing.T) {
 	id := made["config_id"].(string)
 	// The reference's nested shape and its ways of saying "no max_tokens".
 	nested := e.expect(http.StatusCreated, tok, "POST", p, map[string]any{"name": "nested", "config": map[string]any{
-		"provider": "custom", "base_url": "http://10.0.0.5:8080/v1/", "model": "my-model", "max_tokens": 512}})
+		"provider": "custom", "base_url": "http://203.0.113.5:8080/v1/", "model": "my-model", "max_tokens": 512}})
 	nc := nested["config"].(map[string]any)
-	if nc["base_url"] != "http://10.0.0.5:8080/v1" || nc["max_tokens"] != 512.0 {
+	if nc["base_url"] != "http://203.0.113.5:8080/v1" || nc["max_tokens"] != 512.0 {
 		t.Fatalf("nested: %v", nc)
 	}
 	nid := nested["config_id"].(string)
@@ -423,4 +424,26 @@ func TestLLMProviders(t *testing.T) {
 	if len(got["context_strategies"].([]any)) != 3 || len(got["copilot_modes"].([]any)) != 2 {
 		t.Fatalf("enums: %v", got)
 	}
+}
+
+func TestLLMConfigsRegularUsersReachOnlyPublicAddresses(t *testing.T) {
+	e := newLLMEnv(t, llmSQLite(t))
+	for _, url := range []string{"http://127.0.0.1:45425/v1", "http://10.20.30.40/v1", "http://169.254.169.254/latest", "http://localhost:11434/v1"} {
+		m := e.expect(http.StatusUnprocessableEntity, "tok-alice", "POST", userPath(e.alice), map[string]any{
+			"name": "internal", "provider": "custom", "base_url": url, "model": "m"})["message"].(string)
+		if !strings.Contains(m, "may only reach public addresses") {
+			t.Errorf("%s: %s", url, m)
+		}
+	}
+	if list := e.expect(http.StatusOK, "tok-alice", "GET", userPath(e.alice), nil); list["total"] != 0.0 {
+		t.Fatalf("a refused configuration was stored: %v", list)
+	}
+	// The preset of a local server is the server's own loopback too.
+	e.expect(http.StatusUnprocessableEntity, "tok-alice", "POST", userPath(e.alice), map[string]any{
+		"name": "ollama", "provider": "ollama", "model": "qwen2.5:7b"})
+	// A superadmin may save it, for her or for the user.
+	e.expect(http.StatusCreated, fakegns3.AdminToken, "POST", userPath(e.alice), map[string]any{
+		"name": "lab ollama", "provider": "ollama", "model": "qwen2.5:7b"})
+	e.expect(http.StatusCreated, fakegns3.AdminToken, "POST", groupPath(e.labGroup), map[string]any{
+		"name": "lab vLLM", "provider": "vllm", "model": "m"})
 }

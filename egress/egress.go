@@ -120,7 +120,9 @@ func (p *Policy) CheckURL(raw string) error {
 	}
 	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
 		// RFC 6761: always the machine itself.
-		return p.checkAddr(host, netip.AddrFrom4([4]byte{127, 0, 0, 1}))
+		if p.checkAddr(host, netip.AddrFrom4([4]byte{127, 0, 0, 1})) != nil {
+			return &RefusedError{Host: host, Reason: "the copilot server itself (loopback)"}
+		}
 	}
 	if p.allowlistOnly && len(p.nets) == 0 {
 		return &RefusedError{Host: host, Reason: "not on the operator's list of allowed LLM hosts"}

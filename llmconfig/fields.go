@@ -58,6 +58,9 @@ type Change struct {
 	ContextStrategy *string
 	CopilotMode     *string
 	IsDefault       *bool
+	// WriterIsSuperadmin says the change comes from a GNS3 superadmin, whose endpoints are
+	// trusted; a regular user's must pass the outbound policy.
+	WriterIsSuperadmin bool
 }
 
 // ValidationError lists everything wrong with a request, each problem in words a person can act on.

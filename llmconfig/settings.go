@@ -22,6 +22,9 @@ type Settings struct {
 	ContextLimitK   int // context window in thousands of tokens; 0 = unknown
 	ContextStrategy string
 	CopilotMode     string
+	// Trusted endpoints (the server default, a superadmin's or a group's configuration) may be
+	// anywhere; the others go through the outbound policy (package egress).
+	Trusted bool
 }
 
 // String never prints the key, so Settings is safe in logs and error messages.
@@ -55,7 +58,9 @@ func (s Static) Load(_ context.Context, configID string) (Settings, error) {
 	if s.Default == nil || s.Default.BaseURL == "" || s.Default.Model == "" {
 		return Settings{}, ErrNotConfigured
 	}
-	return *s.Default, nil
+	d := *s.Default
+	d.Trusted = true
+	return d, nil
 }
 
 // BadConfigError is a stored or default configuration that cannot be used as it is; its message

@@ -11,6 +11,7 @@ import (
 
 	"github.com/gns3-copilot/gns3-copilot/contextwindow"
 	"github.com/gns3-copilot/gns3-copilot/credentials"
+	"github.com/gns3-copilot/gns3-copilot/egress"
 	"github.com/gns3-copilot/gns3-copilot/gns3"
 	"github.com/gns3-copilot/gns3-copilot/models"
 )
@@ -40,6 +41,7 @@ type Store struct {
 	sealer Sealer
 	def    *Settings
 	log    *slog.Logger
+	egress *egress.Policy
 }
 
 // NewStore returns a store on db (migrated with models.MigrateLLMConfigs). sealer encrypts the
@@ -54,9 +56,43 @@ func NewStore(db *gorm.DB, sealer Sealer, serverDefault *Settings) *Store {
 	if serverDefault != nil {
 		d := *serverDefault
 		d.ConfigID = ""
+		d.Trusted = true // the operator's own
 		serverDefault = &d
 	}
-	return &Store{repo: models.NewLLMConfigRepository(db), sealer: sealer, def: serverDefault, log: slog.Default()}
+	strict, _ := egress.New(nil, false)
+	return &Store{repo: models.NewLLMConfigRepository(db), sealer: sealer, def: serverDefault, log: slog.Default(), egress: strict}
+}
+
+// WithEgress sets the outbound policy regular users' endpoints are checked against when saved;
+// without it only public addresses pass.
+func (s *Store) WithEgress(p *egress.Policy) *Store {
+	if p != nil {
+		s.egress = p
+	}
+	return s
+}
+
+// checkEndpoint decides whether c's endpoint is trusted after a write (trust follows whoever
+// last set the endpoint), and refuses an untrusted one the outbound policy can already tell is
+// off limits. oldURL is the base URL before the write.
+func (s *Store) checkEndpoint(c *models.LLMModelConfig, ch Change, oldURL string, creating bool) error {
+	switch {
+	case c.OwnerType == models.OwnerGroup:
+		c.EndpointTrusted = true // only superadmins write them
+	case creating || c.BaseURL != oldURL:
+		c.EndpointTrusted = ch.WriterIsSuperadmin
+	case ch.WriterIsSuperadmin && (ch.BaseURL != nil || ch.Provider != nil):
+		c.EndpointTrusted = true
+	}
+	if c.EndpointTrusted {
+		return nil
+	}
+	if err := s.egress.CheckURL(c.BaseURL); err != nil {
+		return &ValidationError{Problems: []string{fmt.Sprintf("base_url %s cannot be used: %v. "+
+			"Configurations saved by regular users may only reach public addresses; the operator can allow this host "+
+			"(--llm-allow-hosts), or a GNS3 superadmin can save the configuration", c.BaseURL, err)}}
+	}
+	return nil
 }
 
 // WithLogger sets where the store reports what it skipped (a group list GNS3 would not give).
@@ -111,6 +147,9 @@ func (s *Store) Create(ctx context.Context, owner Owner, ch Change) (*models.LLM
 	if err != nil {
 		return nil, err
 	}
+	if err := s.checkEndpoint(c, ch, "", true); err != nil {
+		return nil, err
+	}
 	if err := s.seal(c, key); err != nil {
 		return nil, err
 	}
@@ -124,8 +163,12 @@ func (s *Store) Create(ctx context.Context, owner Owner, ch Change) (*models.LLM
 // configuration changed since the caller read it is left alone (*models.VersionConflictError).
 func (s *Store) Update(ctx context.Context, owner Owner, id string, expectedVersion *int, ch Change) (*models.LLMModelConfig, error) {
 	return s.repo.Update(ctx, owner.Type, owner.ID, id, expectedVersion, func(c *models.LLMModelConfig) error {
+		oldURL := c.BaseURL
 		key, err := applyChange(c, ch, false)
 		if err != nil {
+			return err
+		}
+		if err := s.checkEndpoint(c, ch, oldURL, false); err != nil {
 			return err
 		}
 		return s.seal(c, key)
@@ -212,7 +255,7 @@ func (s *Store) settings(c *models.LLMModelConfig) (Settings, error) {
 	t := c.Temperature
 	st := Settings{ConfigID: c.ID, Name: c.Name, Provider: c.Provider, BaseURL: c.BaseURL, Model: c.Model,
 		Temperature: &t, MaxTokens: c.MaxTokens, ContextLimitK: c.ContextLimit, ContextStrategy: c.ContextStrategy,
-		CopilotMode: c.CopilotMode}
+		CopilotMode: c.CopilotMode, Trusted: c.EndpointTrusted || c.OwnerType == models.OwnerGroup}
 	if c.APIKeySealed == "" {
 		return st, nil
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/gns3-copilot/gns3-copilot/credentials"
+	"github.com/gns3-copilot/gns3-copilot/egress"
 	"github.com/gns3-copilot/gns3-copilot/gns3"
 	"github.com/gns3-copilot/gns3-copilot/internal/testkit/fakegns3"
 	"github.com/gns3-copilot/gns3-copilot/models"
@@ -114,7 +115,8 @@ func TestCreateFillsPresetsAndDefaults(t *testing.T) {
 	st := NewStore(testDB(t), sealer(t, 1), nil)
 	ctx := context.Background()
 	owner := UserOwner("u1")
-	c, err := st.Create(ctx, owner, Change{Name: ptr("local"), Provider: ptr("Ollama"), Model: ptr("qwen2.5:7b")})
+	// Local presets point at the server's loopback: only a superadmin's configuration may.
+	c, err := st.Create(ctx, owner, Change{Name: ptr("local"), Provider: ptr("Ollama"), Model: ptr("qwen2.5:7b"), WriterIsSuperadmin: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,7 +126,7 @@ func TestCreateFillsPresetsAndDefaults(t *testing.T) {
 		t.Fatalf("defaults not applied: %+v", c)
 	}
 	for _, p := range Presets() {
-		ch := Change{Name: ptr(p.ID), Provider: ptr(p.ID), Model: ptr("m"), APIKey: ptr(secretKey), IsDefault: ptr(false)}
+		ch := Change{Name: ptr(p.ID), Provider: ptr(p.ID), Model: ptr("m"), APIKey: ptr(secretKey), IsDefault: ptr(false), WriterIsSuperadmin: true}
 		if p.BaseURLRequired {
 			ch.BaseURL = ptr("https://my-endpoint.example.com/v1/")
 		}
@@ -184,7 +186,7 @@ func TestKeysAreSealedAndLoadedWorkerSide(t *testing.T) {
 	}
 
 	// A sealed key copied to another row does not open there.
-	other, _ := st.Create(ctx, UserOwner("u2"), Change{Name: ptr("x"), Provider: ptr("ollama"), Model: ptr("m")})
+	other, _ := st.Create(ctx, UserOwner("u2"), Change{Name: ptr("x"), Provider: ptr("ollama"), Model: ptr("m"), WriterIsSuperadmin: true})
 	db.Exec("UPDATE llm_model_configs SET api_key_sealed = ? WHERE id = ?", raw.APIKeySealed, other.ID)
 	var bad *BadConfigError
 	if _, err := st.Load(ctx, other.ID); !errors.As(err, &bad) || !strings.Contains(bad.Msg, "enter the api_key") {
@@ -239,8 +241,9 @@ func TestUpdateKeepsClearsAndGuardsTheKey(t *testing.T) {
 	if err != nil || u.BaseURL != "https://api.deepseek.com/v1" || key(c.ID) != "sk-deepseek-0000000000000000wxyz" || u.APIKeyHint != "sk-…wxyz" {
 		t.Fatalf("provider switch: %+v %v", u, err)
 	}
-	// Moving to a local server that needs no key, removing the key.
-	u, err = st.Update(ctx, owner, c.ID, nil, Change{Provider: ptr("ollama"), APIKey: ptr("")})
+	// Moving to a local server that needs no key, removing the key (a superadmin's change: a
+	// local server is the copilot host's loopback).
+	u, err = st.Update(ctx, owner, c.ID, nil, Change{Provider: ptr("ollama"), APIKey: ptr(""), WriterIsSuperadmin: true})
 	if err != nil || u.APIKeySealed != "" || u.APIKeyHint != "" || key(c.ID) != "" {
 		t.Fatalf("clear: %+v %v", u, err)
 	}
@@ -262,7 +265,7 @@ func TestUpdateKeepsClearsAndGuardsTheKey(t *testing.T) {
 		t.Fatal("max_tokens not removed")
 	}
 	// Only a chat model can be made the default.
-	e, _ := st.Create(ctx, owner, Change{Name: ptr("embed"), ModelType: ptr("embedding"), Provider: ptr("ollama"), Model: ptr("nomic-embed-text")})
+	e, _ := st.Create(ctx, owner, Change{Name: ptr("embed"), ModelType: ptr("embedding"), Provider: ptr("ollama"), Model: ptr("nomic-embed-text"), WriterIsSuperadmin: true})
 	if _, err := st.SetDefault(ctx, owner, e.ID); !strings.Contains(problems(t, err), "cannot be the default") {
 		t.Fatal("embedding model made the default")
 	}
@@ -387,5 +390,87 @@ func TestPresets(t *testing.T) {
 	}
 	if _, ok := PresetFor(" OpenRouter "); !ok {
 		t.Fatal("PresetFor ignores case and spaces")
+	}
+}
+
+func TestEndpointTrustFollowsItsWriter(t *testing.T) {
+	st := NewStore(testDB(t), sealer(t, 1), &Settings{Provider: "ollama", BaseURL: "http://127.0.0.1:11434/v1", Model: "m"})
+	ctx := context.Background()
+	alice := UserOwner("alice")
+	custom := func(name, url string) Change {
+		return Change{Name: ptr(name), Provider: ptr("custom"), BaseURL: ptr(url), Model: ptr("m"), IsDefault: ptr(false)}
+	}
+	for _, url := range []string{"http://127.0.0.1:8080/v1", "http://10.1.2.3/v1", "http://169.254.169.254/latest",
+		"http://[::1]/v1", "http://localhost:11434/v1"} {
+		_, err := st.Create(ctx, alice, custom("internal", url))
+		if p := problems(t, err); !strings.Contains(p, "may only reach public addresses") || !strings.Contains(p, "--llm-allow-hosts") {
+			t.Errorf("%s: %s", url, p)
+		}
+	}
+	if rows, _ := st.List(ctx, alice); len(rows) != 0 {
+		t.Fatalf("refused configurations were stored: %d", len(rows))
+	}
+
+	// A name is not resolved when saved; the connection is checked at turn time instead.
+	public, err := st.Create(ctx, alice, custom("public", "https://llm.example.com/v1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s, _ := st.Load(ctx, public.ID); s.Trusted {
+		t.Fatal("a regular user's endpoint is trusted")
+	}
+
+	// A superadmin may point anyone's configuration at the server's own network.
+	local := custom("local", "http://127.0.0.1:11434/v1")
+	local.WriterIsSuperadmin = true
+	admin, err := st.Create(ctx, alice, local)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s, _ := st.Load(ctx, admin.ID); !s.Trusted {
+		t.Fatal("a superadmin's endpoint is not trusted")
+	}
+	// The user may change other settings; the endpoint stays the superadmin's.
+	if _, err := st.Update(ctx, alice, admin.ID, nil, Change{Temperature: ptr(0.2), BaseURL: ptr("http://127.0.0.1:11434/v1/")}); err != nil {
+		t.Fatal(err)
+	}
+	if s, _ := st.Load(ctx, admin.ID); !s.Trusted {
+		t.Fatal("trust lost on a change that kept the endpoint")
+	}
+	// Re-pointing it herself is hers again, and checked.
+	if _, err := st.Update(ctx, alice, admin.ID, nil, Change{BaseURL: ptr("http://127.0.0.2:11434/v1")}); err == nil {
+		t.Fatal("a regular user re-pointed a trusted configuration at loopback")
+	}
+	if _, err := st.Update(ctx, alice, admin.ID, nil, Change{BaseURL: ptr("https://llm.example.com/v1")}); err != nil {
+		t.Fatal(err)
+	}
+	if s, _ := st.Load(ctx, admin.ID); s.Trusted {
+		t.Fatal("a user's new endpoint kept the superadmin's trust")
+	}
+
+	group, err := st.Create(ctx, GroupOwner("staff"), local)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s, _ := st.Load(ctx, group.ID); !s.Trusted {
+		t.Fatal("a group configuration is not trusted")
+	}
+	if s, _ := st.Load(ctx, ""); !s.Trusted {
+		t.Fatal("the server default is not trusted")
+	}
+
+	// The operator widens the policy.
+	wide, err := egress.New([]string{"10.0.0.0/8", "localhost"}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.WithEgress(wide)
+	for _, url := range []string{"http://10.1.2.3/v1", "http://localhost:11434/v1"} {
+		if _, err := st.Create(ctx, alice, custom("lan", url)); err != nil {
+			t.Errorf("%s with --llm-allow-hosts: %v", url, err)
+		}
+	}
+	if _, err := st.Create(ctx, alice, custom("lan", "http://192.168.0.9/v1")); err == nil {
+		t.Error("an address outside the allowed hosts was accepted")
 	}
 }

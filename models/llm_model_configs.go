@@ -37,6 +37,9 @@ type LLMModelConfig struct {
 	ContextStrategy string  `gorm:"size:16;not null"`
 	CopilotMode     string  `gorm:"size:32;not null"`
 	IsDefault       bool    `gorm:"not null;default:false"`
+	// EndpointTrusted is set when a GNS3 superadmin wrote the endpoint (group configurations
+	// always are): only then may it reach the copilot server's own network.
+	EndpointTrusted bool `gorm:"not null;default:false"`
 	// Version counts changes, for optimistic locking: an update names the version it read.
 	Version   int `gorm:"not null;default:0"`
 	CreatedAt time.Time

@@ -4,7 +4,11 @@
 // call Start to run the same assembly in-process.
 package service
 
-import "time"
+import (
+	"time"
+
+	"github.com/gns3-copilot/gns3-copilot/egress"
+)
 
 // Role says which halves this process runs.
 type Role int
@@ -41,6 +45,13 @@ type Config struct {
 	EventTTL          time.Duration
 	LogLevel          string
 	CORSOrigins       []string
+	// LLMAllowHosts (host names, CIDRs, "*") widens what regular users' LLM configurations may
+	// reach beyond public addresses; LLMAllowlistOnly narrows it to that list alone.
+	LLMAllowHosts    []string
+	LLMAllowlistOnly bool
+	// LLMResolver resolves the host names of regular users' LLM endpoints; nil uses the
+	// system's (tests give one that maps a name to loopback).
+	LLMResolver egress.Resolver
 	// Heartbeat overrides the SSE heartbeat interval (tests shorten it).
 	Heartbeat time.Duration
 }

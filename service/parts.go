@@ -14,6 +14,7 @@ import (
 	"github.com/gns3-copilot/gns3-copilot/api"
 	"github.com/gns3-copilot/gns3-copilot/credentials"
 	"github.com/gns3-copilot/gns3-copilot/devices"
+	"github.com/gns3-copilot/gns3-copilot/egress"
 	"github.com/gns3-copilot/gns3-copilot/llmconfig"
 	"github.com/gns3-copilot/gns3-copilot/tools"
 	"github.com/gns3-copilot/gns3-copilot/web"
@@ -27,6 +28,9 @@ type parts struct {
 	devices    activities.DeviceAccess
 	web        http.Handler
 	routes     []func(*gin.Engine, *api.Server)
+	// untrustedHTTP reaches the endpoints of regular users' LLM configurations, through the
+	// outbound policy.
+	untrustedHTTP *http.Client
 }
 
 func buildParts(db *gorm.DB, sealer *credentials.Sealer, rdb *redis.Client, cfg Config, log *slog.Logger) (parts, error) {
@@ -39,7 +43,14 @@ func buildParts(db *gorm.DB, sealer *credentials.Sealer, rdb *redis.Client, cfg 
 		def = &llmconfig.Settings{Name: "server default", Provider: cfg.LLMProvider, BaseURL: base,
 			Model: cfg.LLMModel, APIKey: cfg.LLMAPIKey, ContextLimitK: cfg.LLMContextLimitK, CopilotMode: cfg.CopilotMode}
 	}
-	store := llmconfig.NewStore(db, sealer, def).WithLogger(log)
+	outbound, err := egress.New(cfg.LLMAllowHosts, cfg.LLMAllowlistOnly)
+	if err != nil {
+		return parts{}, fmt.Errorf("--llm-allow-hosts: %w", err)
+	}
+	if cfg.LLMResolver != nil {
+		outbound = outbound.WithResolver(cfg.LLMResolver)
+	}
+	store := llmconfig.NewStore(db, sealer, def).WithLogger(log).WithEgress(outbound)
 	policy := devices.DefaultPolicy()
 	if cfg.ForbiddenCommands != "" {
 		p, err := devices.LoadPolicy(cfg.ForbiddenCommands)
@@ -61,5 +72,7 @@ func buildParts(db *gorm.DB, sealer *credentials.Sealer, rdb *redis.Client, cfg 
 		tools:      tools.NewRegistry(tools.AllTools()...),
 		routes:     []func(*gin.Engine, *api.Server){api.LLMConfigRoutes(store)},
 		web:        web.Handler(),
+
+		untrustedHTTP: outbound.Client(),
 	}, nil
 }

@@ -165,7 +165,7 @@ func Start(ctx context.Context, role Role, cfg Config) (_ *Running, err error) {
 	if role != RoleAPI {
 		acts := &activities.Activities{Repo: repo, Events: events, LLM: parts.llmLoader, Credentials: creds,
 			GNS3: gns3Server, Tools: parts.tools, Logger: log, EventTTL: cfg.EventTTL,
-			Devices: parts.devices, DeviceRecords: models.DeviceRepository{DB: db}}
+			Devices: parts.devices, DeviceRecords: models.DeviceRepository{DB: db}, UntrustedHTTP: parts.untrustedHTTP}
 		r.worker = worker.New(r.temporal, acts, worker.Options{})
 		if err := r.worker.Start(); err != nil {
 			return nil, fmt.Errorf("starting the worker: %w", err)

@@ -100,6 +100,10 @@ func parseConfig(cmd string, args []string) (service.Config, error) {
 	num(&c.DeviceConcurrency, "device-concurrency", "GNS3_COPILOT_DEVICE_CONCURRENCY", 16, "devices one tool call talks to at once")
 	dur(&c.EventTTL, "event-ttl", "GNS3_COPILOT_EVENT_TTL", time.Hour, "how long a finished turn's events stay available for rejoining")
 	str(&c.LogLevel, "log-level", "GNS3_COPILOT_LOG_LEVEL", "info", "debug, info, warn or error")
+	var allowHosts string
+	str(&allowHosts, "llm-allow-hosts", "GNS3_COPILOT_LLM_ALLOW_HOSTS", "", "comma-separated host names, CIDRs or * that regular users' LLM configurations may reach besides public addresses")
+	fs.BoolVar(&c.LLMAllowlistOnly, "llm-allowlist-only", envBool("GNS3_COPILOT_LLM_ALLOWLIST_ONLY", false),
+		"regular users' LLM configurations may reach only --llm-allow-hosts, public addresses included (env GNS3_COPILOT_LLM_ALLOWLIST_ONLY)")
 	var cors string
 	str(&cors, "cors-origins", "GNS3_COPILOT_CORS_ORIGINS", "", "comma-separated browser origins allowed to call the API, e.g. the GNS3 web UI's http://gns3.example:3080")
 	if err := fs.Parse(args); err != nil {
@@ -110,6 +114,7 @@ func parseConfig(cmd string, args []string) (service.Config, error) {
 			c.CORSOrigins = append(c.CORSOrigins, o)
 		}
 	}
+	c.LLMAllowHosts = splitList(allowHosts)
 	if fs.NArg() > 0 {
 		return c, fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
@@ -119,6 +124,26 @@ func parseConfig(cmd string, args []string) (service.Config, error) {
 func envString(name, def string) string {
 	if v, ok := os.LookupEnv(name); ok {
 		return v
+	}
+	return def
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, v := range strings.Split(s, ",") {
+		if v = strings.TrimSpace(v); v != "" {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+func envBool(name string, def bool) bool {
+	if v, ok := os.LookupEnv(name); ok {
+		if b, err := strconv.ParseBool(v); err == nil {
+			return b
+		}
+		fmt.Fprintf(os.Stderr, "gns3-copilot: ignoring %s=%q: not true or false\n", name, v)
 	}
 	return def
 }

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gns3-copilot/gns3-copilot/egress"
 	"github.com/gns3-copilot/gns3-copilot/internal/testkit/fakegns3"
 	"github.com/gns3-copilot/gns3-copilot/internal/testkit/fakeopenai"
 	"github.com/gns3-copilot/gns3-copilot/service"
@@ -49,6 +50,12 @@ type Options struct {
 	NoLLM bool
 	// DatabaseURL uses PostgreSQL instead of SQLite in the data directory.
 	DatabaseURL string
+	// LLMAllowHosts is the service's --llm-allow-hosts. nil allows 127.0.0.1, where the fake
+	// model listens, so users' own configurations can reach it; a test of the outbound policy
+	// passes a non-nil list (empty for the default policy).
+	LLMAllowHosts []string
+	// LLMResolver resolves the host names of users' LLM endpoints (see service.Config).
+	LLMResolver egress.Resolver
 }
 
 // Env is a running copilot with its fakes.
@@ -95,6 +102,10 @@ func Start(t testing.TB, opts Options) *Env {
 		TemporalAddress: opts.TemporalAddress, TemporalNamespace: "default", TemporalCLI: cli, TemporalUIPort: -1,
 		RedisURL: opts.RedisURL, DatabaseURL: opts.DatabaseURL, LLMProvider: "openai", LLMContextLimitK: 128, CopilotMode: opts.Mode,
 		DeviceConcurrency: 16, EventTTL: time.Hour, LogLevel: "warn", Heartbeat: opts.Heartbeat,
+		LLMAllowHosts: opts.LLMAllowHosts, LLMResolver: opts.LLMResolver,
+	}
+	if cfg.LLMAllowHosts == nil {
+		cfg.LLMAllowHosts = []string{"127.0.0.1"}
 	}
 	if !opts.NoLLM {
 		cfg.LLMBaseURL, cfg.LLMModel, cfg.LLMAPIKey = llm.URL, "gpt-4o-mini", LLMKey
