@@ -207,30 +207,36 @@ func apiError(status int, method, path string, data []byte, token string) error 
 	return &APIError{Status: status, Message: msg, Method: method, Path: path, Raw: raw}
 }
 
-// extractMessage reads GNS3's {"message": ...}, FastAPI's {"detail": ...}
-// (string or list), or falls back to a short excerpt of the body.
+// maxMessage bounds how much of GNS3's own error message is kept; tool results carry it to the
+// model and the user.
+const maxMessage = 500
+
+// extractMessage reads GNS3's {"message": ...} (or FastAPI's {"detail": ...}, string or list,
+// from the same server). Any other body yields "", so the status alone is reported: a proxy's
+// error page or a stack trace is not something to pass on to the model and the user.
 func extractMessage(data []byte) string {
 	var body struct {
 		Message json.RawMessage `json:"message"`
 		Detail  json.RawMessage `json:"detail"`
 	}
-	if json.Unmarshal(data, &body) == nil {
-		for _, f := range []json.RawMessage{body.Message, body.Detail} {
-			if len(f) == 0 || string(f) == "null" {
-				continue
-			}
-			var s string
-			if json.Unmarshal(f, &s) == nil {
-				return s
-			}
-			return string(f)
+	if json.Unmarshal(data, &body) != nil {
+		return ""
+	}
+	for _, f := range []json.RawMessage{body.Message, body.Detail} {
+		if len(f) == 0 || string(f) == "null" {
+			continue
 		}
+		s := string(f)
+		var str string
+		if json.Unmarshal(f, &str) == nil {
+			s = str
+		}
+		if len(s) > maxMessage {
+			s = strings.ToValidUTF8(s[:maxMessage], "") + "…"
+		}
+		return s
 	}
-	s := strings.TrimSpace(string(data))
-	if len(s) > 300 {
-		s = s[:300] + "…"
-	}
-	return s
+	return ""
 }
 
 // CurrentUser is GET /v3/access/users/me.

@@ -37,9 +37,15 @@ func TestAPIErrorSentinelsAndText(t *testing.T) {
 		case "/v3/projects/p3":
 			w.WriteHeader(http.StatusForbidden)
 			w.Write([]byte(`{"detail": "nope"}`))
+		case "/v3/projects/p5":
+			w.WriteHeader(http.StatusBadRequest)
+			w.Write([]byte(`{"message": "Bad node", "internal_secret": "INTERNAL-METADATA-TOKEN-123"}`))
+		case "/v3/projects/p6":
+			w.WriteHeader(http.StatusConflict)
+			w.Write([]byte(`{"message": "` + strings.Repeat("y", 5000) + `"}`))
 		default:
 			w.WriteHeader(http.StatusInternalServerError)
-			w.Write([]byte(`oops`))
+			w.Write([]byte(`<html>Traceback: INTERNAL-METADATA-TOKEN-123</html>`))
 		}
 	}))
 	defer ts.Close()
@@ -64,6 +70,19 @@ func TestAPIErrorSentinelsAndText(t *testing.T) {
 	_, err = c.GetProject(ctx, "p4")
 	if !errors.Is(err, ErrServer) || !Retryable(err) {
 		t.Fatalf("500: %v", err)
+	}
+	// Only GNS3's message is passed on, clipped; a body that is not an error object is not.
+	if strings.Contains(err.Error(), "INTERNAL") || strings.Contains(err.Error(), "html") ||
+		!strings.HasSuffix(err.Error(), "500 Internal Server Error: Internal Server Error") {
+		t.Fatalf("500 body reflected: %v", err)
+	}
+	_, err = c.GetProject(ctx, "p5")
+	if !strings.HasSuffix(err.Error(), ": Bad node") || strings.Contains(err.Error(), "INTERNAL") {
+		t.Fatalf("400: %v", err)
+	}
+	_, err = c.GetProject(ctx, "p6")
+	if n := strings.Count(err.Error(), "y"); n > maxMessage || n < maxMessage-10 {
+		t.Fatalf("long message kept %d characters", n)
 	}
 }
 
