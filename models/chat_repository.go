@@ -118,6 +118,9 @@ type StartTurnParams struct {
 	InitialTitle string
 	// WorkflowID derives the turn's workflow id from its session and turn ids.
 	WorkflowID func(sessionID, turnID string) string
+	// MaxRunningPerUser refuses the turn (*TurnLimitError) when the user already has that many
+	// running, in any session; 0 is no limit.
+	MaxRunningPerUser int
 }
 
 // StartTurn creates (when needed) the session, the turn and the staged user message in one
@@ -131,6 +134,9 @@ func (r *ChatRepository) StartTurn(ctx context.Context, p StartTurnParams) (*Cha
 	)
 	now := r.Now()
 	err := r.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := checkUserTurns(tx, p.UserID, p.MaxRunningPerUser); err != nil {
+			return err
+		}
 		if p.SessionID == "" {
 			sess = ChatSession{ThreadID: uuid.NewString(), UserID: p.UserID, ProjectID: p.ProjectID,
 				Title: p.InitialTitle, Metadata: "{}", Stats: "{}", CreatedAt: now, UpdatedAt: now}
@@ -344,6 +350,9 @@ func (r *ChatRepository) FinalizeTurn(ctx context.Context, p FinalizeParams) (bo
 		})
 		if res.Error != nil {
 			return res.Error
+		}
+		if err := addTokenUsage(tx, turn.UserID, now, p.InputTokens, p.OutputTokens); err != nil {
+			return err
 		}
 		if err := tx.Model(&ChatTurn{}).Where("id = ?", turn.ID).Updates(map[string]any{
 			"status": p.Status, "error": p.Error, "finished_at": now}).Error; err != nil {

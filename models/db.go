@@ -56,7 +56,7 @@ func Open(databaseURL, dataDir string) (*gorm.DB, error) {
 
 // Migrate creates or upgrades every table the copilot owns. It is idempotent.
 func Migrate(db *gorm.DB) error {
-	if err := db.AutoMigrate(&ChatSession{}, &ChatTurn{}, &ChatMessage{}); err != nil {
+	if err := db.AutoMigrate(&ChatSession{}, &ChatTurn{}, &ChatMessage{}, &UserTokenUsage{}); err != nil {
 		return fmt.Errorf("migrating chat tables: %w", err)
 	}
 	// A partial unique index is what makes "one running turn per session" hold across API

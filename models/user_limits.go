@@ -1,0 +1,78 @@
+package models
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
+)
+
+// TurnLimitError is a turn refused because its user already has the most running turns allowed.
+type TurnLimitError struct{ Running, Max int }
+
+func (e *TurnLimitError) Error() string {
+	return fmt.Sprintf("%d turns of this user are running; at most %d may run at once", e.Running, e.Max)
+}
+
+// checkUserTurns refuses a new turn when the user already has max running, across all their
+// sessions and projects. On PostgreSQL a transaction-scoped advisory lock per user makes the
+// count and the insert that follows one step for concurrent requests of the same user, in any
+// API process; SQLite runs one transaction at a time anyway.
+func checkUserTurns(tx *gorm.DB, userID string, max int) error {
+	if max <= 0 {
+		return nil
+	}
+	if tx.Dialector.Name() == "postgres" {
+		if err := tx.Exec("SELECT pg_advisory_xact_lock(hashtext(?))", "gns3copilot:user-turns:"+userID).Error; err != nil {
+			return err
+		}
+	}
+	var running int64
+	if err := tx.Model(&ChatTurn{}).Where("user_id = ? AND status = ?", userID, TurnRunning).Count(&running).Error; err != nil {
+		return err
+	}
+	if running >= int64(max) {
+		return &TurnLimitError{Running: int(running), Max: max}
+	}
+	return nil
+}
+
+// UserTokenUsage is what a user's turns consumed on one UTC day. It is kept apart from the
+// sessions' statistics, which it repeats, so deleting a session does not give tokens back.
+type UserTokenUsage struct {
+	UserID       string `gorm:"primaryKey;size:64"`
+	Day          string `gorm:"primaryKey;size:10"` // 2006-01-02, UTC
+	InputTokens  int64  `gorm:"not null;default:0"`
+	OutputTokens int64  `gorm:"not null;default:0"`
+}
+
+// TableName names the table after what it counts.
+func (UserTokenUsage) TableName() string { return "user_token_usage" }
+
+// UsageDay is the key of t's day in user_token_usage.
+func UsageDay(t time.Time) string { return t.UTC().Format("2006-01-02") }
+
+// addTokenUsage adds a finished turn's tokens to its user's day, in the finalizing transaction.
+func addTokenUsage(tx *gorm.DB, userID string, at time.Time, in, out int64) error {
+	if in == 0 && out == 0 {
+		return nil
+	}
+	row := UserTokenUsage{UserID: userID, Day: UsageDay(at), InputTokens: in, OutputTokens: out}
+	return tx.Clauses(clause.OnConflict{
+		Columns: []clause.Column{{Name: "user_id"}, {Name: "day"}},
+		DoUpdates: clause.Assignments(map[string]any{
+			"input_tokens":  gorm.Expr("user_token_usage.input_tokens + ?", in),
+			"output_tokens": gorm.Expr("user_token_usage.output_tokens + ?", out),
+		}),
+	}).Create(&row).Error
+}
+
+// TokensUsedOn is the total of the tokens the user's finished turns consumed on day's UTC date.
+func (r *ChatRepository) TokensUsedOn(ctx context.Context, userID string, day time.Time) (int64, error) {
+	var total int64
+	err := r.DB.WithContext(ctx).Model(&UserTokenUsage{}).Where("user_id = ? AND day = ?", userID, UsageDay(day)).
+		Select("COALESCE(SUM(input_tokens + output_tokens), 0)").Scan(&total).Error
+	return total, err
+}
