@@ -63,6 +63,10 @@ func (s *Server) postStream(c *gin.Context) {
 
 	u := currentUser(c)
 	project := currentProject(c)
+	maxRunning, admitted := s.admitTurn(c, u)
+	if !admitted {
+		return
+	}
 	// Setting the turn up must not be cut short by a client that hangs up: the turn is either
 	// fully started or fully undone.
 	ctx := context.WithoutCancel(c.Request.Context())
@@ -89,9 +93,14 @@ func (s *Server) postStream(c *gin.Context) {
 	sess, turn, created, err := s.deps.Repo.StartTurn(ctx, models.StartTurnParams{
 		SessionID: sessionID, UserID: u.ID, ProjectID: project.ProjectID, Message: *req.Message,
 		Mode: mode, LLMConfigID: llm.ConfigID, Temperature: req.Temperature,
-		InitialTitle: initialTitle(*req.Message), WorkflowID: workflows.WorkflowID,
+		InitialTitle: initialTitle(*req.Message), WorkflowID: workflows.WorkflowID, MaxRunningPerUser: maxRunning,
 	})
+	var limit *models.TurnLimitError
 	switch {
+	case errors.As(err, &limit):
+		tooMany(c, turnRetryAfter, fmt.Sprintf("You already have %d turns running (at most %d at once per user, across all your sessions); "+
+			"wait for one to finish or abort it.", limit.Running, limit.Max))
+		return
 	case errors.Is(err, models.ErrNotFound):
 		abort(c, http.StatusNotFound, "Session '"+sessionID+"' not found.")
 		return

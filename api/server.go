@@ -60,6 +60,8 @@ type Deps struct {
 	CORSOrigins []string
 	// DeviceConcurrency bounds the devices one tool call talks to at once; 0 uses the default.
 	DeviceConcurrency int
+	// Limits are the per-user turn limits (concurrency, rate, daily tokens).
+	Limits TurnLimits
 }
 
 // Server is the gin engine with its dependencies.

@@ -52,6 +52,12 @@ type Config struct {
 	// LLMResolver resolves the host names of regular users' LLM endpoints; nil uses the
 	// system's (tests give one that maps a name to loopback).
 	LLMResolver egress.Resolver
+	// Per-user turn limits; zero is no limit (the flags set the defaults). LimitSuperadmins
+	// applies them to GNS3 superadmins too.
+	MaxTurnsPerUser  int
+	TurnsPerMinute   int
+	DailyTokenBudget int64
+	LimitSuperadmins bool
 	// Heartbeat overrides the SSE heartbeat interval (tests shorten it).
 	Heartbeat time.Duration
 }

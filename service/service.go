@@ -22,6 +22,7 @@ import (
 	"github.com/gns3-copilot/gns3-copilot/credentials"
 	"github.com/gns3-copilot/gns3-copilot/gns3"
 	"github.com/gns3-copilot/gns3-copilot/models"
+	"github.com/gns3-copilot/gns3-copilot/quota"
 	"github.com/gns3-copilot/gns3-copilot/relay"
 	"github.com/gns3-copilot/gns3-copilot/temporaldev"
 	"github.com/gns3-copilot/gns3-copilot/worker"
@@ -175,7 +176,8 @@ func Start(ctx context.Context, role Role, cfg Config) (_ *Running, err error) {
 		srv := api.New(api.Deps{Repo: repo, GNS3: gns3Server, Events: events,
 			Turns:       api.TemporalTurns{Client: r.temporal, TaskQueue: workflows.TaskQueue},
 			Credentials: creds, LLM: parts.llmChooser, Logger: log, Web: parts.web, Routes: parts.routes,
-			Heartbeat: cfg.Heartbeat, DeviceConcurrency: cfg.DeviceConcurrency, CORSOrigins: cfg.CORSOrigins})
+			Heartbeat: cfg.Heartbeat, DeviceConcurrency: cfg.DeviceConcurrency, CORSOrigins: cfg.CORSOrigins,
+			Limits: turnLimits(cfg, rdb)})
 		r.listener, err = net.Listen("tcp", cfg.Listen)
 		if err != nil {
 			return nil, fmt.Errorf("listening on %s: %w", cfg.Listen, err)
@@ -224,6 +226,21 @@ func eventsAndCredentials(db *gorm.DB, rdb *redis.Client, sealer *credentials.Se
 		return nil, nil, err
 	}
 	return relay.NewMemory(relay.MemoryOptions{}), store, nil
+}
+
+// turnLimits builds the per-user limits; the rate limit lives in Redis when the API runs in
+// several processes, so a user cannot multiply it by reaching several of them.
+func turnLimits(cfg Config, rdb *redis.Client) api.TurnLimits {
+	l := api.TurnLimits{MaxRunning: cfg.MaxTurnsPerUser, TurnsPerMinute: cfg.TurnsPerMinute,
+		DailyTokens: cfg.DailyTokenBudget, IncludeSuperadmins: cfg.LimitSuperadmins}
+	switch {
+	case cfg.TurnsPerMinute <= 0:
+	case rdb != nil:
+		l.PerMinute = quota.NewRedis(rdb, "gns3copilot:turnrate:", cfg.TurnsPerMinute)
+	default:
+		l.PerMinute = quota.NewMemory(cfg.TurnsPerMinute, nil)
+	}
+	return l
 }
 
 // Stop shuts the API down first (no new turns), then the worker, then Temporal.

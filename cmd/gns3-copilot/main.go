@@ -104,6 +104,12 @@ func parseConfig(cmd string, args []string) (service.Config, error) {
 	str(&allowHosts, "llm-allow-hosts", "GNS3_COPILOT_LLM_ALLOW_HOSTS", "", "comma-separated host names, CIDRs or * that regular users' LLM configurations may reach besides public addresses")
 	fs.BoolVar(&c.LLMAllowlistOnly, "llm-allowlist-only", envBool("GNS3_COPILOT_LLM_ALLOWLIST_ONLY", false),
 		"regular users' LLM configurations may reach only --llm-allow-hosts, public addresses included (env GNS3_COPILOT_LLM_ALLOWLIST_ONLY)")
+	num(&c.MaxTurnsPerUser, "max-turns-per-user", "GNS3_COPILOT_MAX_TURNS_PER_USER", 4, "turns one user may have running at once, across sessions (0: no limit)")
+	num(&c.TurnsPerMinute, "turns-per-minute", "GNS3_COPILOT_TURNS_PER_MINUTE", 10, "turns one user may start per minute, in bursts of as many (0: no limit)")
+	var budget int
+	num(&budget, "daily-token-budget", "GNS3_COPILOT_DAILY_TOKEN_BUDGET", 0, "tokens one user's turns may consume per UTC day (0: no budget)")
+	fs.BoolVar(&c.LimitSuperadmins, "limit-superadmins", envBool("GNS3_COPILOT_LIMIT_SUPERADMINS", false),
+		"apply the per-user limits to GNS3 superadmins too (env GNS3_COPILOT_LIMIT_SUPERADMINS)")
 	var cors string
 	str(&cors, "cors-origins", "GNS3_COPILOT_CORS_ORIGINS", "", "comma-separated browser origins allowed to call the API, e.g. the GNS3 web UI's http://gns3.example:3080")
 	if err := fs.Parse(args); err != nil {
@@ -115,6 +121,12 @@ func parseConfig(cmd string, args []string) (service.Config, error) {
 		}
 	}
 	c.LLMAllowHosts = splitList(allowHosts)
+	c.DailyTokenBudget = int64(budget)
+	for name, v := range map[string]int{"max-turns-per-user": c.MaxTurnsPerUser, "turns-per-minute": c.TurnsPerMinute, "daily-token-budget": budget} {
+		if v < 0 {
+			return c, fmt.Errorf("--%s must be 0 (no limit) or more, got %d", name, v)
+		}
+	}
 	if fs.NArg() > 0 {
 		return c, fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}

@@ -56,6 +56,8 @@ type Options struct {
 	LLMAllowHosts []string
 	// LLMResolver resolves the host names of users' LLM endpoints (see service.Config).
 	LLMResolver egress.Resolver
+	// Configure changes the service's configuration last, for settings without an option here.
+	Configure func(*service.Config)
 }
 
 // Env is a running copilot with its fakes.
@@ -106,6 +108,9 @@ func Start(t testing.TB, opts Options) *Env {
 	}
 	if cfg.LLMAllowHosts == nil {
 		cfg.LLMAllowHosts = []string{"127.0.0.1"}
+	}
+	if opts.Configure != nil {
+		opts.Configure(&cfg)
 	}
 	if !opts.NoLLM {
 		cfg.LLMBaseURL, cfg.LLMModel, cfg.LLMAPIKey = llm.URL, "gpt-4o-mini", LLMKey
