@@ -215,3 +215,44 @@ func TestRedirectIntoTheServerIsRefused(t *testing.T) {
 		t.Fatal("the redirect reached the internal service")
 	}
 }
+
+// What the policy adds to opening a connection: a plain dial against one through the policy
+// (the address allowed by CIDR, so the Control hook runs and passes).
+func BenchmarkDial(b *testing.B) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	addr := ln.Addr().String()
+	ctx := context.Background()
+	b.Run("plain", func(b *testing.B) {
+		var d net.Dialer
+		for b.Loop() {
+			c, err := d.DialContext(ctx, "tcp", addr)
+			if err != nil {
+				b.Fatal(err)
+			}
+			c.Close()
+		}
+	})
+	b.Run("policy", func(b *testing.B) {
+		p, _ := New([]string{"127.0.0.0/8"}, false)
+		for b.Loop() {
+			c, err := p.DialContext(ctx, "tcp", addr)
+			if err != nil {
+				b.Fatal(err)
+			}
+			c.Close()
+		}
+	})
+}

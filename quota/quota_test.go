@@ -102,3 +102,23 @@ func TestRedisBucket(t *testing.T) {
 		t.Fatalf("bucket key TTL %v %v: it must expire", ttl, err)
 	}
 }
+
+// The rate check is on the path of every new turn: what one Take costs.
+func BenchmarkMemoryTake(b *testing.B) {
+	m := NewMemory(1_000_000_000, nil)
+	ctx := context.Background()
+	for b.Loop() {
+		m.Take(ctx, "alice")
+	}
+}
+
+func BenchmarkRedisTake(b *testing.B) {
+	rdb, prefix := testdb.Redis(b)
+	r := NewRedis(rdb, prefix+"rate:", 1_000_000_000)
+	ctx := context.Background()
+	for b.Loop() {
+		if _, _, err := r.Take(ctx, "alice"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
