@@ -357,7 +357,7 @@ func classifyLLMError(ctx context.Context, err error, s llmconfig.Settings) erro
 		}
 		msg = providerMessage(apiErr.Message)
 	}
-	said := fmt.Sprintf("HTTP %d %s", status, http.StatusText(status))
+	said := strings.TrimSpace(fmt.Sprintf("HTTP %d %s", status, http.StatusText(status)))
 	if msg != "" {
 		said = fmt.Sprintf("HTTP %d: %s", status, msg)
 	}
@@ -377,6 +377,9 @@ func classifyLLMError(ctx context.Context, err error, s llmconfig.Settings) erro
 		return temporal.NewApplicationError(fmt.Sprintf("%s failed (%s).", where, said), "LLMUnavailable")
 	case apiErr != nil:
 		// An error object sent in the middle of a stream.
+		if msg == "" {
+			msg = "(no message)"
+		}
 		return temporal.NewApplicationError(fmt.Sprintf("%s reported an error: %s", where, msg), "LLMUnavailable")
 	}
 	var jsonErr *json.SyntaxError
