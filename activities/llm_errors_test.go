@@ -109,3 +109,29 @@ func (r staticResolver) LookupNetIP(_ context.Context, _, host string) ([]netip.
 	}
 	return []netip.Addr{netip.MustParseAddr(a)}, nil
 }
+
+func TestMidStreamErrorShowsOnlyItsMessage(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprint(w, `data: {"error":{"message":"overloaded, try later","type":"server_error","internal_secret":"`+internalSecret+`"}}`+"\n\n")
+	}))
+	t.Cleanup(srv.Close)
+	settings := llmconfig.Settings{Provider: "custom", BaseURL: srv.URL + "/v1", Model: "m", Trusted: true}
+	s, err := openai.NewClientWithConfig((&Activities{}).clientConfig(settings)).CreateChatCompletionStream(context.Background(),
+		openai.ChatCompletionRequest{Model: "m", Stream: true, Messages: []openai.ChatCompletionMessage{{Role: "user", Content: "hi"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	_, err = s.Recv()
+	if err == nil {
+		t.Fatal("no error from the stream")
+	}
+	var ae *temporal.ApplicationError
+	if !errors.As(classifyLLMError(context.Background(), err, settings), &ae) {
+		t.Fatalf("not an application error: %v", err)
+	}
+	if msg := ae.Error(); !strings.Contains(msg, "reported an error: overloaded, try later") || strings.Contains(msg, internalSecret) || ae.NonRetryable() {
+		t.Fatalf("mid-stream error: %s", msg)
+	}
+}
