@@ -801,8 +801,11 @@ func (a *Analyzer) lastLines() []string {
 	return out
 }
 
-// ErrLimit is returned by Read when it stopped at the packet limit.
-var ErrLimit = errors.New("packet limit reached")
+// Errors of Read: it stopped at the packet limit, or the stream did not start with a pcap header.
+var (
+	ErrLimit   = errors.New("packet limit reached")
+	ErrNotPcap = errors.New("not a pcap stream")
+)
 
 // Read decodes a pcap stream until it ends, fails, or limit packets were read (limit <= 0:
 // no limit). onPacket, if set, is called after every packet with the count so far. A stream
@@ -811,7 +814,7 @@ var ErrLimit = errors.New("packet limit reached")
 func Read(r io.Reader, edge, limit int, onPacket func(n int)) (Summary, error) {
 	pr, err := pcapgo.NewReader(r)
 	if err != nil {
-		return (&Analyzer{}).emptySummary(), fmt.Errorf("not a pcap stream: %w", err)
+		return Empty(), fmt.Errorf("%w: %v", ErrNotPcap, err)
 	}
 	a := NewAnalyzer(pr.LinkType(), edge)
 	for limit <= 0 || a.packets < limit {
@@ -827,9 +830,11 @@ func Read(r io.Reader, edge, limit int, onPacket func(n int)) (Summary, error) {
 	return a.Summary(), ErrLimit
 }
 
-func (a *Analyzer) emptySummary() Summary {
-	b := NewAnalyzer(layers.LinkTypeEthernet, DefaultEdge)
-	return b.Summary()
+// Empty is the summary of a capture in which nothing was seen.
+func Empty() Summary {
+	s := NewAnalyzer(layers.LinkTypeEthernet, DefaultEdge).Summary()
+	s.LinkType = ""
+	return s
 }
 
 // Text renders the summary compactly for a model: one line per finding, then the packets.

@@ -7,9 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"os"
-	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -17,35 +14,12 @@ import (
 	"github.com/google/gopacket"
 	"github.com/google/gopacket/layers"
 	"github.com/google/gopacket/pcapgo"
+
+	"github.com/gns3-copilot/gns3-copilot/internal/testkit/fakegns3"
 )
 
-// samplePath finds the real GNS3 capture in shared/ beside the repository.
-func samplePath(t testing.TB) string {
-	t.Helper()
-	_, file, _, _ := runtime.Caller(0)
-	dir := filepath.Dir(file)
-	for i := 0; i < 6; i++ {
-		p := filepath.Join(dir, "shared", "gns3", "samples", "v3.0.6", "link-capture-stream-PC1_to_PC2.pcap")
-		if _, err := os.Stat(p); err == nil {
-			return p
-		}
-		dir = filepath.Dir(dir)
-	}
-	if os.Getenv("CI") == "true" {
-		t.Fatal("shared/gns3/samples/v3.0.6/link-capture-stream-PC1_to_PC2.pcap not found beside the repository")
-	}
-	t.Skip("shared/gns3/samples not found beside the repository")
-	return ""
-}
-
-func sample(t testing.TB) []byte {
-	t.Helper()
-	b, err := os.ReadFile(samplePath(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
+// sample is the real GNS3 capture of shared/gns3/samples (a copy is embedded in the fake GNS3).
+func sample(testing.TB) []byte { return fakegns3.SampleCapture() }
 
 // rawCounts walks a little-endian Ethernet pcap by hand, without gopacket, so the summary is
 // checked against numbers it did not compute itself.

@@ -15,6 +15,7 @@ func LabTools() []Tool {
 		newReloadTool(),
 		newDeleteNodeTool(),
 		newDeleteLinkTool(),
+		newCaptureTool(),
 	}
 }
 

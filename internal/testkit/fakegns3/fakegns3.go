@@ -21,7 +21,8 @@
 //     GNS3 does), delete (and its links), start (422 without a JSON body),
 //     stop, suspend, reload and their bulk forms, all 204 with an empty body;
 //   - links: create (404 unknown node or port, 409 port already used,
-//     422 malformed body), list, get, delete, node links.
+//     422 malformed body), list, get, delete, node links;
+//   - link captures: start, stop, and the live pcap stream (capture.go).
 //
 // Tests drive and inspect it with Go methods: AddUser, AddProject, AddNode,
 // AddLink, SetConsole (point a node at a real vpcs process), SetStartPolls
@@ -188,7 +189,9 @@ type Server struct {
 	failures          []*Failure
 	latency           map[Op]time.Duration
 	baseLatency       time.Duration
-	startPolls        map[string]int // node ID → configured polls for its next start
+	startPolls        map[string]int           // node ID → configured polls for its next start
+	captures          map[string]*captureState // by link ID (capture.go)
+	feeds             map[string]CaptureFeed   // by link ID, "" for any
 }
 
 type user struct {

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 )
 
 // sample loads a captured answer from testdata (copies of shared/gns3/samples):
@@ -312,5 +313,70 @@ func TestPermissions(t *testing.T) {
 	r := do(t, s, "", "POST", "/v3/access/users/authenticate", map[string]string{"username": "alice", "password": "pw"})
 	if r.status != 200 || obj(r.body)["access_token"] != "alice-token" {
 		t.Fatalf("authenticate: %d %s", r.status, r.raw)
+	}
+}
+
+func TestCaptureStartStopAndLiveStream(t *testing.T) {
+	s := New(t)
+	pid := s.AddProject("lab")
+	a := s.AddNode(pid, NodeSpec{Name: "PC1"})
+	b := s.AddNode(pid, NodeSpec{Name: "PC2"})
+	l := s.AddLink(pid, a.ID, 0, 0, b.ID, 0, 0)
+	base := "/v3/projects/" + pid + "/links/" + l.ID + "/capture/"
+
+	if c := do(t, s, AdminToken, "GET", base+"stream", nil); c.status != http.StatusConflict {
+		t.Fatalf("stream without a capture: %d", c.status)
+	}
+	status, want := sample(t, "v3.0.6/link-capture-start-201.json")
+	c := do(t, s, AdminToken, "POST", base+"start", map[string]string{"data_link_type": "DLT_EN10MB"})
+	if c.status != status {
+		t.Fatalf("start: %d %s", c.status, c.raw)
+	}
+	sameKeys(t, "capture start", want, c.body)
+	if !obj(c.body)["capturing"].(bool) || !s.Capturing(l.ID) {
+		t.Fatal("the link does not capture")
+	}
+	if got := obj(do(t, s, AdminToken, "GET", "/v3/projects/"+pid+"/links/"+l.ID, nil).body); got["capturing"] != true || got["capture_file_name"] == nil {
+		t.Fatalf("link read while capturing: %v", got)
+	}
+
+	s.SetCaptureFeed(l.ID, CaptureFeed{Data: SampleCapture(), Chunk: 7, Delay: time.Millisecond})
+	req, _ := http.NewRequest("GET", s.URL+base+"stream", nil)
+	req.Header.Set("Authorization", "Bearer "+AdminToken)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	// The header comes at once, then the records in pieces; the stream stays open until stop.
+	got := make([]byte, 0, len(samplePcap))
+	buf := make([]byte, 4096)
+	reads := 0
+	for len(got) < len(samplePcap) {
+		n, err := resp.Body.Read(buf)
+		got = append(got, buf[:n]...)
+		reads++
+		if err != nil {
+			t.Fatalf("stream ended after %d of %d bytes: %v", len(got), len(samplePcap), err)
+		}
+	}
+	if !bytes.Equal(got, samplePcap) || reads < 10 {
+		t.Fatalf("stream: %d bytes in %d reads", len(got), reads)
+	}
+	ended := make(chan error, 1)
+	go func() { _, err := resp.Body.Read(buf); ended <- err }()
+	select {
+	case err := <-ended:
+		t.Fatalf("the stream ended while capturing: %v", err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	if c := do(t, s, AdminToken, "POST", base+"stop", nil); c.status != http.StatusNoContent {
+		t.Fatalf("stop: %d", c.status)
+	}
+	if err := <-ended; err != io.EOF {
+		t.Fatalf("after stop the stream must end: %v", err)
+	}
+	if s.Capturing(l.ID) || s.Count(OpStreamCapture) != 2 || s.Count(OpStartCapture) != 1 {
+		t.Fatalf("state after stop: capturing %v, counts %v", s.Capturing(l.ID), s.Counts())
 	}
 }

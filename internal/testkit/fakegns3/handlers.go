@@ -69,6 +69,7 @@ func (s *Server) routes() http.Handler {
 	add(OpCreateLink, true, s.createLinkHandler)
 	add(OpGetLink, true, s.getLink)
 	add(OpDeleteLink, true, s.deleteLink)
+	s.captureRoutes(mux, add)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusNotFound, map[string]string{"detail": "Not Found"})
 	})

@@ -314,6 +314,7 @@ func (s *Server) linkJSON(p *project, l *link, full bool) linkOut {
 		f := false
 		out.Wireshark = &f
 	}
+	s.captureFields(p, l, &out)
 	return out
 }
 
