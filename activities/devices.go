@@ -46,7 +46,7 @@ func (a *Activities) PlanDeviceTool(ctx context.Context, in workflows.ToolInput)
 		plan, fail = tools.PlanDevices(ctx, env, in.Call.Name, args, a.Devices.Policy)
 	}
 	if fail != nil {
-		fail.Metadata = map[string]any{"tool_name": in.Call.Name, "format_version": tools.FormatVersion}
+		fail.Metadata = map[string]any{"tool_name": in.Call.Name, "version": tools.FormatVersion}
 		return workflows.DevicePlanResult{Done: true}, a.storeToolResult(ctx, in.Turn, in.Call, in.MessageIndex, *fail)
 	}
 	for _, f := range plan.Failed {
@@ -96,7 +96,7 @@ func (a *Activities) FinishDeviceTool(ctx context.Context, in workflows.DeviceFi
 		outcomes = append(outcomes, o)
 	}
 	res := tools.DeviceResult(in.Plan, outcomes)
-	res.Metadata = map[string]any{"tool_name": in.Call.Name, "format_version": tools.FormatVersion}
+	res.Metadata = map[string]any{"tool_name": in.Call.Name, "version": tools.FormatVersion}
 	if !first.IsZero() {
 		res.Metadata["execution_time"] = math.Round(time.Since(first).Seconds()*1000) / 1000
 	}

@@ -56,7 +56,7 @@ func requireStandard(t *testing.T, o toolOutput, tool string) {
 	require.Equal(t, o.Total, len(o.Data), "one data item per node, link or template")
 	require.Equal(t, o.Total, o.Successful+o.Failed)
 	require.Equal(t, tool, o.Metadata["tool_name"])
-	require.Equal(t, "1.0", o.Metadata["format_version"])
+	require.Equal(t, "v1.0", o.Metadata["version"], "the seed names the standard format's version metadata.version")
 	require.IsType(t, float64(0), o.Metadata["execution_time"])
 }
 

@@ -84,7 +84,7 @@ func (l *lab) runMode(t *testing.T, mode Mode, name string, args any) Result {
 	if back["data"] == nil {
 		t.Fatalf("data is null: %s", r.JSON())
 	}
-	if r.Metadata["tool_name"] != name || r.Metadata["format_version"] != FormatVersion {
+	if r.Metadata["tool_name"] != name || r.Metadata["version"] != FormatVersion {
 		t.Fatalf("metadata: %v", r.Metadata)
 	}
 	if r.Total != r.Successful+r.Failed || r.Total != len(r.Data) || r.Success != (r.Failed == 0 && r.Error == "") {

@@ -75,7 +75,7 @@ func (r *Registry) names(mode Mode) string {
 }
 
 // Execute runs one tool call from the model. It never panics and always
-// returns a Result with metadata {tool_name, format_version,
+// returns a Result with metadata {tool_name, version,
 // execution_time}: unknown tools, tools outside mode and malformed
 // arguments come back as failed Results the model can read and correct.
 func (r *Registry) Execute(ctx context.Context, env Env, mode Mode, name, rawArgs string) (res Result) {
@@ -93,7 +93,7 @@ func (r *Registry) Execute(ctx context.Context, env Env, mode Mode, name, rawArg
 			res.Data = []Item{}
 		}
 		res.Metadata["tool_name"] = name
-		res.Metadata["format_version"] = FormatVersion
+		res.Metadata["version"] = FormatVersion
 		res.Metadata["execution_time"] = math.Round(time.Since(start).Seconds()*1000) / 1000
 	}()
 

@@ -16,9 +16,9 @@ import (
 	"github.com/gns3-copilot/gns3-copilot/gns3"
 )
 
-// FormatVersion is the version of the standard response format, reported in
-// every result's metadata.
-const FormatVersion = "1.0"
+// FormatVersion is the version of the standard response format, reported in every result as
+// metadata.version, the key and value the seed's format standard gives.
+const FormatVersion = "v1.0"
 
 // Item statuses.
 const (
