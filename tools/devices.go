@@ -133,7 +133,7 @@ var configModeWords = []string{"configure", "conf", "system-view", "sys", "edit"
 func PlanDevices(ctx context.Context, env Env, name string, args json.RawMessage, policy *devices.Policy) (DevicePlan, *Result) {
 	plan := DevicePlan{Tool: name}
 	var a deviceArgs
-	if err := decodeArgs(args, &a); err != nil {
+	if err := decodeDeviceArgs(args, &a); err != nil {
 		r := failWith(err)
 		return plan, &r
 	}

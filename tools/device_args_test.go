@@ -1,0 +1,55 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/gns3-copilot/gns3-copilot/internal/testkit/fakegns3"
+)
+
+func TestDeviceToolsAcceptTheSeedsDeviceNamesForm(t *testing.T) {
+	l := newLab(t)
+	l.fake.AddNode(l.pid, fakegns3.NodeSpec{Name: "PC1", Status: "started"})
+	l.fake.AddNode(l.pid, fakegns3.NodeSpec{Name: "PC2", Status: "started", X: 300})
+	plan := func(args string) (DevicePlan, *Result) {
+		raw, err := NormalizeArgs(args)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return PlanDevices(context.Background(), l.env, ShowCommandsTool, raw, nil)
+	}
+	byNames, fail := plan(`{"device_names": ["PC1", "PC2"], "commands": ["show ip", "show arp"]}`)
+	if fail != nil {
+		t.Fatalf("device_names form refused: %s", fail.JSON())
+	}
+	byConfigs, fail := plan(`{"device_configs": [{"device_name": "PC1", "commands": ["show ip", "show arp"]}, {"device_name": "PC2", "commands": ["show ip", "show arp"]}]}`)
+	if fail != nil {
+		t.Fatal(fail.JSON())
+	}
+	a, _ := json.Marshal(byNames)
+	b, _ := json.Marshal(byConfigs)
+	if string(a) != string(b) || len(byNames.Jobs) != 2 || fmt.Sprint(byNames.Jobs[1].Commands) != "[show ip show arp]" {
+		t.Fatalf("the two forms plan differently:\n%s\n%s", a, b)
+	}
+	// As a JSON string inside tool_input too, as the reference's models send it.
+	if p, fail := plan(`{"tool_input": "{\"device_names\": [\"PC2\"], \"commands\": [\"show ip\"]}"}`); fail != nil || len(p.Jobs) != 1 || p.Jobs[0].Name != "PC2" {
+		t.Fatalf("wrapped: %+v %v", p, fail)
+	}
+	for args, want := range map[string]string{
+		`{"device_names": ["PC1"]}`:                                                   "commands must list at least one command",
+		`{"device_names": [], "commands": ["show ip"]}`:                               "device_names must list at least one device",
+		`{"commands": ["show ip"]}`:                                                   "device_names must list at least one device",
+		`{"device_names": ["PC1"], "commands": ["show ip"], "device_configs": []}`:    "not both",
+		`{"device_names": ["PC1"], "commands": ["show ip"], "verbose": true}`:         `unknown field "verbose"`,
+		`{"device_names": "PC1", "commands": ["show ip"]}`:                            `"device_names" must be an array`,
+		`{"device_names": ["PC1"], "commands": ["show ip"], "project_id": "other-1"}`: "this chat is bound to project",
+	} {
+		_, fail := plan(args)
+		if fail == nil || !strings.Contains(fail.Error, want) {
+			t.Errorf("%s: want a failure containing %q, got %+v", args, want, fail)
+		}
+	}
+}
