@@ -23,6 +23,7 @@ func (s *Server) routes(r *gin.Engine) {
 		g.DELETE("/sessions/:session_id/pin", s.unpinSession)
 		g.POST("/sessions/:session_id/abort", s.abortTurn)
 		g.GET("/sessions/:session_id/stream", s.joinStream)
+		g.GET("/sessions/:session_id/export", s.exportSession)
 	}
 
 	// What the chat page needs from GNS3, proxied so the browser talks to one origin.

@@ -129,15 +129,7 @@ func (s *Server) getHistory(c *gin.Context) {
 		s.internalError(c, err, "Loading the history failed")
 		return
 	}
-	out := make([]openAIMessage, len(msgs))
-	for i, m := range msgs {
-		om := openAIMessage{ID: m.ID, Role: m.Role, Content: m.Content, CreatedAt: isoTime(m.CreatedAt),
-			Name: m.Name, ToolCallID: m.ToolCallID, Metadata: jsonObject(m.Metadata)}
-		if m.ToolCalls != "" {
-			om.ToolCalls = json.RawMessage(m.ToolCalls)
-		}
-		out[i] = om
-	}
+	out := historyMessages(msgs)
 	c.JSON(http.StatusOK, gin.H{
 		"thread_id":  sess.ThreadID,
 		"title":      sess.Title,
