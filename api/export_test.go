@@ -186,3 +186,38 @@ func TestExportIsTheOwnersOnlyAndRefusesBadFormats(t *testing.T) {
 	}
 }
 
+func TestSessionsFilterByCopilotMode(t *testing.T) {
+	e := newTranscriptEnv(t)
+	ta := e.conversation("tok-alice", "teaching_assistant", "Teaching", "hi", deviceResult())
+	la := e.conversation("tok-alice", "lab_automation_assistant", "Automating", "hi", deviceResult())
+	e.conversation("tok-bob", "lab_automation_assistant", "Bob's", "hi", deviceResult())
+	list := func(query string) []sessionView {
+		t.Helper()
+		code, body := e.get("tok-alice", "/v3/copilot/projects/"+e.project+"/chat/sessions"+query)
+		if code != http.StatusOK {
+			t.Fatalf("%s: %d %s", query, code, body)
+		}
+		var out []sessionView
+		_ = json.Unmarshal([]byte(body), &out)
+		return out
+	}
+	if got := list(""); len(got) != 2 {
+		t.Fatalf("unfiltered: %d sessions", len(got))
+	}
+	for mode, want := range map[string]string{"teaching_assistant": ta, "lab_automation_assistant": la} {
+		got := list("?copilot_mode=" + mode)
+		if len(got) != 1 || got[0].ThreadID != want {
+			t.Errorf("%s: %+v", mode, got)
+			continue
+		}
+		var md map[string]any
+		_ = json.Unmarshal(got[0].Metadata, &md)
+		if md["copilot_mode"] != mode {
+			t.Errorf("%s: metadata %s", mode, got[0].Metadata)
+		}
+	}
+	code, body := e.get("tok-alice", "/v3/projects/"+e.project+"/chat/sessions?copilot_mode=chaos_monkey")
+	if code != http.StatusUnprocessableEntity || !strings.Contains(body, "copilot_mode must be one of teaching_assistant, lab_automation_assistant") {
+		t.Errorf("unknown mode: %d %s", code, body)
+	}
+}

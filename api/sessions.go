@@ -59,7 +59,17 @@ func viewSession(s *models.ChatSession) sessionView {
 
 func (s *Server) listSessions(c *gin.Context) {
 	u := currentUser(c)
-	list, err := s.deps.Repo.ListSessions(c.Request.Context(), u.ID, c.Param("project_id"), 100)
+	mode, ok := modeFilter(c)
+	if !ok {
+		return
+	}
+	var list []models.ChatSession
+	var err error
+	if mode != "" {
+		list, err = s.deps.Repo.ListSessionsByMode(c.Request.Context(), u.ID, c.Param("project_id"), mode, 100)
+	} else {
+		list, err = s.deps.Repo.ListSessions(c.Request.Context(), u.ID, c.Param("project_id"), 100)
+	}
 	if err != nil {
 		s.internalError(c, err, "Listing sessions failed")
 		return

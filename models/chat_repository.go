@@ -153,6 +153,9 @@ func (r *ChatRepository) StartTurn(ctx context.Context, p StartTurnParams) (*Cha
 				return err
 			}
 		}
+		if err := recordMode(tx, &sess, p.Mode); err != nil {
+			return err
+		}
 		var running int64
 		if err := tx.Model(&ChatTurn{}).Where("session_id = ? AND status = ?", sess.ThreadID, TurnRunning).Count(&running).Error; err != nil {
 			return err

@@ -67,6 +67,9 @@ func Migrate(db *gorm.DB) error {
 	if err := db.Exec(`CREATE UNIQUE INDEX IF NOT EXISTS idx_turn_seq ON chat_turns (session_id, seq)`).Error; err != nil {
 		return fmt.Errorf("creating turn sequence index: %w", err)
 	}
+	if err := backfillSessionModes(db); err != nil {
+		return fmt.Errorf("recording the copilot mode of older sessions: %w", err)
+	}
 	if err := MigrateDeviceCommands(db); err != nil {
 		return fmt.Errorf("migrating device commands: %w", err)
 	}
