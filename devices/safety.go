@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync"
 )
 
 // DefaultForbidden are the commands the reference implementation blocks
@@ -49,8 +50,37 @@ func abbrevFor(pattern string) int {
 
 // Policy decides which commands may be sent to a device.
 type Policy struct {
+	// mu lets a skills reload swap the rules of a policy that device runs are reading.
+	mu          sync.RWMutex
 	forbidden   []rule
 	destructive []rule
+}
+
+// Extend returns a new policy with p's rules plus the given forbidden patterns.
+func (p *Policy) Extend(patterns []string) *Policy {
+	if p == nil {
+		p = DefaultPolicy()
+	}
+	p.mu.RLock()
+	q := &Policy{forbidden: append([]rule(nil), p.forbidden...), destructive: append([]rule(nil), p.destructive...)}
+	p.mu.RUnlock()
+	for _, line := range patterns {
+		r := newRule(line, abbrevFor(line))
+		if !q.has(r.text) {
+			q.forbidden = append(q.forbidden, r)
+		}
+	}
+	return q
+}
+
+// Replace gives p the rules of q, at once for every reader of p.
+func (p *Policy) Replace(q *Policy) {
+	q.mu.RLock()
+	f, d := q.forbidden, q.destructive
+	q.mu.RUnlock()
+	p.mu.Lock()
+	p.forbidden, p.destructive = f, d
+	p.mu.Unlock()
 }
 
 // DefaultPolicy blocks DefaultForbidden and Destructive.
@@ -111,6 +141,8 @@ func (p *Policy) Forbidden() []string {
 	if p == nil {
 		p = DefaultPolicy()
 	}
+	p.mu.RLock()
+	defer p.mu.RUnlock()
 	var out []string
 	for _, r := range p.forbidden {
 		out = append(out, r.text)
@@ -126,6 +158,8 @@ func (p *Policy) Check(cmd string) (bool, string) {
 	if p == nil {
 		p = DefaultPolicy()
 	}
+	p.mu.RLock()
+	defer p.mu.RUnlock()
 	for _, words := range commandSegments(cmd) {
 		for _, r := range p.destructive {
 			if r.match(words) {
