@@ -19,6 +19,7 @@ import (
 	"github.com/gns3-copilot/gns3-copilot/llmconfig"
 	"github.com/gns3-copilot/gns3-copilot/models"
 	"github.com/gns3-copilot/gns3-copilot/relay"
+	"github.com/gns3-copilot/gns3-copilot/skills"
 	"github.com/gns3-copilot/gns3-copilot/tools"
 	"github.com/gns3-copilot/gns3-copilot/workflows"
 )
@@ -51,6 +52,8 @@ type Activities struct {
 	// Devices reaches the lab's consoles; DeviceRecords keeps what was sent to them.
 	Devices       DeviceAccess
 	DeviceRecords models.DeviceRepository
+	// Skills gives the prompts, which a reload may change between turns; nil means the built-in.
+	Skills *skills.Store
 }
 
 func (a *Activities) logger() *slog.Logger {

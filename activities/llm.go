@@ -130,7 +130,7 @@ func (a *Activities) LLMCall(ctx context.Context, in workflows.LLMInput) (workfl
 // the model ids the copilot can look up itself.
 func (a *Activities) systemPrompt(ctx context.Context, ref workflows.TurnRef, mode tools.Mode) string {
 	var b strings.Builder
-	b.WriteString(tools.SystemPrompt(mode))
+	b.WriteString(a.Skills.Current().SystemPrompt(mode))
 	b.WriteString("\n\n## The project the user has open\n\n")
 	token, err := a.Credentials.Get(ctx, ref.TurnID)
 	if err != nil {

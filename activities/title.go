@@ -11,9 +11,6 @@ import (
 	"github.com/gns3-copilot/gns3-copilot/workflows"
 )
 
-const titlePrompt = `Write a short title (at most 6 words) for this conversation between a GNS3 lab user and their copilot. ` +
-	`Answer with the title only: no quotes, no punctuation at the end.`
-
 // GenerateTitle names a session after its first completed turn, unless the user already named
 // it. The title call counts as an LLM call in the session's statistics, like any other.
 func (a *Activities) GenerateTitle(ctx context.Context, in workflows.TitleInput) (workflows.TitleResult, error) {
@@ -56,7 +53,7 @@ func (a *Activities) GenerateTitle(ctx context.Context, in workflows.TitleInput)
 	resp, err := client.CreateChatCompletion(ctx, openai.ChatCompletionRequest{
 		Model: settings.Model,
 		Messages: []openai.ChatCompletionMessage{
-			{Role: openai.ChatMessageRoleSystem, Content: titlePrompt},
+			{Role: openai.ChatMessageRoleSystem, Content: a.Skills.Current().TitlePrompt()},
 			{Role: openai.ChatMessageRoleUser, Content: clip(firstUser, 2000)},
 			{Role: openai.ChatMessageRoleAssistant, Content: clip(lastAnswer, 2000)},
 			{Role: openai.ChatMessageRoleUser, Content: "Title for the conversation above:"},

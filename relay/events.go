@@ -70,3 +70,11 @@ const TypeCancelRequested = "cancel_requested"
 // ControlStream names the stream that carries a turn's control events, apart from the events
 // clients see.
 func ControlStream(turnID string) string { return turnID + ":control" }
+
+// Skills reload (issue #11). A superadmin's reload of the skills directory is announced on
+// SkillsStream so worker processes, which run the turns, reload the same directory; clients
+// never see these events.
+const (
+	TypeSkillsReload = "skills_reload"
+	SkillsStream     = "copilot:skills"
+)

@@ -41,6 +41,7 @@ type Config struct {
 	LLMContextLimitK  int
 	CopilotMode       string
 	ForbiddenCommands string
+	SkillsDir         string
 	DeviceConcurrency int
 	EventTTL          time.Duration
 	LogLevel          string

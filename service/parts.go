@@ -16,6 +16,7 @@ import (
 	"github.com/gns3-copilot/gns3-copilot/devices"
 	"github.com/gns3-copilot/gns3-copilot/egress"
 	"github.com/gns3-copilot/gns3-copilot/llmconfig"
+	"github.com/gns3-copilot/gns3-copilot/skills"
 	"github.com/gns3-copilot/gns3-copilot/tools"
 	"github.com/gns3-copilot/gns3-copilot/web"
 )
@@ -27,6 +28,7 @@ type parts struct {
 	tools      *tools.Registry
 	devices    activities.DeviceAccess
 	web        http.Handler
+	skills     *skills.Store
 	routes     []func(*gin.Engine, *api.Server)
 	// untrustedHTTP reaches the endpoints of regular users' LLM configurations, through the
 	// outbound policy.
@@ -59,6 +61,10 @@ func buildParts(db *gorm.DB, sealer *credentials.Sealer, rdb *redis.Client, cfg 
 		}
 		policy = p
 	}
+	sk, err := skills.Open(cfg.SkillsDir, policy)
+	if err != nil {
+		return parts{}, fmt.Errorf("--skills-dir: %w", err)
+	}
 	// Consoles take one writer at a time; a turn waits this long for another to finish.
 	const lockWait = 30 * time.Second
 	var locker devices.Locker = devices.NewMemoryLocker(lockWait)
@@ -66,11 +72,12 @@ func buildParts(db *gorm.DB, sealer *credentials.Sealer, rdb *redis.Client, cfg 
 		locker = devices.NewRedisLocker(rdb, lockWait)
 	}
 	return parts{
-		devices:    activities.DeviceAccess{Locker: locker, Policy: policy},
+		devices:    activities.DeviceAccess{Locker: locker, Policy: sk.Policy()},
+		skills:     sk,
 		llmLoader:  store,
 		llmChooser: store,
 		tools:      tools.NewRegistry(tools.AllTools()...),
-		routes:     []func(*gin.Engine, *api.Server){api.LLMConfigRoutes(store)},
+		routes:     []func(*gin.Engine, *api.Server){api.LLMConfigRoutes(store), api.SkillsRoutes(sk)},
 		web:        web.Handler(),
 
 		untrustedHTTP: outbound.Client(),

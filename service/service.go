@@ -166,7 +166,11 @@ func Start(ctx context.Context, role Role, cfg Config) (_ *Running, err error) {
 	if role != RoleAPI {
 		acts := &activities.Activities{Repo: repo, Events: events, LLM: parts.llmLoader, Credentials: creds,
 			GNS3: gns3Server, Tools: parts.tools, Logger: log, EventTTL: cfg.EventTTL,
-			Devices: parts.devices, DeviceRecords: models.DeviceRepository{DB: db}, UntrustedHTTP: parts.untrustedHTTP}
+			Devices: parts.devices, DeviceRecords: models.DeviceRepository{DB: db}, UntrustedHTTP: parts.untrustedHTTP,
+			Skills: parts.skills}
+		if role == RoleWorker {
+			r.closers = append(r.closers, followSkillReloads(events, parts.skills, log))
+		}
 		r.worker = worker.New(r.temporal, acts, worker.Options{})
 		if err := r.worker.Start(); err != nil {
 			return nil, fmt.Errorf("starting the worker: %w", err)

@@ -97,6 +97,7 @@ func parseConfig(cmd string, args []string) (service.Config, error) {
 	num(&c.LLMContextLimitK, "llm-context-limit", "GNS3_COPILOT_LLM_CONTEXT_LIMIT", 128, "server default model's context window, in thousands of tokens")
 	str(&c.CopilotMode, "copilot-mode", "GNS3_COPILOT_MODE", "teaching_assistant", "server default mode: teaching_assistant or lab_automation_assistant")
 	str(&c.ForbiddenCommands, "forbidden-commands", "GNS3_COPILOT_FORBIDDEN_COMMANDS", "", "file of extra forbidden device commands, one per line")
+	str(&c.SkillsDir, "skills-dir", "GNS3_COPILOT_SKILLS_DIR", "", "directory of skills (prompts per mode, title prompt, forbidden commands, injection recipes) overriding the built-in ones")
 	num(&c.DeviceConcurrency, "device-concurrency", "GNS3_COPILOT_DEVICE_CONCURRENCY", 16, "devices one tool call talks to at once")
 	dur(&c.EventTTL, "event-ttl", "GNS3_COPILOT_EVENT_TTL", time.Hour, "how long a finished turn's events stay available for rejoining")
 	str(&c.LogLevel, "log-level", "GNS3_COPILOT_LOG_LEVEL", "info", "debug, info, warn or error")

@@ -1,0 +1,77 @@
+package api
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/gns3-copilot/gns3-copilot/relay"
+	"github.com/gns3-copilot/gns3-copilot/skills"
+)
+
+// SkillsRoutes adds the superadmin's view and reload of the skills (prompts, title prompt,
+// forbidden commands, injection recipes): GET /v3/copilot/skills and POST
+// /v3/copilot/reload/skills, the route GNS3's own copilot uses.
+func SkillsRoutes(store *skills.Store) func(*gin.Engine, *Server) {
+	return func(r *gin.Engine, s *Server) {
+		r.GET("/v3/copilot/skills", s.requireUser, requireSuperadmin, func(c *gin.Context) {
+			c.JSON(http.StatusOK, skillsView(store.Current()))
+		})
+		r.POST("/v3/copilot/reload/skills", s.requireUser, requireSuperadmin, func(c *gin.Context) {
+			set, err := store.Reload()
+			var bad *skills.LoadError
+			switch {
+			case errors.Is(err, skills.ErrNoDir):
+				abort(c, http.StatusConflict, "Nothing to reload: "+err.Error()+".")
+				return
+			case errors.As(err, &bad):
+				abort(c, http.StatusUnprocessableEntity, "The skills were not reloaded and the previous ones stay active. "+err.Error())
+				return
+			case err != nil:
+				s.internalError(c, err, "Reloading the skills failed; the previous ones stay active")
+				return
+			}
+			// Worker processes run the turns; they follow this announcement (see service).
+			if s.deps.Events != nil {
+				data, _ := json.Marshal(map[string]string{"source": set.Source})
+				if _, err := s.deps.Events.Append(c.Request.Context(), relay.SkillsStream, relay.TypeSkillsReload, data); err != nil {
+					s.log.Warn("announcing a skills reload to the workers", "error", err)
+				}
+			}
+			v := skillsView(set)
+			v["status"] = "ok"
+			c.JSON(http.StatusOK, v)
+		})
+	}
+}
+
+func requireSuperadmin(c *gin.Context) {
+	if !currentUser(c).Superadmin {
+		abort(c, http.StatusForbidden, "Only a superadmin may read or reload the copilot's skills.")
+		return
+	}
+	c.Next()
+}
+
+func skillsView(set *skills.Set) gin.H {
+	recipes := make([]string, len(set.Recipes))
+	for i, r := range set.Recipes {
+		recipes[i] = r.Name
+	}
+	files := set.Files
+	if files == nil {
+		files = []string{}
+	}
+	forbidden := set.Forbidden
+	if forbidden == nil {
+		forbidden = []string{}
+	}
+	prompts := set.Overridden()
+	if prompts == nil {
+		prompts = []string{}
+	}
+	return gin.H{"source": set.Source, "files": files, "prompts": prompts, "title_prompt": set.TitlePrompt(),
+		"forbidden_commands": forbidden, "injection_recipes": recipes}
+}

@@ -1,0 +1,90 @@
+package api
+
+import (
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/gns3-copilot/gns3-copilot/gns3"
+	"github.com/gns3-copilot/gns3-copilot/internal/testkit/fakegns3"
+	"github.com/gns3-copilot/gns3-copilot/relay"
+	"github.com/gns3-copilot/gns3-copilot/skills"
+	"github.com/gns3-copilot/gns3-copilot/tools"
+)
+
+func TestSkillsReloadIsForSuperadminsAndKeepsWorkingSkills(t *testing.T) {
+	dir := t.TempDir()
+	prompt := filepath.Join(dir, "prompts", "teaching_assistant.md")
+	if err := os.MkdirAll(filepath.Dir(prompt), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(prompt, []byte("first prompt"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	store, err := skills.Open(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fake := fakegns3.New(t)
+	fake.AddUser("alice", "tok-alice", false)
+	events := relay.NewMemory(relay.MemoryOptions{})
+	h := New(Deps{GNS3: gns3.NewServer(fake.URL, 5*time.Second), Events: events, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Routes: []func(*gin.Engine, *Server){SkillsRoutes(store)}}).Handler()
+	call := func(token, method, path string) (int, string) {
+		req := httptest.NewRequest(method, path, nil)
+		req.Header.Set("Authorization", "Bearer "+token)
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, req)
+		return w.Code, w.Body.String()
+	}
+
+	if code, body := call("tok-alice", "POST", "/v3/copilot/reload/skills"); code != http.StatusForbidden || !strings.Contains(body, "Only a superadmin") {
+		t.Fatalf("regular user: %d %s", code, body)
+	}
+	if code, _ := call("tok-alice", "GET", "/v3/copilot/skills"); code != http.StatusForbidden {
+		t.Fatalf("regular user read: %d", code)
+	}
+
+	if err := os.WriteFile(prompt, []byte("second prompt"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, body := call(fakegns3.AdminToken, "POST", "/v3/copilot/reload/skills")
+	if code != http.StatusOK || !strings.Contains(body, `"status":"ok"`) || !strings.Contains(body, `"prompts":["teaching_assistant"]`) {
+		t.Fatalf("reload: %d %s", code, body)
+	}
+	if store.Current().SystemPrompt(tools.TeachingAssistant) != "second prompt" {
+		t.Fatal("reload did not take")
+	}
+	if evs, _ := events.Range(t.Context(), relay.SkillsStream, "", 0); len(evs) != 1 || evs[0].Type != relay.TypeSkillsReload {
+		t.Fatalf("the reload was not announced to the workers: %+v", evs)
+	}
+
+	if err := os.WriteFile(prompt, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, body = call(fakegns3.AdminToken, "POST", "/v3/copilot/reload/skills")
+	if code != http.StatusUnprocessableEntity || !strings.Contains(body, "previous ones stay active") || !strings.Contains(body, "prompts/teaching_assistant.md: is empty") {
+		t.Fatalf("broken reload: %d %s", code, body)
+	}
+	if store.Current().SystemPrompt(tools.TeachingAssistant) != "second prompt" {
+		t.Fatal("a broken reload changed the active skills")
+	}
+	if code, body := call(fakegns3.AdminToken, "GET", "/v3/copilot/skills"); code != http.StatusOK || !strings.Contains(body, `"source":"`+dir) {
+		t.Fatalf("read: %d %s", code, body)
+	}
+
+	builtIn, _ := skills.Open("", nil)
+	h = New(Deps{GNS3: gns3.NewServer(fake.URL, 5*time.Second), Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Routes: []func(*gin.Engine, *Server){SkillsRoutes(builtIn)}}).Handler()
+	if code, body := call(fakegns3.AdminToken, "POST", "/v3/copilot/reload/skills"); code != http.StatusConflict || !strings.Contains(body, "--skills-dir") {
+		t.Fatalf("no directory: %d %s", code, body)
+	}
+}
