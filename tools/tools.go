@@ -93,15 +93,21 @@ func Collect(items []Item) Result {
 	if r.Data == nil {
 		r.Data = []Item{}
 	}
+	partial := 0
 	for _, it := range items {
-		if it.Status == StatusSuccess {
+		switch it.Status {
+		case StatusSuccess:
 			r.Successful++
-		} else {
+		case StatusPartial:
+			// Counted with the failed (the format has two buckets), but it did run.
+			r.Failed++
+			partial++
+		default:
 			r.Failed++
 		}
 	}
 	r.Success = r.Failed == 0
-	if r.Failed > 0 && r.Successful == 0 && len(items) > 0 {
+	if r.Failed > 0 && r.Successful == 0 && partial == 0 && len(items) > 0 {
 		r.Error = fmt.Sprintf("all %d item(s) failed", r.Failed)
 	}
 	return r
