@@ -5,6 +5,7 @@
 import { api, ApiError, classify, setExpiredHandler, setToken, token } from './api.js';
 import { AssistantTurn, noticeBox, renderHistory, userMessage } from './conversation.js';
 import { clear, formatCount, h, relativeTime } from './dom.js';
+import { exportMenu } from './exportmenu.js';
 import { icon } from './icons.js';
 import { initSettings, showSettings } from './settings.js';
 import { readEvents } from './sse.js';
@@ -324,6 +325,7 @@ function renderSessions() {
         { class: 'session-actions' },
         h('button', { type: 'button', class: 'icon-button', 'aria-pressed': s.pinned ? 'true' : 'false', 'aria-label': (s.pinned ? 'Unpin ' : 'Pin ') + title, title: s.pinned ? 'Unpin' : 'Pin', dataset: { action: 'pin' }, onclick: () => togglePin(s) }, icon('pin')),
         h('button', { type: 'button', class: 'icon-button', 'aria-label': 'Rename ' + title, title: 'Rename', dataset: { action: 'rename' }, onclick: () => startRename(s) }, icon('pencil')),
+        exportMenu(s, state.projectId, (msg) => banner(msg)),
         h('button', { type: 'button', class: 'icon-button danger-hover', 'aria-label': 'Delete ' + title, title: 'Delete', dataset: { action: 'delete' }, onclick: () => confirmDelete(s) }, icon('trash')),
       ),
     );

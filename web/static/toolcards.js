@@ -3,6 +3,7 @@
 // standard format (summary line and one row per item). Device output is text, always.
 
 import { h, clear } from './dom.js';
+import { captureView } from './capturecard.js';
 
 const LONG_LINES = 12;
 const LONG_CHARS = 1200;
@@ -22,10 +23,11 @@ export function parseToolOutput(output) {
   return { standard, value, raw: typeof output === 'string' ? output : JSON.stringify(output, null, 2) };
 }
 
-/** itemState maps an item's status to ok, failed or unknown. */
+/** itemState maps an item's status to ok, partial (ran, but some commands were blocked), failed or unknown. */
 export function itemState(status) {
   const s = String(status || '').toLowerCase();
   if (['success', 'succeeded', 'ok', 'started', 'done', 'completed'].includes(s)) return 'ok';
+  if (['partial_success', 'partial'].includes(s)) return 'partial';
   if (['failed', 'failure', 'error', 'aborted', 'timeout'].includes(s)) return 'failed';
   return 'unknown';
 }
@@ -33,6 +35,7 @@ export function itemState(status) {
 const MARKS = {
   ok: { sign: '✓', label: 'succeeded' },
   failed: { sign: '✗', label: 'failed' },
+  partial: { sign: '!', label: 'partly succeeded' },
   unknown: { sign: '?', label: 'status unknown' },
 };
 
@@ -70,6 +73,7 @@ const STATE_TEXT = {
   running: 'Running…',
   done: 'Done',
   partial: 'Finished with failures',
+  partly: 'Partly done',
   failed: 'Failed',
   stopped: 'Stopped',
 };
@@ -189,7 +193,10 @@ export class ToolCard {
     const data = Array.isArray(r.data) ? r.data : [];
     const total = Number.isFinite(r.total) ? r.total : data.length;
     const ok = Number.isFinite(r.successful) ? r.successful : data.filter((d) => itemState(d && d.status) === 'ok').length;
-    const bad = Number.isFinite(r.failed) ? r.failed : data.filter((d) => itemState(d && d.status) === 'failed').length;
+    // The standard format counts a partial success among the failed; the card shows it apart.
+    const partly = data.filter((d) => d && itemState(d.status) === 'partial').length;
+    const counted = Number.isFinite(r.failed) ? r.failed : data.filter((d) => itemState(d && d.status) === 'failed').length + partly;
+    const bad = Math.max(0, counted - partly);
     const secs = r.metadata && Number(r.metadata.execution_time);
     this.resultEl.append(
       h(
@@ -198,12 +205,15 @@ export class ToolCard {
         h('span', { class: 'sum-total', text: `${total} total` }),
         h('span', { class: 'sum-ok', text: `${ok} successful` }),
         h('span', { class: 'sum-failed' + (bad ? ' has-failed' : ''), text: `${bad} failed` }),
+        partly ? h('span', { class: 'sum-partial', text: `${partly} partly` }) : null,
         Number.isFinite(secs) && secs > 0 ? h('span', { class: 'sum-time', text: secs < 1 ? `${Math.round(secs * 1000)} ms` : `${secs.toFixed(1)} s` }) : null,
       ),
     );
     if (r.success === false && r.error) {
       this.resultEl.append(h('p', { class: 'tool-error', role: 'note' }, mark('failed'), h('span', { text: asText(r.error) })));
     }
+    const extra = r.metadata && r.metadata.capture ? captureView(r.metadata.capture) : null;
+    if (extra) this.resultEl.append(extra);
     if (data.length) {
       const list = h('ul', { class: 'tool-items' });
       for (const item of data) {
@@ -213,6 +223,8 @@ export class ToolCard {
         }
         const state = itemState(item.status);
         const text = state === 'failed' ? asText(item.error ?? item.result) : asText(item.result ?? item.error);
+        // A partial success has both: the output of what ran and why the rest was not sent.
+        const note = state === 'partial' && item.result && item.error ? asText(item.error) : '';
         const name = asText(item.name) || asText(item.id) || '(unnamed)';
         const li = h(
           'li',
@@ -220,11 +232,13 @@ export class ToolCard {
           h('div', { class: 'item-line' }, mark(state), h('span', { class: 'item-name', text: name }), item.id && item.id !== item.name ? h('span', { class: 'item-id', text: asText(item.id) }) : null),
         );
         if (text) li.append(outputBlock(text, state === 'failed' ? 'Error' : 'Output', state === 'failed' ? 'is-error' : ''));
+        if (note) li.append(h('p', { class: 'item-note' }, mark('partial'), h('span', { text: note })));
         list.append(li);
       }
       this.resultEl.append(list);
     }
-    this.setState(r.success === false ? (ok > 0 ? 'partial' : 'failed') : bad > 0 ? 'partial' : 'done');
+    if (bad === 0 && partly > 0) this.setState('partly');
+    else this.setState(r.success === false ? (ok + partly > 0 ? 'partial' : 'failed') : bad > 0 ? 'partial' : 'done');
   }
 
   /** stop marks a card whose tool never finished because the turn ended. */
