@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"strings"
@@ -134,5 +135,40 @@ func TestCaptureStartRefusedByGNS3(t *testing.T) {
 	}
 	if l.fake.Count(fakegns3.OpStreamCapture) != 0 {
 		t.Error("read a capture that never started")
+	}
+}
+
+func TestCaptureInterruptedStillStopsWhatItStarted(t *testing.T) {
+	l, link := captureLab(t)
+	l.fake.SetCaptureFeed(link.ID, fakegns3.CaptureFeed{Data: fakegns3.SampleCapture(), Chunk: 10, Delay: 50 * time.Millisecond})
+	ctx, cancel := context.WithCancel(context.Background())
+	// The turn is aborted once the first packet was reported.
+	env := l.env
+	env.Progress = func(p Progress) {
+		if p.Message == "1 packet so far" {
+			cancel()
+		}
+	}
+	r := l.reg.Execute(ctx, env, TeachingAssistant, CaptureTool, `{"link_id": "`+link.ID+`", "duration_seconds": 60}`)
+	if r.Success || !strings.Contains(r.Data[0].Error, "interrupted") {
+		t.Fatalf("result: %s", r.JSON())
+	}
+	if l.fake.Capturing(link.ID) || l.fake.Count(fakegns3.OpStopCapture) != 1 {
+		t.Errorf("an interrupted capture must still be stopped: %v", l.fake.Counts())
+	}
+}
+
+func TestARetriedCaptureStopsTheOneItsFirstAttemptLeft(t *testing.T) {
+	l, link := captureLab(t)
+	l.fake.StartCaptureOn(link.ID) // left running by the attempt whose worker died
+	env := l.env
+	env.Attempt = 2
+	r := l.reg.Execute(context.Background(), env, TeachingAssistant, CaptureTool, `{"link_id": "`+link.ID+`", "packet_count": 5}`)
+	mustSucceed(t, r)
+	if captureCard(t, r).Packets != 5 || !captureCard(t, r).StartedCapture {
+		t.Errorf("card: %+v", captureCard(t, r))
+	}
+	if l.fake.Capturing(link.ID) || l.fake.Count(fakegns3.OpStartCapture) != 0 {
+		t.Errorf("retry must reuse and then stop its own capture: %v", l.fake.Counts())
 	}
 }
