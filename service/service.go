@@ -169,7 +169,7 @@ func Start(ctx context.Context, role Role, cfg Config) (_ *Running, err error) {
 			Devices: parts.devices, DeviceRecords: models.DeviceRepository{DB: db}, UntrustedHTTP: parts.untrustedHTTP,
 			Skills: parts.skills}
 		if role == RoleWorker {
-			r.closers = append(r.closers, followSkillReloads(events, parts.skills, log))
+			r.closers = append(r.closers, followSkillReloads(events, parts.skills, log, nil))
 		}
 		r.worker = worker.New(r.temporal, acts, worker.Options{})
 		if err := r.worker.Start(); err != nil {

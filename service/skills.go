@@ -12,17 +12,18 @@ import (
 // followSkillReloads makes a worker process reload its skills when an API process announces a
 // superadmin's reload, so the turns it runs use the same prompts and forbidden commands. A
 // reload that fails here keeps the active skills and is logged (the API already refused a broken
-// directory). It returns the function that stops following.
-func followSkillReloads(events relay.Log, store *skills.Store, log *slog.Logger) func() error {
+// directory). reloaded, if set, is called after each reload. It returns the function that stops
+// following.
+func followSkillReloads(events relay.Log, store *skills.Store, log *slog.Logger, reloaded func(error)) func() error {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
+	// Only announcements made from now on count: the skills were just loaded.
+	last := ""
+	if evs, err := events.Range(ctx, relay.SkillsStream, "", 0); err == nil && len(evs) > 0 {
+		last = evs[len(evs)-1].ID
+	}
 	go func() {
 		defer close(done)
-		// Only announcements made from now on count: the skills were just loaded.
-		last := ""
-		if evs, err := events.Range(ctx, relay.SkillsStream, "", 0); err == nil && len(evs) > 0 {
-			last = evs[len(evs)-1].ID
-		}
 		for ctx.Err() == nil {
 			evs, err := events.Wait(ctx, relay.SkillsStream, last, 30*time.Second)
 			if err != nil {
@@ -41,11 +42,15 @@ func followSkillReloads(events relay.Log, store *skills.Store, log *slog.Logger)
 				continue
 			}
 			last = evs[len(evs)-1].ID
-			if _, err := store.Reload(); err != nil {
+			_, err = store.Reload()
+			if err != nil {
 				log.Error("reloading skills as announced; the previous skills stay active", "error", err)
-				continue
+			} else {
+				log.Info("skills reloaded", "source", store.Dir())
 			}
-			log.Info("skills reloaded", "source", store.Dir())
+			if reloaded != nil {
+				reloaded(err)
+			}
 		}
 	}()
 	return func() error {
