@@ -53,6 +53,12 @@ func (c *Client) StreamCapture(ctx context.Context, projectID, linkID string) (i
 		}
 		return nil, c.s.transportError(ctx, ctx, http.MethodGet, path, err)
 	}
+	if timedOut {
+		// The timer fired as the answer arrived: its body is already cut off.
+		resp.Body.Close()
+		cancel()
+		return nil, &UnreachableError{URL: c.s.base, Method: http.MethodGet, Path: path, TimedOut: true, Err: context.DeadlineExceeded}
+	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		data, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 		resp.Body.Close()
