@@ -165,6 +165,9 @@ func (a *Activities) promptMessages(system string, transcript []models.ChatMessa
 		if m.TurnID == turnID && m.Idx >= ownIdx {
 			continue
 		}
+		if m.Role == "assistant" && m.Content == "" && m.ToolCalls == "" {
+			continue // only carries a failed turn's error for the history; providers refuse it
+		}
 		msgs = append(msgs, toOpenAI(m))
 	}
 	return a.fitContext(msgs, settings, offered)

@@ -46,11 +46,14 @@ func (s *Server) postStream(c *gin.Context) {
 	}
 	sessionID := ""
 	if req.SessionID != nil && *req.SessionID != "" {
-		if _, err := uuid.Parse(*req.SessionID); err != nil {
-			abort(c, http.StatusUnprocessableEntity, "session_id must be a UUID returned by this API, or omitted to start a new session.")
+		id, err := uuid.Parse(*req.SessionID)
+		if err != nil || id == uuid.Nil {
+			abort(c, http.StatusUnprocessableEntity, "session_id must be a UUID: one of your sessions, a new one you chose, or omitted to start a new session.")
 			return
 		}
-		sessionID = *req.SessionID
+		// A new id chosen by the client (GNS3's web UI does that) names the session it creates,
+		// in the canonical form every session id has.
+		sessionID = id.String()
 	}
 	if req.Temperature != nil && (*req.Temperature < 0 || *req.Temperature > 2) {
 		abort(c, http.StatusUnprocessableEntity, "temperature must be between 0 and 2.")

@@ -108,7 +108,10 @@ func (r *ChatRepository) DeleteSession(ctx context.Context, userID, projectID, t
 
 // StartTurnParams describes a new user message.
 type StartTurnParams struct {
-	SessionID    string // empty: create a new session
+	// SessionID is empty to create a session under a new id. A session id nobody has used yet
+	// creates the session under that id: GNS3's web UI makes up the id of a new chat itself and
+	// sends it with the first message.
+	SessionID    string
 	UserID       string
 	ProjectID    string
 	Message      string
@@ -125,7 +128,8 @@ type StartTurnParams struct {
 
 // StartTurn creates (when needed) the session, the turn and the staged user message in one
 // transaction, so a failure leaves nothing half-created. It returns ErrNotFound for a session
-// that is not this user's and ErrTurnRunning when the session is busy.
+// id that belongs to another user or project (and creates nothing), and ErrTurnRunning when the
+// session is busy, which includes losing the race to create a new session under the same id.
 func (r *ChatRepository) StartTurn(ctx context.Context, p StartTurnParams) (*ChatSession, *ChatTurn, bool, error) {
 	var (
 		sess    ChatSession
@@ -137,21 +141,33 @@ func (r *ChatRepository) StartTurn(ctx context.Context, p StartTurnParams) (*Cha
 		if err := checkUserTurns(tx, p.UserID, p.MaxRunningPerUser); err != nil {
 			return err
 		}
-		if p.SessionID == "" {
-			sess = ChatSession{ThreadID: uuid.NewString(), UserID: p.UserID, ProjectID: p.ProjectID,
+		create := p.SessionID == ""
+		if !create {
+			err := tx.Where("thread_id = ?", p.SessionID).Take(&sess).Error
+			switch {
+			case errors.Is(err, gorm.ErrRecordNotFound):
+				create = true
+			case err != nil:
+				return err
+			case sess.UserID != p.UserID || sess.ProjectID != p.ProjectID:
+				// Someone else's session looks exactly like one that does not exist.
+				return ErrNotFound
+			}
+		}
+		if create {
+			id := p.SessionID
+			if id == "" {
+				id = uuid.NewString()
+			}
+			sess = ChatSession{ThreadID: id, UserID: p.UserID, ProjectID: p.ProjectID,
 				Title: p.InitialTitle, Metadata: "{}", Stats: "{}", CreatedAt: now, UpdatedAt: now}
 			if err := tx.Create(&sess).Error; err != nil {
+				if errors.Is(err, gorm.ErrDuplicatedKey) && p.SessionID != "" {
+					return errSessionRace
+				}
 				return err
 			}
 			created = true
-		} else {
-			err := tx.Where("thread_id = ? AND user_id = ? AND project_id = ?", p.SessionID, p.UserID, p.ProjectID).Take(&sess).Error
-			if errors.Is(err, gorm.ErrRecordNotFound) {
-				return ErrNotFound
-			}
-			if err != nil {
-				return err
-			}
 		}
 		if err := recordMode(tx, &sess, p.Mode); err != nil {
 			return err
@@ -185,11 +201,27 @@ func (r *ChatRepository) StartTurn(ctx context.Context, p StartTurnParams) (*Cha
 			Role: "user", Content: p.Message, CreatedAt: now}
 		return tx.Create(&msg).Error
 	})
+	if errors.Is(err, errSessionRace) {
+		// Another first message created the session under this id a moment ago. Whose it is
+		// decides the answer; a failed PostgreSQL transaction cannot ask, so ask after it.
+		other, lookErr := r.SessionByThread(ctx, p.SessionID)
+		switch {
+		case lookErr != nil && !errors.Is(lookErr, ErrNotFound):
+			err = lookErr
+		case lookErr == nil && other.UserID == p.UserID && other.ProjectID == p.ProjectID:
+			err = ErrTurnRunning
+		default:
+			err = ErrNotFound
+		}
+	}
 	if err != nil {
 		return nil, nil, false, err
 	}
 	return &sess, &turn, created, nil
 }
+
+// errSessionRace is a new session's id taken by a concurrent insert.
+var errSessionRace = errors.New("session id taken by a concurrent insert")
 
 // AbandonTurn undoes StartTurn when the workflow could not be started: the turn and its user
 // message go, and so does the session if the turn had created it.
@@ -338,6 +370,13 @@ func (r *ChatRepository) FinalizeTurn(ctx context.Context, p FinalizeParams) (bo
 				}
 			}
 		}
+		if p.Status == TurnFailed || p.Status == TurnCancelled {
+			n, err := markTurnError(tx, &turn, staged, p, maxIdx+1, now)
+			if err != nil {
+				return err
+			}
+			added += n
+		}
 		if err := tx.Model(&ChatMessage{}).Where("turn_id = ?", turn.ID).Update("committed", true).Error; err != nil {
 			return err
 		}
@@ -365,6 +404,47 @@ func (r *ChatRepository) FinalizeTurn(ctx context.Context, p FinalizeParams) (bo
 		return nil
 	})
 	return applied, err
+}
+
+// TurnErrorText is what a failed or cancelled turn's last assistant message carries as
+// metadata.error when the turn gave no reason of its own.
+func TurnErrorText(status, reason string) string {
+	switch {
+	case reason != "":
+		return reason
+	case status == TurnCancelled:
+		return "The turn was stopped before it finished."
+	default:
+		return "The turn failed."
+	}
+}
+
+// markTurnError puts the reason a turn did not complete into metadata.error of its last assistant
+// message, where GNS3's web UI looks for it when it shows a session's history; its live stream
+// stops at the error event and never sees done. A turn that failed before the model said
+// anything gets an empty assistant message to carry it (the model never sees an empty one). It
+// reports how many messages it added.
+func markTurnError(tx *gorm.DB, turn *ChatTurn, staged []ChatMessage, p FinalizeParams, nextIdx int, now time.Time) (int, error) {
+	text := TurnErrorText(p.Status, p.Error)
+	var last *ChatMessage
+	for i := range staged {
+		if staged[i].Role == "assistant" && (last == nil || staged[i].Idx > last.Idx) {
+			last = &staged[i]
+		}
+	}
+	if last == nil {
+		meta, _ := json.Marshal(map[string]any{"error": text, "status": p.Status})
+		m := ChatMessage{ID: MessageID(turn.ID, nextIdx), SessionID: turn.SessionID, TurnID: turn.ID, TurnSeq: turn.Seq,
+			Idx: nextIdx, Role: "assistant", Metadata: string(meta), CreatedAt: now}
+		return 1, tx.Create(&m).Error
+	}
+	meta := map[string]any{}
+	if last.Metadata != "" {
+		_ = json.Unmarshal([]byte(last.Metadata), &meta) // a damaged object is replaced, not kept
+	}
+	meta["error"], meta["status"] = text, p.Status
+	b, _ := json.Marshal(meta)
+	return 0, tx.Model(&ChatMessage{}).Where("id = ?", last.ID).Update("metadata", string(b)).Error
 }
 
 // SetAutoTitle stores a generated title unless the user has named the session.

@@ -1,0 +1,213 @@
+package models
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"sync"
+	"testing"
+
+	"github.com/google/uuid"
+)
+
+func turnParams(sessionID, user, project string) StartTurnParams {
+	return StartTurnParams{SessionID: sessionID, UserID: user, ProjectID: project, Message: "hello",
+		Mode: "teaching_assistant", InitialTitle: "hello", WorkflowID: func(s, t string) string { return s + "/" + t }}
+}
+
+func countSessions(t *testing.T, repo *ChatRepository, threadID string) int64 {
+	t.Helper()
+	var n int64
+	if err := repo.DB.Model(&ChatSession{}).Where("thread_id = ?", threadID).Count(&n).Error; err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+func TestStartTurnCreatesSessionUnderClientChosenID(t *testing.T) {
+	forEachChatDB(t, func(t *testing.T, repo *ChatRepository) {
+		ctx := context.Background()
+		user, project, id := uuid.NewString(), uuid.NewString(), uuid.NewString()
+		sess, turn, created, err := repo.StartTurn(ctx, turnParams(id, user, project))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !created || sess.ThreadID != id || turn.SessionID != id {
+			t.Fatalf("created=%v thread=%s turn.session=%s, want a new session %s", created, sess.ThreadID, turn.SessionID, id)
+		}
+		if sess.UserID != user || sess.ProjectID != project {
+			t.Fatalf("session owned by %s/%s, want %s/%s", sess.UserID, sess.ProjectID, user, project)
+		}
+
+		// The next message after the turn ended continues the same session.
+		if _, err := repo.FinalizeTurn(ctx, FinalizeParams{TurnID: turn.ID, Status: TurnCompleted}); err != nil {
+			t.Fatal(err)
+		}
+		again, turn2, created2, err := repo.StartTurn(ctx, turnParams(id, user, project))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if created2 || again.ID != sess.ID || turn2.Seq != 2 {
+			t.Fatalf("second message: created=%v row %d (want %d) seq %d", created2, again.ID, sess.ID, turn2.Seq)
+		}
+	})
+}
+
+func TestStartTurnRefusesAnotherOwnersSessionID(t *testing.T) {
+	forEachChatDB(t, func(t *testing.T, repo *ChatRepository) {
+		ctx := context.Background()
+		alice, bob, lab, other := uuid.NewString(), uuid.NewString(), uuid.NewString(), uuid.NewString()
+		id := uuid.NewString()
+		if _, _, _, err := repo.StartTurn(ctx, turnParams(id, alice, lab)); err != nil {
+			t.Fatal(err)
+		}
+		for name, p := range map[string]StartTurnParams{
+			"another user":    turnParams(id, bob, lab),
+			"another project": turnParams(id, alice, other),
+		} {
+			_, _, _, err := repo.StartTurn(ctx, p)
+			if !errors.Is(err, ErrNotFound) {
+				t.Fatalf("%s: err = %v, want ErrNotFound", name, err)
+			}
+		}
+		if n := countSessions(t, repo, id); n != 1 {
+			t.Fatalf("%d sessions with id %s, want 1", n, id)
+		}
+		var turns int64
+		repo.DB.Model(&ChatTurn{}).Where("session_id = ?", id).Count(&turns)
+		if turns != 1 {
+			t.Fatalf("%d turns in the session, want only alice's 1", turns)
+		}
+	})
+}
+
+func TestStartTurnRacingFirstMessagesMakeOneSession(t *testing.T) {
+	forEachChatDB(t, func(t *testing.T, repo *ChatRepository) {
+		ctx := context.Background()
+		user, project := uuid.NewString(), uuid.NewString()
+		for round := 0; round < 5; round++ {
+			id := uuid.NewString()
+			const racers = 4
+			errs := make([]error, racers)
+			var wg sync.WaitGroup
+			start := make(chan struct{})
+			for i := range racers {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					<-start
+					_, _, _, errs[i] = repo.StartTurn(ctx, turnParams(id, user, project))
+				}()
+			}
+			close(start)
+			wg.Wait()
+			won := 0
+			for _, err := range errs {
+				switch {
+				case err == nil:
+					won++
+				case errors.Is(err, ErrTurnRunning):
+				default:
+					t.Fatalf("round %d: unexpected error %v", round, err)
+				}
+			}
+			if won != 1 {
+				t.Fatalf("round %d: %d racers started a turn, want exactly 1 (errors %v)", round, won, errs)
+			}
+			if n := countSessions(t, repo, id); n != 1 {
+				t.Fatalf("round %d: %d sessions, want 1", round, n)
+			}
+		}
+	})
+}
+
+func historyMeta(t *testing.T, repo *ChatRepository, sessionID string) []map[string]any {
+	t.Helper()
+	msgs, err := repo.History(context.Background(), sessionID, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := make([]map[string]any, len(msgs))
+	for i, m := range msgs {
+		out[i] = map[string]any{"role": m.Role}
+		if m.Metadata != "" {
+			var meta map[string]any
+			if err := json.Unmarshal([]byte(m.Metadata), &meta); err != nil {
+				t.Fatalf("message %d metadata %q: %v", i, m.Metadata, err)
+			}
+			for k, v := range meta {
+				out[i][k] = v
+			}
+		}
+	}
+	return out
+}
+
+func TestFinalizeTurnPutsErrorOnLastAssistantMessage(t *testing.T) {
+	forEachChatDB(t, func(t *testing.T, repo *ChatRepository) {
+		ctx := context.Background()
+		user, project := uuid.NewString(), uuid.NewString()
+
+		// A turn that failed after the model called a tool and then wrote part of an answer.
+		sess, turn, _, err := repo.StartTurn(ctx, turnParams("", user, project))
+		if err != nil {
+			t.Fatal(err)
+		}
+		save := func(m ChatMessage) {
+			m.ID, m.SessionID, m.TurnID, m.TurnSeq = MessageID(turn.ID, m.Idx), sess.ThreadID, turn.ID, turn.Seq
+			if err := repo.SaveMessage(ctx, &m); err != nil {
+				t.Fatal(err)
+			}
+		}
+		save(ChatMessage{Idx: 1, Role: "assistant", ToolCalls: `[{"id":"c1","type":"function","function":{"name":"get_gns3_topology","arguments":"{}"}}]`, Metadata: `{"model":"m"}`})
+		save(ChatMessage{Idx: 2, Role: "tool", Name: "get_gns3_topology", ToolCallID: "c1", Content: `{"success":true}`})
+		save(ChatMessage{Idx: 3, Role: "assistant", Content: "Your lab", Metadata: `{"model":"m","incomplete":true}`})
+		if _, err := repo.FinalizeTurn(ctx, FinalizeParams{TurnID: turn.ID, Status: TurnFailed, Error: "the LLM provider refused the request"}); err != nil {
+			t.Fatal(err)
+		}
+		h := historyMeta(t, repo, sess.ThreadID)
+		if len(h) != 4 {
+			t.Fatalf("history %v, want 4 messages", h)
+		}
+		if h[3]["error"] != "the LLM provider refused the request" || h[3]["status"] != TurnFailed || h[3]["model"] != "m" {
+			t.Fatalf("last assistant metadata %v, want the error kept with the other fields", h[3])
+		}
+		if _, ok := h[1]["error"]; ok {
+			t.Fatalf("an earlier assistant message got the error too: %v", h[1])
+		}
+
+		// A turn cancelled before the model said anything gets an empty message that carries it.
+		_, turn2, _, err := repo.StartTurn(ctx, turnParams(sess.ThreadID, user, project))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := repo.FinalizeTurn(ctx, FinalizeParams{TurnID: turn2.ID, Status: TurnCancelled}); err != nil {
+			t.Fatal(err)
+		}
+		h = historyMeta(t, repo, sess.ThreadID)
+		if len(h) != 6 || h[5]["role"] != "assistant" || h[5]["error"] != TurnErrorText(TurnCancelled, "") {
+			t.Fatalf("history %v, want the cancelled turn's own assistant message with metadata.error", h)
+		}
+		got, _ := repo.GetSession(ctx, user, project, sess.ThreadID)
+		if got.MessageCount != 6 {
+			t.Fatalf("message_count %d, want 6", got.MessageCount)
+		}
+
+		// A completed turn carries no error.
+		_, turn3, _, err := repo.StartTurn(ctx, turnParams(sess.ThreadID, user, project))
+		if err != nil {
+			t.Fatal(err)
+		}
+		save2 := ChatMessage{ID: MessageID(turn3.ID, 1), SessionID: sess.ThreadID, TurnID: turn3.ID, TurnSeq: turn3.Seq, Idx: 1, Role: "assistant", Content: "ok", Metadata: `{}`}
+		if err := repo.SaveMessage(ctx, &save2); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := repo.FinalizeTurn(ctx, FinalizeParams{TurnID: turn3.ID, Status: TurnCompleted}); err != nil {
+			t.Fatal(err)
+		}
+		h = historyMeta(t, repo, sess.ThreadID)
+		if _, ok := h[len(h)-1]["error"]; ok {
+			t.Fatalf("a completed turn's message carries an error: %v", h[len(h)-1])
+		}
+	})
+}
