@@ -86,6 +86,27 @@ type llmConfigFields struct {
 	ContextLimit    int     `json:"context_limit"`
 	ContextStrategy string  `json:"context_strategy"`
 	CopilotMode     string  `json:"copilot_mode"`
+	// Extra are the configuration's custom fields, shown among the others as the reference does.
+	Extra map[string]json.RawMessage `json:"-"`
+}
+
+// MarshalJSON adds the custom fields to the object; a custom field never hides a real one.
+func (f llmConfigFields) MarshalJSON() ([]byte, error) {
+	type plain llmConfigFields
+	b, err := json.Marshal(plain(f))
+	if err != nil || len(f.Extra) == 0 {
+		return b, err
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, err
+	}
+	for k, v := range f.Extra {
+		if _, taken := m[k]; !taken {
+			m[k] = v
+		}
+	}
+	return json.Marshal(m)
 }
 
 // llmConfigWithSource is the reference's LLMModelConfigWithSource: where an inherited
@@ -103,6 +124,9 @@ func configJSON(c *models.LLMModelConfig) llmConfigJSON {
 			ContextLimit: c.ContextLimit, ContextStrategy: c.ContextStrategy, CopilotMode: c.CopilotMode},
 		APIKeySet: c.APIKeySealed != "", IsDefault: c.IsDefault, Version: c.Version,
 		CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt,
+	}
+	if c.Extra != "" && c.Extra != "{}" {
+		_ = json.Unmarshal([]byte(c.Extra), &out.Config.Extra)
 	}
 	if c.MaxTokens > 0 {
 		n := c.MaxTokens
@@ -420,7 +444,8 @@ func (h *llmConfigAPI) setDefault(c *gin.Context) {
 
 // parseLLMConfigBody reads a create or update request: the reference's flat fields (a nested
 // "config" object, as responses have it, is read too), each type-checked so a wrong type is
-// named in the answer. Unknown fields are ignored; null leaves a field as it is, except
+// named in the answer. Other fields are custom fields, kept with the configuration as the
+// reference keeps them; null leaves a field as it is, except
 // max_tokens, where null (or "", as the reference accepts) removes the limit.
 func parseLLMConfigBody(c *gin.Context) (llmconfig.Change, *int, bool) {
 	var raw map[string]json.RawMessage
@@ -445,11 +470,30 @@ func parseLLMConfigBody(c *gin.Context) (llmconfig.Change, *int, bool) {
 		CopilotMode: f.str("copilot_mode"), IsDefault: f.boolean("is_default"),
 	}
 	expected := f.integer("expected_version")
+	for k, v := range raw {
+		if _, known := llmConfigKnownFields[k]; known {
+			continue
+		}
+		if ch.Extra == nil {
+			ch.Extra = map[string]json.RawMessage{}
+		}
+		ch.Extra[k] = v
+	}
 	if len(f.problems) > 0 {
 		abort(c, http.StatusUnprocessableEntity, "Invalid LLM model configuration: "+strings.Join(f.problems, "; ")+".")
 		return ch, nil, false
 	}
 	return ch, expected, true
+}
+
+// llmConfigKnownFields are the fields of a request (and of a response a client may send back)
+// that are not custom fields.
+var llmConfigKnownFields = map[string]struct{}{
+	"name": {}, "model_type": {}, "provider": {}, "base_url": {}, "model": {}, "temperature": {}, "api_key": {},
+	"max_tokens": {}, "context_limit": {}, "context_strategy": {}, "copilot_mode": {}, "is_default": {},
+	"expected_version": {}, "config": {},
+	"config_id": {}, "user_id": {}, "group_id": {}, "version": {}, "created_at": {}, "updated_at": {},
+	"api_key_set": {}, "api_key_hint": {}, "source": {}, "group_name": {},
 }
 
 type fieldReader struct {

@@ -1,9 +1,11 @@
 package llmconfig
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"net/url"
+	"sort"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -61,7 +63,17 @@ type Change struct {
 	// WriterIsSuperadmin says the change comes from a GNS3 superadmin, whose endpoints are
 	// trusted; a regular user's must pass the outbound policy.
 	WriterIsSuperadmin bool
+	// Extra are custom fields to keep with the configuration (merged into the stored ones); a
+	// JSON null removes a field.
+	Extra map[string]json.RawMessage
 }
+
+// Limits of the custom fields a configuration may carry.
+const (
+	MaxExtraFields     = 32
+	MaxExtraNameBytes  = 64
+	MaxExtraValueBytes = 2048
+)
 
 // ValidationError lists everything wrong with a request, each problem in words a person can act on.
 type ValidationError struct{ Problems []string }
@@ -203,6 +215,12 @@ func applyChange(c *models.LLMModelConfig, ch Change, creating bool) (*string, e
 		bad("a %s configuration cannot be the default: the default is what chat turns run with (use model_type text, vision or multimodal)", c.ModelType)
 	}
 
+	if len(ch.Extra) > 0 {
+		if msg := mergeExtra(c, ch.Extra); msg != "" {
+			bad("%s", msg)
+		}
+	}
+
 	var newKey *string
 	if ch.APIKey != nil {
 		k := strings.TrimSpace(*ch.APIKey)
@@ -233,6 +251,47 @@ func applyChange(c *models.LLMModelConfig, ch Change, creating bool) (*string, e
 		return nil, &ValidationError{Problems: problems}
 	}
 	return newKey, nil
+}
+
+// mergeExtra applies custom fields to the stored ones and returns what is wrong with them.
+func mergeExtra(c *models.LLMModelConfig, change map[string]json.RawMessage) string {
+	extra := map[string]json.RawMessage{}
+	if c.Extra != "" {
+		_ = json.Unmarshal([]byte(c.Extra), &extra) // a damaged object starts afresh
+	}
+	names := make([]string, 0, len(change))
+	for k := range change {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		v := change[k]
+		switch {
+		case k == "" || len(k) > MaxExtraNameBytes || strings.IndexFunc(k, func(r rune) bool {
+			return !(r == '_' || r == '-' || r == '.' || r < unicode.MaxASCII && (unicode.IsLetter(r) || unicode.IsDigit(r)))
+		}) >= 0:
+			return fmt.Sprintf("custom field name %q must be 1 to %d letters, digits, '_', '-' or '.'", truncateName(k), MaxExtraNameBytes)
+		case len(v) > MaxExtraValueBytes:
+			return fmt.Sprintf("custom field %q is %d bytes long; at most %d are allowed", k, len(v), MaxExtraValueBytes)
+		case string(v) == "null":
+			delete(extra, k)
+		default:
+			extra[k] = v
+		}
+	}
+	if len(extra) > MaxExtraFields {
+		return fmt.Sprintf("a configuration may carry at most %d custom fields, this one would have %d", MaxExtraFields, len(extra))
+	}
+	b, _ := json.Marshal(extra)
+	c.Extra = string(b)
+	return ""
+}
+
+func truncateName(s string) string {
+	if len(s) > MaxExtraNameBytes {
+		return s[:MaxExtraNameBytes] + "…"
+	}
+	return s
 }
 
 func checkBaseURL(raw string) string {

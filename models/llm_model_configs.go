@@ -40,6 +40,9 @@ type LLMModelConfig struct {
 	// EndpointTrusted is set when a GNS3 superadmin wrote the endpoint (group configurations
 	// always are): only then may it reach the copilot server's own network.
 	EndpointTrusted bool `gorm:"not null;default:false"`
+	// Extra holds the fields a client added that the copilot does not use, as a JSON object;
+	// the reference keeps them in the configuration, and GNS3's web UI lets users add them.
+	Extra string `gorm:"type:text;not null;default:'{}'"`
 	// Version counts changes, for optimistic locking: an update names the version it read.
 	Version   int `gorm:"not null;default:0"`
 	CreatedAt time.Time
