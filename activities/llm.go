@@ -84,6 +84,7 @@ func (a *Activities) LLMCall(ctx context.Context, in workflows.LLMInput) (workfl
 	if settings.MaxTokens > 0 {
 		req.MaxTokens = settings.MaxTokens
 	}
+	llmconfig.ShapeRequest(settings, &req)
 
 	msgID := models.MessageID(turn.ID, in.MessageIndex)
 	stop := keepAlive(ctx, 2*time.Second)

@@ -413,7 +413,7 @@ func TestLLMProviders(t *testing.T) {
 		pm := p.(map[string]any)
 		ids[pm["id"].(string)] = pm
 	}
-	for _, want := range []string{"openai", "azure", "deepseek", "openrouter", "ollama", "lmstudio", "vllm", "litellm", "custom"} {
+	for _, want := range []string{"openai", "anthropic", "google", "aws", "xai", "azure", "deepseek", "openrouter", "ollama", "lmstudio", "vllm", "litellm", "custom"} {
 		if ids[want] == nil {
 			t.Errorf("provider %s missing", want)
 		}

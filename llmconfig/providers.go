@@ -3,7 +3,8 @@ package llmconfig
 import "strings"
 
 // Preset is a provider the copilot knows: every one speaks the OpenAI chat-completions API at
-// its base URL, so choosing one only fills the base URL and says whether a key is needed.
+// its base URL, so choosing one fills the base URL and says whether a key is needed. What a
+// provider does differently from OpenAI is handled by ShapeRequest.
 type Preset struct {
 	ID    string `json:"id"`
 	Label string `json:"label"`
@@ -29,6 +30,21 @@ var presets = []Preset{
 	{ID: "azure", Label: "Azure OpenAI", BaseURLRequired: true, BaseURLExample: "https://YOUR-RESOURCE.openai.azure.com",
 		APIKeyRequired: true, ExampleModels: []string{"your-deployment-name"},
 		Notes: "The base URL is your resource's endpoint and the model is the name of your deployment."},
+	{ID: "anthropic", Label: "Anthropic (Claude)", BaseURL: "https://api.anthropic.com/v1", APIKeyRequired: true,
+		ExampleModels: []string{"claude-sonnet-4-5", "claude-haiku-4-5", "claude-opus-4-1"},
+		Notes: "Anthropic's OpenAI-compatible API with a Claude API key. Temperatures above 1 are sent as 1, and a " +
+			"configuration without max_tokens gets 4096 (Claude needs a limit)."},
+	{ID: "google", Label: "Google Gemini", BaseURL: "https://generativelanguage.googleapis.com/v1beta/openai",
+		APIKeyRequired: true, ExampleModels: []string{"gemini-2.5-flash", "gemini-2.5-pro", "gemini-2.0-flash"},
+		Notes: "Gemini's OpenAI-compatible endpoint with a Gemini API key (Google AI Studio). Tool schemas are sent " +
+			"without the JSON-schema keywords Gemini refuses, and without stream_options."},
+	{ID: "xai", Label: "xAI (Grok)", BaseURL: "https://api.x.ai/v1", APIKeyRequired: true,
+		ExampleModels: []string{"grok-4", "grok-3-mini", "grok-code-fast-1"}},
+	{ID: "aws", Label: "AWS Bedrock", BaseURL: "https://bedrock-runtime.us-west-2.amazonaws.com/openai/v1",
+		BaseURLExample: "https://bedrock-runtime.REGION.amazonaws.com/openai/v1", APIKeyRequired: true,
+		ExampleModels: []string{"openai.gpt-oss-120b-1:0", "openai.gpt-oss-20b-1:0"},
+		Notes: "Bedrock's OpenAI-compatible endpoint with a Bedrock API key (not an access key pair); put your " +
+			"region in the base URL. Requests are sent without stream_options."},
 	{ID: "deepseek", Label: "DeepSeek", BaseURL: "https://api.deepseek.com/v1", APIKeyRequired: true,
 		ExampleModels: []string{"deepseek-chat", "deepseek-reasoner"}},
 	{ID: "openrouter", Label: "OpenRouter", BaseURL: "https://openrouter.ai/api/v1", APIKeyRequired: true,

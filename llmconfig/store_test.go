@@ -71,7 +71,7 @@ func TestCreateValidatesEveryField(t *testing.T) {
 		{"no name", func(c *Change) { c.Name = ptr("   ") }, "name is required"},
 		{"long name", func(c *Change) { c.Name = ptr(strings.Repeat("é", 101)) }, "at most 100"},
 		{"no provider", func(c *Change) { c.Provider = nil }, "provider is required"},
-		{"unknown provider", func(c *Change) { c.Provider = ptr("anthropic") }, `use "custom"`},
+		{"unknown provider", func(c *Change) { c.Provider = ptr("cohere") }, `use "custom"`},
 		{"no model", func(c *Change) { c.Model = ptr("") }, "model is required (for example gpt-4o-mini)"},
 		{"hot", func(c *Change) { c.Temperature = ptr(2.01) }, "temperature must be between 0 and 2"},
 		{"cold", func(c *Change) { c.Temperature = ptr(-0.1) }, "temperature must be between 0 and 2"},
@@ -378,7 +378,7 @@ func TestPresets(t *testing.T) {
 			t.Errorf("%s: bad preset URL", p.ID)
 		}
 	}
-	for _, want := range []string{"openai", "azure", "deepseek", "openrouter", "ollama", "lmstudio", "vllm", "litellm", "custom"} {
+	for _, want := range []string{"openai", "anthropic", "google", "aws", "xai", "azure", "deepseek", "openrouter", "ollama", "lmstudio", "vllm", "litellm", "custom"} {
 		if !ids[want] {
 			t.Errorf("preset %s missing", want)
 		}
