@@ -26,16 +26,23 @@ func (s *Server) routes(r *gin.Engine) {
 		g.GET("/sessions/:session_id/export", s.exportSession)
 	}
 
-	// What the chat page needs from GNS3, proxied so the browser talks to one origin.
-	r.POST("/v3/access/users/authenticate", s.authenticate)
-	r.GET("/v3/access/users/me", s.requireUser, s.me)
-	r.GET("/v3/projects", s.requireUser, s.listProjects)
-	r.POST("/v3/projects/:project_id/open", s.requireUser, s.openProject)
+	if s.deps.GNS3Proxy == nil {
+		// What the chat page needs from GNS3, proxied so the browser talks to one origin. In
+		// front of GNS3 the real ones answer instead.
+		r.POST("/v3/access/users/authenticate", s.authenticate)
+		r.GET("/v3/access/users/me", s.requireUser, s.me)
+		r.GET("/v3/projects", s.requireUser, s.listProjects)
+		r.POST("/v3/projects/:project_id/open", s.requireUser, s.openProject)
+	}
 
 	for _, add := range s.deps.Routes {
 		add(r, s)
 	}
 
+	if s.deps.GNS3Proxy != nil {
+		r.NoRoute(s.frontGNS3)
+		return
+	}
 	r.NoRoute(func(c *gin.Context) {
 		if s.deps.Web == nil || strings.HasPrefix(c.Request.URL.Path, "/v3/") {
 			abort(c, http.StatusNotFound, "No such API route: "+c.Request.Method+" "+c.Request.URL.Path)
@@ -43,4 +50,18 @@ func (s *Server) routes(r *gin.Engine) {
 		}
 		s.deps.Web.ServeHTTP(c.Writer, c.Request)
 	})
+}
+
+// frontGNS3 answers what is not the copilot's own when the copilot sits in front of GNS3: the
+// copilot's page under CopilotPagePath, everything else from GNS3.
+func (s *Server) frontGNS3(c *gin.Context) {
+	p := c.Request.URL.Path
+	switch {
+	case s.deps.Web != nil && p == strings.TrimSuffix(CopilotPagePath, "/"):
+		c.Redirect(http.StatusMovedPermanently, CopilotPagePath) // the page's assets are relative to it
+	case s.deps.Web != nil && strings.HasPrefix(p, CopilotPagePath):
+		http.StripPrefix(strings.TrimSuffix(CopilotPagePath, "/"), s.deps.Web).ServeHTTP(c.Writer, c.Request)
+	default:
+		s.deps.GNS3Proxy.ServeHTTP(c.Writer, c.Request)
+	}
 }

@@ -62,6 +62,9 @@ type Deps struct {
 	DeviceConcurrency int
 	// Limits are the per-user turn limits (concurrency, rate, daily tokens).
 	Limits TurnLimits
+	// GNS3Proxy, when set, receives every request that is not the copilot's own (NewGNS3Proxy):
+	// the copilot then fronts GNS3 at one address, and its page moves to CopilotPagePath.
+	GNS3Proxy http.Handler
 }
 
 // Server is the gin engine with its dependencies.
@@ -93,6 +96,10 @@ func New(d Deps) *Server {
 	s := &Server{deps: d, log: d.Logger, users: newUserCache(d.UserCacheTTL)}
 	s.engine = gin.New()
 	s.engine.Use(gin.Recovery())
+	if d.GNS3Proxy != nil {
+		// GNS3 gets the path exactly as the browser sent it.
+		s.engine.RedirectTrailingSlash = false
+	}
 	if len(d.CORSOrigins) > 0 {
 		s.engine.Use(s.cors)
 	}

@@ -59,6 +59,9 @@ type Config struct {
 	TurnsPerMinute   int
 	DailyTokenBudget int64
 	LimitSuperadmins bool
+	// ProxyGNS3 puts the copilot in front of GNS3: what is not the copilot's own is forwarded
+	// to GNS3URL, so GNS3's web UI and its AI chat panel work at the copilot's address.
+	ProxyGNS3 bool
 	// Heartbeat overrides the SSE heartbeat interval (tests shorten it).
 	Heartbeat time.Duration
 }

@@ -40,6 +40,7 @@ type Running struct {
 	closers      []func() error
 	temporalAddr string
 	uiAddr       string
+	proxying     bool
 }
 
 // Addr is where the API listens ("" for a worker).
@@ -59,7 +60,11 @@ func Run(ctx context.Context, role Role, cfg Config) error {
 	if err != nil {
 		return err
 	}
-	if r.listener != nil {
+	switch {
+	case r.listener != nil && r.proxying:
+		fmt.Printf("gns3-copilot: GNS3 web UI with the copilot on http://%s/ (GNS3 at %s), the copilot's own page on http://%s%s\n",
+			r.Addr(), cfg.GNS3URL, r.Addr(), api.CopilotPagePath)
+	case r.listener != nil:
 		fmt.Printf("gns3-copilot: API and chat page on http://%s/\n", r.Addr())
 	}
 	fmt.Printf("gns3-copilot: Temporal at %s", r.temporalAddr)
@@ -177,11 +182,18 @@ func Start(ctx context.Context, role Role, cfg Config) (_ *Running, err error) {
 		}
 	}
 	if role != RoleWorker {
-		srv := api.New(api.Deps{Repo: repo, GNS3: gns3Server, Events: events,
+		deps := api.Deps{Repo: repo, GNS3: gns3Server, Events: events,
 			Turns:       api.TemporalTurns{Client: r.temporal, TaskQueue: workflows.TaskQueue},
 			Credentials: creds, LLM: parts.llmChooser, Logger: log, Web: parts.web, Routes: parts.routes,
 			Heartbeat: cfg.Heartbeat, DeviceConcurrency: cfg.DeviceConcurrency, CORSOrigins: cfg.CORSOrigins,
-			Limits: turnLimits(cfg, rdb)})
+			Limits: turnLimits(cfg, rdb)}
+		if cfg.ProxyGNS3 {
+			if deps.GNS3Proxy, err = api.NewGNS3Proxy(cfg.GNS3URL); err != nil {
+				return nil, fmt.Errorf("--proxy-gns3: %w", err)
+			}
+			r.proxying = true
+		}
+		srv := api.New(deps)
 		r.listener, err = net.Listen("tcp", cfg.Listen)
 		if err != nil {
 			return nil, fmt.Errorf("listening on %s: %w", cfg.Listen, err)

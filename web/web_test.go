@@ -39,7 +39,7 @@ func TestIndexServedAtRoot(t *testing.T) {
 	assert.Equal(t, "text/html; charset=utf-8", res.Header.Get("Content-Type"))
 	b := body(t, res)
 	assert.Contains(t, b, "<title>GNS3 Copilot</title>")
-	assert.Contains(t, b, `<script type="module" src="/app.js"></script>`)
+	assert.Contains(t, b, `<script type="module" src="app.js"></script>`)
 	assert.NotContains(t, b, "<script>", "no inline script: the CSP forbids it")
 	assert.NotContains(t, b, "style=", "no inline style: the CSP forbids it")
 }

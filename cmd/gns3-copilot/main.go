@@ -111,6 +111,8 @@ func parseConfig(cmd string, args []string) (service.Config, error) {
 	num(&budget, "daily-token-budget", "GNS3_COPILOT_DAILY_TOKEN_BUDGET", 0, "tokens one user's turns may consume per UTC day (0: no budget)")
 	fs.BoolVar(&c.LimitSuperadmins, "limit-superadmins", envBool("GNS3_COPILOT_LIMIT_SUPERADMINS", false),
 		"apply the per-user limits to GNS3 superadmins too (env GNS3_COPILOT_LIMIT_SUPERADMINS)")
+	fs.BoolVar(&c.ProxyGNS3, "proxy-gns3", envBool("GNS3_COPILOT_PROXY_GNS3", false),
+		"serve GNS3 itself (web UI, API, WebSockets) at the listen address, forwarded to --gns3-url, so GNS3's AI chat panel works against the copilot; the copilot's page moves to /copilot/ (env GNS3_COPILOT_PROXY_GNS3)")
 	var cors string
 	str(&cors, "cors-origins", "GNS3_COPILOT_CORS_ORIGINS", "", "comma-separated browser origins allowed to call the API, e.g. the GNS3 web UI's http://gns3.example:3080")
 	if err := fs.Parse(args); err != nil {

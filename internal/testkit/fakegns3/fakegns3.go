@@ -34,6 +34,7 @@ package fakegns3
 
 import (
 	"fmt"
+	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
@@ -173,8 +174,9 @@ func WithLatency(d time.Duration) Option { return func(s *Server) { s.baseLatenc
 type Server struct {
 	URL string
 
-	t  testing.TB
-	hs *httptest.Server
+	t       testing.TB
+	hs      *httptest.Server
+	handler http.Handler
 
 	mu                sync.Mutex
 	version           string
@@ -259,11 +261,16 @@ func New(t testing.TB, opts ...Option) *Server {
 		id: "b5b8aa17-e6a8-4680-b5c4-b8d3ad5afb7d", name: AdminUser, token: AdminToken, password: AdminPassword,
 		fullName: "Super Administrator", superadmin: true, created: "2026-11-30T00:23:09",
 	}
-	s.hs = httptest.NewServer(s.routes())
+	s.handler = s.routes()
+	s.hs = httptest.NewServer(s.handler)
 	s.URL = s.hs.URL
 	t.Cleanup(s.hs.Close)
 	return s
 }
+
+// Handler is the fake's HTTP surface, for a test that serves it together with routes of its own
+// (say, the WebSockets and streams a proxy in front of GNS3 must carry).
+func (s *Server) Handler() http.Handler { return s.handler }
 
 // Close stops the server early (it is also closed by t.Cleanup).
 func (s *Server) Close() { s.hs.Close() }
