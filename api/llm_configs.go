@@ -1,11 +1,13 @@
 package api
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
 	"net/http"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -280,13 +282,20 @@ func (h *llmConfigAPI) listInherited(c *gin.Context) {
 	}
 	configs := make([]llmConfigWithSource, 0, len(own)+len(inherited))
 	for i := range own {
-		configs = append(configs, llmConfigWithSource{llmConfigJSON: configJSON(&own[i]), Source: "user"})
+		if own[i].InheritsFrom == "" {
+			configs = append(configs, llmConfigWithSource{llmConfigJSON: configJSON(&own[i]), Source: "user"})
+		}
 	}
+	choices := llmconfig.Choices(own)
 	for _, gid := range ids { // in GNS3's group order, as the default is resolved
 		for i := range inherited {
 			if inherited[i].OwnerID == gid {
 				name := names[gid]
-				configs = append(configs, llmConfigWithSource{llmConfigJSON: configJSON(&inherited[i]), Source: "group", GroupName: &name})
+				view := inherited[i]
+				if ch := choices[view.ID]; ch != nil {
+					view.IsDefault, view.CopilotMode = ch.IsDefault, ch.CopilotMode
+				}
+				configs = append(configs, llmConfigWithSource{llmConfigJSON: configJSON(&view), Source: "group", GroupName: &name})
 			}
 		}
 	}
@@ -313,13 +322,20 @@ func (h *llmConfigAPI) list(c *gin.Context) ([]llmConfigJSON, *llmConfigJSON, bo
 		h.s.internalError(c, err, "Listing LLM model configurations failed")
 		return nil, nil, false
 	}
-	out := make([]llmConfigJSON, len(rows))
-	var def *llmConfigJSON
+	out := make([]llmConfigJSON, 0, len(rows))
+	defIdx := -1
 	for i := range rows {
-		out[i] = configJSON(&rows[i])
-		if rows[i].IsDefault {
-			def = &out[i]
+		if rows[i].InheritsFrom != "" {
+			continue // a choice of a group configuration, listed with the group's
 		}
+		if rows[i].IsDefault {
+			defIdx = len(out)
+		}
+		out = append(out, configJSON(&rows[i]))
+	}
+	var def *llmConfigJSON
+	if defIdx >= 0 {
+		def = &out[defIdx]
 	}
 	return out, def, true
 }
@@ -347,12 +363,32 @@ func (h *llmConfigAPI) getDefault(c *gin.Context) {
 		h.fail(c, err, "", "Reading the default LLM model configuration failed")
 		return
 	}
+	if cfg.InheritsFrom != "" {
+		// The user chose a group configuration as theirs: show that one, while it still applies.
+		in, err := h.store.InheritedConfig(c.Request.Context(), currentUser(c).GNS3, owner.ID, cfg.InheritsFrom)
+		if errors.Is(err, models.ErrNotFound) {
+			abort(c, http.StatusNotFound, "There is no default LLM model configuration for this user: the group configuration they chose no longer applies to them.")
+			return
+		}
+		if err != nil {
+			h.fail(c, err, cfg.InheritsFrom, "Reading the default LLM model configuration failed")
+			return
+		}
+		c.JSON(http.StatusOK, inheritedJSON(in))
+		return
+	}
 	c.JSON(http.StatusOK, configJSON(cfg))
 }
 
 func (h *llmConfigAPI) get(c *gin.Context) {
 	id, ok := h.configID(c)
 	if !ok {
+		return
+	}
+	if in, handled := h.inheritedTarget(c, id); handled {
+		if in != nil {
+			c.JSON(http.StatusOK, inheritedJSON(in))
+		}
 		return
 	}
 	cfg, err := h.store.Get(c.Request.Context(), h.owner(c), id)
@@ -400,6 +436,18 @@ func (h *llmConfigAPI) update(c *gin.Context) {
 		return
 	}
 	ch.WriterIsSuperadmin = currentUser(c).Superadmin
+	if in, handled := h.inheritedTarget(c, id); handled {
+		if in != nil {
+			if problem := inheritedChangeProblem(ch, in.Config); problem != "" {
+				abort(c, http.StatusForbidden, "LLM model configuration '"+id+"' belongs to your group '"+in.GroupName+
+					"': you can make it your default or choose its copilot_mode, but "+problem+
+					" only a GNS3 superadmin can change, under /v3/access/groups/"+in.Config.OwnerID+"/llm-model-configs.")
+				return
+			}
+			h.chooseInherited(c, id, in, ch.IsDefault, ch.CopilotMode)
+		}
+		return
+	}
 	cfg, err := h.store.Update(c.Request.Context(), h.owner(c), id, expected, ch)
 	if err != nil {
 		h.fail(c, err, id, "Updating the LLM model configuration failed")
@@ -422,6 +470,22 @@ func (h *llmConfigAPI) delete(c *gin.Context) {
 		}
 		expected = &n
 	}
+	if in, handled := h.inheritedTarget(c, id); handled {
+		if in == nil {
+			return
+		}
+		err := h.store.ForgetInherited(c.Request.Context(), h.owner(c).ID, in)
+		switch {
+		case errors.Is(err, models.ErrNotFound):
+			abort(c, http.StatusForbidden, "LLM model configuration '"+id+"' belongs to your group '"+in.GroupName+
+				"'; only a GNS3 superadmin can delete it, under /v3/access/groups/"+in.Config.OwnerID+"/llm-model-configs.")
+		case err != nil:
+			h.fail(c, err, id, "Forgetting your choice of a group LLM model configuration failed")
+		default:
+			c.Status(http.StatusNoContent)
+		}
+		return
+	}
 	if err := h.store.Delete(c.Request.Context(), h.owner(c), id, expected); err != nil {
 		h.fail(c, err, id, "Deleting the LLM model configuration failed")
 		return
@@ -434,12 +498,125 @@ func (h *llmConfigAPI) setDefault(c *gin.Context) {
 	if !ok {
 		return
 	}
+	if in, handled := h.inheritedTarget(c, id); handled {
+		if in != nil {
+			yes := true
+			h.chooseInherited(c, id, in, &yes, nil)
+		}
+		return
+	}
 	cfg, err := h.store.SetDefault(c.Request.Context(), h.owner(c), id)
 	if err != nil {
 		h.fail(c, err, id, "Setting the default LLM model configuration failed")
 		return
 	}
 	c.JSON(http.StatusOK, configJSON(cfg))
+}
+
+// inheritedTarget decides whether a user route's config_id names a configuration the user
+// inherits from a group rather than one of their own. When it does (handled), it returns the
+// configuration, or nil after answering the client itself (not found, GNS3 unreachable).
+func (h *llmConfigAPI) inheritedTarget(c *gin.Context, id string) (in *llmconfig.Inherited, handled bool) {
+	owner := h.owner(c)
+	if owner.Type != models.OwnerUser {
+		return nil, false
+	}
+	ctx := c.Request.Context()
+	own, err := h.store.Get(ctx, owner, id)
+	if err == nil && own.InheritsFrom == "" {
+		return nil, false
+	}
+	if err != nil && !errors.Is(err, models.ErrNotFound) {
+		return nil, false // the own-configuration path reports it
+	}
+	in, err = h.store.InheritedConfig(ctx, currentUser(c).GNS3, owner.ID, id)
+	switch {
+	case errors.Is(err, models.ErrNotFound):
+		abort(c, http.StatusNotFound, "LLM model configuration '"+id+"' not found.")
+		return nil, true
+	case err != nil:
+		var apiErr *gns3.APIError
+		if errors.Is(err, gns3.ErrUnreachable) || errors.As(err, &apiErr) {
+			abortGNS3(c, err, "Reading the user's GNS3 groups")
+		} else {
+			h.s.internalError(c, err, "Reading inherited LLM model configurations failed")
+		}
+		return nil, true
+	}
+	return in, true
+}
+
+func (h *llmConfigAPI) chooseInherited(c *gin.Context, id string, in *llmconfig.Inherited, isDefault *bool, mode *string) {
+	ctx := c.Request.Context()
+	userID := h.owner(c).ID
+	if err := h.store.ChooseInherited(ctx, userID, in, isDefault, mode); err != nil {
+		h.fail(c, err, id, "Saving your choice of a group LLM model configuration failed")
+		return
+	}
+	now, err := h.store.InheritedConfig(ctx, currentUser(c).GNS3, userID, id)
+	if err != nil {
+		h.fail(c, err, id, "Reading the group LLM model configuration failed")
+		return
+	}
+	c.JSON(http.StatusOK, inheritedJSON(now))
+}
+
+func inheritedJSON(in *llmconfig.Inherited) llmConfigWithSource {
+	name := in.GroupName
+	return llmConfigWithSource{llmConfigJSON: configJSON(in.Config), Source: "group", GroupName: &name}
+}
+
+// inheritedChangeProblem names the fields of ch that would change the group's configuration g
+// (a client that sends the whole profile back with only the mode switched changes nothing else);
+// "" when there are none.
+func inheritedChangeProblem(ch llmconfig.Change, g *models.LLMModelConfig) string {
+	var fields []string
+	str := func(name string, v *string, have string, norm func(string) string) {
+		if v != nil && norm(*v) != norm(have) {
+			fields = append(fields, name)
+		}
+	}
+	trim := strings.TrimSpace
+	lower := func(x string) string { return strings.ToLower(strings.TrimSpace(x)) }
+	url := func(x string) string { return strings.TrimRight(strings.TrimSpace(x), "/") }
+	str("name", ch.Name, g.Name, trim)
+	str("model_type", ch.ModelType, g.ModelType, lower)
+	str("provider", ch.Provider, g.Provider, lower)
+	str("base_url", ch.BaseURL, g.BaseURL, url)
+	str("model", ch.Model, g.Model, trim)
+	str("context_strategy", ch.ContextStrategy, g.ContextStrategy, lower)
+	if ch.Temperature != nil && math.Abs(*ch.Temperature-g.Temperature) > 1e-9 {
+		fields = append(fields, "temperature")
+	}
+	if ch.ContextLimit != nil && *ch.ContextLimit != g.ContextLimit {
+		fields = append(fields, "context_limit")
+	}
+	if ch.MaxTokens != nil && *ch.MaxTokens != g.MaxTokens {
+		fields = append(fields, "max_tokens")
+	}
+	if ch.APIKey != nil && trim(*ch.APIKey) != "" && trim(*ch.APIKey) != g.APIKeyHint {
+		fields = append(fields, "api_key")
+	}
+	have := map[string]json.RawMessage{}
+	_ = json.Unmarshal([]byte(g.Extra), &have)
+	for k, v := range ch.Extra {
+		if compactJSON(v) != compactJSON(have[k]) && !(string(v) == "null" && have[k] == nil) {
+			fields = append(fields, k)
+		}
+	}
+	if len(fields) == 0 {
+		return ""
+	}
+	sort.Strings(fields)
+	return strings.Join(fields, ", ") + " are the group's, which"
+}
+
+func compactJSON(v json.RawMessage) string {
+	var b bytes.Buffer
+	if json.Compact(&b, v) != nil {
+		return string(v)
+	}
+	return b.String()
 }
 
 // parseLLMConfigBody reads a create or update request: the reference's flat fields (a nested

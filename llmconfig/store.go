@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 
 	"github.com/google/uuid"
 	"gorm.io/gorm"
@@ -213,12 +214,22 @@ func (s *Store) ListGroups(ctx context.Context, groupIDs []string) ([]models.LLM
 }
 
 // Resolve picks the configuration a user's turns run with among stored rows: the user's own
-// default, else the default of the first of their groups (in GNS3's order) that has one. nil
-// means neither: the server default applies.
+// default (a group configuration when the user chose one as theirs), else the default of the
+// first of their groups (in GNS3's order) that has one. nil means neither: the server default
+// applies.
 func Resolve(own, groupConfigs []models.LLMModelConfig, groupOrder []string) *models.LLMModelConfig {
 	for i := range own {
-		if own[i].IsDefault {
+		if !own[i].IsDefault {
+			continue
+		}
+		if own[i].InheritsFrom == "" {
 			return &own[i]
+		}
+		// The user's default is a group configuration they chose: that one, if it still applies.
+		for j := range groupConfigs {
+			if groupConfigs[j].ID == own[i].InheritsFrom {
+				return &groupConfigs[j]
+			}
 		}
 	}
 	for _, g := range groupOrder {
@@ -248,10 +259,23 @@ func (s *Store) Load(ctx context.Context, configID string) (Settings, error) {
 	if err != nil {
 		return Settings{}, fmt.Errorf("reading LLM configuration %s: %w", configID, err)
 	}
-	return s.settings(c)
+	return s.settings(ctx, c)
 }
 
-func (s *Store) settings(c *models.LLMModelConfig) (Settings, error) {
+func (s *Store) settings(ctx context.Context, c *models.LLMModelConfig) (Settings, error) {
+	if c.InheritsFrom != "" {
+		g, err := s.repo.ByID(ctx, c.InheritsFrom)
+		if errors.Is(err, models.ErrNotFound) {
+			return Settings{}, &BadConfigError{Msg: "the group LLM configuration you chose (" + c.InheritsFrom +
+				") has been deleted; choose another configuration"}
+		}
+		if err != nil {
+			return Settings{}, fmt.Errorf("reading LLM configuration %s: %w", c.InheritsFrom, err)
+		}
+		st, err := s.settings(ctx, g)
+		st.ConfigID, st.CopilotMode = c.ID, c.CopilotMode
+		return st, err
+	}
 	t := c.Temperature
 	st := Settings{ConfigID: c.ID, Name: c.Name, Provider: c.Provider, BaseURL: c.BaseURL, Model: c.Model,
 		Temperature: &t, MaxTokens: c.MaxTokens, ContextLimitK: c.ContextLimit, ContextStrategy: c.ContextStrategy,
@@ -282,10 +306,10 @@ func (s *Store) settings(c *models.LLMModelConfig) (Settings, error) {
 // before it starts, with a message saying what to do.
 func (s *Store) Choose(ctx context.Context, userID string, client *gns3.Client) (Settings, error) {
 	own, err := s.repo.Default(ctx, models.OwnerUser, userID)
-	if err == nil {
-		return s.settings(own)
+	if err == nil && own.InheritsFrom == "" {
+		return s.settings(ctx, own)
 	}
-	if !errors.Is(err, models.ErrNotFound) {
+	if err != nil && !errors.Is(err, models.ErrNotFound) {
 		return Settings{}, fmt.Errorf("reading your LLM configuration: %w", err)
 	}
 	if client != nil {
@@ -295,14 +319,22 @@ func (s *Store) Choose(ctx context.Context, userID string, client *gns3.Client) 
 		}
 		ids := make([]string, len(groups))
 		for i, g := range groups {
-			ids[i] = g.UserGroupID
+			ids[i] = strings.ToLower(g.UserGroupID)
 		}
 		cfgs, err := s.repo.ListGroups(ctx, ids)
 		if err != nil {
 			return Settings{}, fmt.Errorf("reading your groups' LLM configurations: %w", err)
 		}
+		// A group configuration the user chose applies while they are still in its group.
+		if own != nil {
+			for i := range cfgs {
+				if cfgs[i].ID == own.InheritsFrom {
+					return s.settings(ctx, own)
+				}
+			}
+		}
 		if c := Resolve(nil, cfgs, ids); c != nil {
-			return s.settings(c)
+			return s.settings(ctx, c)
 		}
 	}
 	if s.def != nil {

@@ -43,6 +43,10 @@ type LLMModelConfig struct {
 	// Extra holds the fields a client added that the copilot does not use, as a JSON object;
 	// the reference keeps them in the configuration, and GNS3's web UI lets users add them.
 	Extra string `gorm:"type:text;not null;default:'{}'"`
+	// InheritsFrom, on a user's row, is the id of a group configuration the user chose through
+	// their own routes (as their default, or with a copilot mode of their own). Such a row is the
+	// user's choice, not a configuration: its model settings are the group configuration's.
+	InheritsFrom string `gorm:"size:36;not null;default:''"`
 	// Version counts changes, for optimistic locking: an update names the version it read.
 	Version   int `gorm:"not null;default:0"`
 	CreatedAt time.Time
@@ -71,6 +75,9 @@ func MigrateLLMConfigs(db *gorm.DB) error {
 	}
 	if err := db.Exec(`CREATE UNIQUE INDEX IF NOT EXISTS idx_llm_one_default ON llm_model_configs (owner_type, owner_id) WHERE is_default`).Error; err != nil {
 		return fmt.Errorf("creating the one-default-per-owner index: %w", err)
+	}
+	if err := db.Exec(`CREATE UNIQUE INDEX IF NOT EXISTS idx_llm_one_choice ON llm_model_configs (owner_type, owner_id, inherits_from) WHERE inherits_from <> ''`).Error; err != nil {
+		return fmt.Errorf("creating the one-choice-per-group-configuration index: %w", err)
 	}
 	return nil
 }
