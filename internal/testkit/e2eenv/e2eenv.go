@@ -58,6 +58,8 @@ type Options struct {
 	LLMResolver egress.Resolver
 	// Configure changes the service's configuration last, for settings without an option here.
 	Configure func(*service.Config)
+	// ProxyGNS3 puts the service in front of the fake GNS3 (--proxy-gns3).
+	ProxyGNS3 bool
 }
 
 // Env is a running copilot with its fakes.
@@ -103,7 +105,7 @@ func Start(t testing.TB, opts Options) *Env {
 		Listen: "127.0.0.1:0", DataDir: dataDir, GNS3URL: g.URL, GNS3Timeout: 10 * time.Second,
 		TemporalAddress: opts.TemporalAddress, TemporalNamespace: "default", TemporalCLI: cli, TemporalUIPort: -1,
 		RedisURL: opts.RedisURL, DatabaseURL: opts.DatabaseURL, LLMProvider: "openai", LLMContextLimitK: 128, CopilotMode: opts.Mode,
-		DeviceConcurrency: 16, EventTTL: time.Hour, LogLevel: "warn", Heartbeat: opts.Heartbeat,
+		DeviceConcurrency: 16, EventTTL: time.Hour, LogLevel: "warn", Heartbeat: opts.Heartbeat, ProxyGNS3: opts.ProxyGNS3,
 		LLMAllowHosts: opts.LLMAllowHosts, LLMResolver: opts.LLMResolver,
 	}
 	if cfg.LLMAllowHosts == nil {
