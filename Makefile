@@ -43,3 +43,4 @@ bench:
 	$(GO) test -run '^$$' -bench ShowIP -benchtime 30x ./devices
 	$(GO) test -run '^$$' -bench . ./relay/...
 	$(GO) test -run '^$$' -bench Decode -benchtime 20x ./capture
+	$(GO) test -run '^$$' -bench ProxyAddedLatency -benchtime 3000x ./api
