@@ -30,6 +30,9 @@ func (a *Activities) FinalizeTurn(ctx context.Context, in workflows.FinalizeInpu
 	if in.Status == models.TurnFailed && applied {
 		a.publish(ctx, in.Turn.TurnID, relay.Payload{Type: relay.TypeError, SessionID: in.Turn.SessionID, Error: in.Error})
 	}
+	if in.Status == models.TurnCancelled && applied {
+		a.publishAbort(ctx, in.Turn)
+	}
 	done := relay.Payload{Type: relay.TypeDone, SessionID: in.Turn.SessionID, TurnID: in.Turn.TurnID,
 		Status: in.Status, Title: in.Title, Cancelled: in.Status == models.TurnCancelled,
 		Usage: map[string]int64{"llm_calls": in.LLMCalls, "input_tokens": in.InputTokens, "output_tokens": in.OutputTokens}}
@@ -45,4 +48,49 @@ func (a *Activities) FinalizeTurn(ctx context.Context, in workflows.FinalizeInpu
 		return fmt.Errorf("publishing the end of the turn: %w", err)
 	}
 	return nil
+}
+
+// publishAbort ends every tool call the client saw without an end with a tool_end saying it was
+// aborted, then announces the abort, as GNS3's own copilot does before its done. The turn's own
+// event log says which calls the client saw, including ones whose model call was cut off.
+func (a *Activities) publishAbort(ctx context.Context, turn workflows.TurnRef) {
+	events, err := a.Events.Range(ctx, turn.TurnID, "", 0)
+	if err != nil {
+		a.logger().Warn("reading the aborted turn's events", "turn", turn.TurnID, "error", err)
+	}
+	names := map[string]string{}
+	var order []string
+	for _, ev := range events {
+		var p relay.Payload
+		if json.Unmarshal(ev.Data, &p) != nil {
+			continue
+		}
+		switch ev.Type {
+		case relay.TypeToolCall:
+			if p.ToolCall == nil || p.ToolCall.ID == "" {
+				continue
+			}
+			if _, seen := names[p.ToolCall.ID]; !seen {
+				order = append(order, p.ToolCall.ID)
+			}
+			names[p.ToolCall.ID] = p.ToolCall.Function.Name
+		case relay.TypeToolStart:
+			if _, seen := names[p.ToolCallID]; !seen && p.ToolCallID != "" {
+				order = append(order, p.ToolCallID)
+				names[p.ToolCallID] = p.ToolName
+			}
+		case relay.TypeToolEnd:
+			delete(names, p.ToolCallID)
+		}
+	}
+	for _, id := range order {
+		name, pending := names[id]
+		if !pending {
+			continue
+		}
+		a.publish(ctx, turn.TurnID, relay.Payload{Type: relay.TypeToolEnd, SessionID: turn.SessionID, ToolCallID: id,
+			ToolName: name, ToolOutput: models.UnrunToolResult(name, models.TurnCancelled)})
+	}
+	a.publish(ctx, turn.TurnID, relay.Payload{Type: relay.TypeAbort, SessionID: turn.SessionID, TurnID: turn.TurnID,
+		Status: models.TurnCancelled})
 }

@@ -178,7 +178,8 @@ func (s *Server) abortTurn(c *gin.Context) {
 	if _, err := s.deps.Events.Append(c.Request.Context(), relay.ControlStream(t.ID), relay.TypeCancelRequested, ev); err != nil {
 		s.log.Warn("announcing an abort on the control stream", "turn", t.ID, "error", err)
 	}
-	c.JSON(http.StatusAccepted, gin.H{"status": "cancelling", "session_id": sess.ThreadID, "turn_id": t.ID})
+	// GNS3's own copilot answers {"status": "ok", "session_id": …}; its web UI may read it.
+	c.JSON(http.StatusAccepted, gin.H{"status": "ok", "session_id": sess.ThreadID, "turn_id": t.ID})
 }
 
 // joinStream lets a client that lost its stream (a page reload, a dropped connection) rejoin the

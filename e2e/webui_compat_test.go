@@ -382,3 +382,51 @@ func playProfiles(t *testing.T, env *e2eenv.Env, p *panel) {
 		require.Equal(t, http.StatusNoContent, p.json(http.MethodDelete, base+"/"+cid, nil, nil))
 	}
 }
+
+// Abort as GNS3's own copilot (v3.1.0a2) answers it: {"status": "ok", "session_id": …}, a
+// tool_end saying "aborted" for every tool call left pending, an abort event, then done.
+func TestAbortAnswersAsGNS3sOwnCopilot(t *testing.T) {
+	env := e2eenv.Start(t, e2eenv.Options{})
+	env.LLM.Enqueue(fakeopenai.Reply{ToolCalls: []fakeopenai.ToolCall{{ID: "call_slow", Name: "get_gns3_topology",
+		ArgumentChunks: []string{`{"project_id": "`, env.ProjectID + `"}`}}}, Hang: true, HangAfter: 1})
+	s := env.OpenStream(http.MethodPost, env.ChatPath("/stream"), map[string]any{"message": "look slowly"}, "")
+	var first []e2eenv.Frame
+	for {
+		f, err := s.Next()
+		require.NoError(t, err)
+		first = append(first, f)
+		if f.Event == "tool_call" {
+			break
+		}
+	}
+	sessionID := first[0].Data["session_id"].(string)
+
+	code, body := env.Do(http.MethodPost, env.ChatPath("/sessions/"+sessionID+"/abort"), nil)
+	require.Equal(t, http.StatusAccepted, code, string(body))
+	var ans map[string]any
+	require.NoError(t, json.Unmarshal(body, &ans))
+	require.Equal(t, "ok", ans["status"])
+	require.Equal(t, sessionID, ans["session_id"])
+	require.NotEmpty(t, ans["turn_id"])
+
+	rest := s.UntilDone(t, true)
+	types := e2eenv.Types(rest)
+	require.GreaterOrEqual(t, len(types), 3)
+	require.Equal(t, []string{"tool_end", "abort", "done"}, types[len(types)-3:], "all: %v", types)
+	end := rest[len(rest)-3].Data
+	require.Equal(t, "call_slow", end["tool_call_id"])
+	require.Equal(t, "get_gns3_topology", end["tool_name"])
+	var out map[string]any
+	require.NoError(t, json.Unmarshal([]byte(end["tool_output"].(string)), &out))
+	require.Equal(t, false, out["success"])
+	require.Contains(t, out["error"], "Aborted")
+	require.Equal(t, "aborted", out["metadata"].(map[string]any)["status"])
+	done := rest[len(rest)-1].Data
+	require.Equal(t, true, done["cancelled"])
+	require.Equal(t, "cancelled", done["status"])
+
+	p := &panel{t: t, base: env.URL, token: e2eenv.UserToken, prefix: "/v3/projects/" + env.ProjectID + "/chat"}
+	h := p.history(sessionID)
+	require.Equal(t, "assistant", h[len(h)-1].Role)
+	require.NotEmpty(t, h[len(h)-1].Error, "the stopped turn shows why after a reload")
+}

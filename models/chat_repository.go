@@ -359,12 +359,9 @@ func (r *ChatRepository) FinalizeTurn(ctx context.Context, p FinalizeParams) (bo
 				}
 				maxIdx++
 				added++
-				out, _ := json.Marshal(map[string]any{"success": false, "total": 0, "successful": 0, "failed": 0,
-					"data": []any{}, "error": "The tool was not run because the turn was " + p.Status + ".",
-					"metadata": map[string]any{"tool_name": c.Function.Name}})
 				syn := ChatMessage{ID: MessageID(turn.ID, maxIdx), SessionID: turn.SessionID, TurnID: turn.ID,
 					TurnSeq: turn.Seq, Idx: maxIdx, Role: "tool", Name: c.Function.Name, ToolCallID: c.ID,
-					Content: string(out), CreatedAt: now}
+					Content: UnrunToolResult(c.Function.Name, p.Status), CreatedAt: now}
 				if err := tx.Create(&syn).Error; err != nil {
 					return err
 				}
@@ -404,6 +401,20 @@ func (r *ChatRepository) FinalizeTurn(ctx context.Context, p FinalizeParams) (bo
 		return nil
 	})
 	return applied, err
+}
+
+// UnrunToolResult is the result, in the standard tool format, of a tool call its turn ended
+// without running; for a turn the user aborted it says so, as GNS3's own copilot does.
+func UnrunToolResult(toolName, turnStatus string) string {
+	msg := "The tool was not run because the turn was " + turnStatus + "."
+	meta := map[string]any{"tool_name": toolName}
+	if turnStatus == TurnCancelled {
+		msg = "Aborted: the turn was stopped before this tool finished."
+		meta["status"] = "aborted"
+	}
+	out, _ := json.Marshal(map[string]any{"success": false, "total": 0, "successful": 0, "failed": 0,
+		"data": []any{}, "error": msg, "metadata": meta})
+	return string(out)
 }
 
 // TurnErrorText is what a failed or cancelled turn's last assistant message carries as

@@ -62,6 +62,14 @@ type Payload struct {
 	Usage    any    `json:"usage,omitempty"`
 }
 
+// Abort parity with GNS3's own copilot (v3.1.0a2), whose web UI may wait for these: when the
+// user aborts a turn, every tool call the client saw start without an end gets a tool_end whose
+// output says it was aborted, then one abort event, then the terminal done ("cancelled": true).
+const (
+	// TypeAbort says the turn was stopped at the user's request; done follows.
+	TypeAbort = "abort"
+)
+
 // TypeCancelRequested is written to a turn's control stream when the user aborts it. Temporal
 // delivers a cancellation to a running activity only with its next heartbeat answer; the
 // control stream lets the activity stop at once.
