@@ -185,6 +185,8 @@ export class AssistantTurn {
     this.flush();
     this.setStreaming(false);
     for (const seg of this.segments) if (seg.kind === 'tool') seg.card.stop();
+    if (this.historyNotice) this.body.append(this.historyNotice);
+    this.historyNotice = null;
   }
 
   /** addHistory applies one stored assistant or tool message. */
@@ -201,6 +203,13 @@ export class AssistantTurn {
         card.setArguments(args, true);
       }
       this.byIndex.clear();
+      // A turn that failed or was stopped says so after a reload too, below everything it did.
+      const meta = m.metadata || {};
+      if (meta.error) {
+        this.historyNotice = meta.status === 'cancelled'
+          ? noticeBox('stopped', 'Stopped. The answer above is what the copilot had written so far.')
+          : noticeBox('error', meta.error);
+      }
     } else if (m.role === 'tool') {
       let card = m.tool_call_id && this.cards.get(m.tool_call_id);
       if (!card) card = this.card({ id: m.tool_call_id, function: { name: m.name }, index: 20000 + this.segments.length });
