@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gns3-copilot/gns3-copilot/internal/testkit/e2eenv"
+	"github.com/gns3-copilot/gns3-copilot/internal/testkit/fakegns3"
 	"github.com/gns3-copilot/gns3-copilot/internal/testkit/fakeopenai"
 )
 
@@ -333,6 +334,54 @@ func playPanel(t *testing.T, env *e2eenv.Env, p *panel) {
 	}
 
 	playProfiles(t, env, p)
+	playGroupPick(t, env, p)
+}
+
+// playGroupPick is the chat panel's model picker and mode switch: both call the user's routes
+// with the id of the configuration picked, here one the user inherits from a group.
+func playGroupPick(t *testing.T, env *e2eenv.Env, p *panel) {
+	groupID := env.GNS3.AddGroup(e2eenv.Username, "class-"+uuid.NewString()[:8])
+	admin := &panel{t: t, base: p.base, token: fakegns3.AdminToken}
+	var g map[string]any
+	require.Equal(t, http.StatusCreated, admin.json(http.MethodPost, "/v3/access/groups/"+groupID+"/llm-model-configs", map[string]any{
+		"name": "class model", "model_type": "text", "provider": "openai", "base_url": env.LLM.URL, "model": "gpt-4o-mini",
+		"api_key": e2eenv.LLMKey, "context_limit": 128, "copilot_mode": "teaching_assistant"}, &g))
+	gid := g["config_id"].(string)
+	var me struct {
+		UserID string `json:"user_id"`
+	}
+	require.Equal(t, http.StatusOK, p.json(http.MethodGet, "/v3/access/users/me", nil, &me))
+	base := "/v3/access/users/" + me.UserID + "/llm-model-configs"
+
+	var list struct {
+		Configs []struct {
+			ConfigID  string `json:"config_id"`
+			Source    string `json:"source"`
+			GroupName string `json:"group_name"`
+		} `json:"configs"`
+	}
+	require.Equal(t, http.StatusOK, p.json(http.MethodGet, base, nil, &list))
+	found := false
+	for _, c := range list.Configs {
+		found = found || (c.ConfigID == gid && c.Source == "group" && strings.HasPrefix(c.GroupName, "class-"))
+	}
+	require.True(t, found, "the group's configuration is listed for the user: %+v", list.Configs)
+
+	require.Equal(t, http.StatusOK, p.json(http.MethodPut, base+"/default/"+gid, map[string]any{}, nil))
+	var switched map[string]any
+	require.Equal(t, http.StatusOK, p.json(http.MethodPut, base+"/"+gid, map[string]any{"copilot_mode": "lab_automation_assistant"}, &switched))
+	require.Equal(t, "lab_automation_assistant", switched["config"].(map[string]any)["copilot_mode"])
+
+	// The next chat runs on the group's model in the user's mode: destructive tools are offered.
+	env.LLM.Enqueue(fakeopenai.Text("Ready."))
+	turn := p.send("Which tools do you have?", uuid.NewString())
+	require.True(t, turn.Done, "%v %s %s", turn.Types, turn.Error, turn.HTTPError)
+	streamed := streamedRequests(env.LLM)
+	require.Contains(t, streamed[len(streamed)-1].ToolNames(), "delete_gns3_node")
+
+	// Forgetting the pick through the user route leaves the group's configuration in place.
+	require.Equal(t, http.StatusNoContent, p.json(http.MethodDelete, base+"/"+gid, nil, nil))
+	require.Equal(t, http.StatusNoContent, admin.json(http.MethodDelete, "/v3/access/groups/"+groupID+"/llm-model-configs/"+gid, nil, nil))
 }
 
 // playProfiles uses the AI-profile routes with the panel's field names.
