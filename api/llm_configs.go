@@ -293,7 +293,7 @@ func (h *llmConfigAPI) listInherited(c *gin.Context) {
 				name := names[gid]
 				view := inherited[i]
 				if ch := choices[view.ID]; ch != nil {
-					view.IsDefault, view.CopilotMode = ch.IsDefault, ch.CopilotMode
+					llmconfig.ApplyChoice(&view, ch)
 				}
 				configs = append(configs, llmConfigWithSource{llmConfigJSON: configJSON(&view), Source: "group", GroupName: &name})
 			}

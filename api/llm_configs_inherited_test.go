@@ -80,9 +80,15 @@ func TestLLMConfigsInheritedThroughUserRoute(t *testing.T) {
 			t.Fatalf("refusal: %s", msg)
 		}
 
-		// Unset as the panel does; then the user's own new default takes over.
-		if r := e.expect(http.StatusOK, alice, "PUT", userPath(e.alice, "/", gid), map[string]any{"is_default": false}); r["is_default"] != false {
+		// Unsetting it as the panel does leaves the group's own default in place: a user picks
+		// another configuration rather than unsetting their group's.
+		if r := e.expect(http.StatusOK, alice, "PUT", userPath(e.alice, "/", gid), map[string]any{"is_default": false}); r["is_default"] != true {
 			t.Fatalf("unset: %v", r)
+		}
+		// A mode chosen for the group's default applies without making it the user's own default.
+		e.expect(http.StatusOK, alice, "PUT", userPath(e.alice, "/", gid), map[string]any{"copilot_mode": "lab_automation_assistant"})
+		if st, err := e.store.Choose(context.Background(), e.alice, client); err != nil || st.CopilotMode != llmconfig.ModeLabAutomation || st.Model != "gpt-4.1" {
+			t.Fatalf("group default with the user's mode: %v %s %v", st, st.CopilotMode, err)
 		}
 		mine := e.expect(http.StatusCreated, alice, "POST", userPath(e.alice), openAIBody("mine"))
 		e.expect(http.StatusOK, alice, "PUT", userPath(e.alice, "/default/", gid), map[string]any{})

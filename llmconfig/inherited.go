@@ -55,7 +55,7 @@ func (s *Store) InheritedConfig(ctx context.Context, client *gns3.Client, userID
 		}
 		if choice != nil {
 			in.Choice = choice
-			in.Config.IsDefault, in.Config.CopilotMode = choice.IsDefault, choice.CopilotMode
+			ApplyChoice(in.Config, choice)
 		}
 		return in, nil
 	}
@@ -73,6 +73,14 @@ func (s *Store) choice(ctx context.Context, userID, groupConfigID string) (*mode
 		return nil, err
 	}
 	return &c, nil
+}
+
+// ApplyChoice shows a group configuration as the user who made choice sees it: with their mode,
+// and as their default when they made it theirs. A group's default stays a default: a user picks
+// another configuration rather than unsetting their group's.
+func ApplyChoice(g, choice *models.LLMModelConfig) {
+	g.IsDefault = g.IsDefault || choice.IsDefault
+	g.CopilotMode = choice.CopilotMode
 }
 
 // Choices returns the user's choices of inherited configurations, by group configuration id.

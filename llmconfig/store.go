@@ -325,15 +325,16 @@ func (s *Store) Choose(ctx context.Context, userID string, client *gns3.Client) 
 		if err != nil {
 			return Settings{}, fmt.Errorf("reading your groups' LLM configurations: %w", err)
 		}
-		// A group configuration the user chose applies while they are still in its group.
-		if own != nil {
-			for i := range cfgs {
-				if cfgs[i].ID == own.InheritsFrom {
-					return s.settings(ctx, own)
-				}
-			}
+		// A group configuration the user chose applies while they are still in its group, and so
+		// does the mode they chose for their group's default.
+		rows, err := s.repo.List(ctx, models.OwnerUser, userID)
+		if err != nil {
+			return Settings{}, fmt.Errorf("reading your LLM configuration: %w", err)
 		}
-		if c := Resolve(nil, cfgs, ids); c != nil {
+		if c := Resolve(rows, cfgs, ids); c != nil {
+			if choice := Choices(rows)[c.ID]; choice != nil {
+				return s.settings(ctx, choice)
+			}
 			return s.settings(ctx, c)
 		}
 	}
