@@ -45,7 +45,9 @@ type memEntry struct {
 }
 
 type memStream struct {
-	entries  []memEntry
+	entries []memEntry
+	// pinned holds the stream's turn_started once trimming has dropped it from entries.
+	pinned   *memEntry
 	last     entryID // the last ID issued; survives trimming so IDs never repeat
 	terminal string  // ID of the terminal event, "" while the turn is running
 	expireAt time.Time
@@ -164,7 +166,14 @@ func (s *memStream) add(now time.Time, typ string, data json.RawMessage, maxLen 
 	s.last = id
 	ev := Event{ID: id.String(), Type: typ, Data: append(json.RawMessage(nil), data...)}
 	s.entries = append(s.entries, memEntry{id: id, ev: ev})
+	if s.pinned != nil && maxLen > 1 {
+		maxLen-- // the kept turn_started counts towards the cap
+	}
 	if over := len(s.entries) - maxLen; over > 0 {
+		if first := s.entries[0]; s.pinned == nil && first.ev.Type == TypeTurnStarted {
+			// A long turn must not trim the event that says what it is.
+			s.pinned = &first
+		}
 		// Clear the dropped slots so their payloads can be collected before the next reallocation.
 		clear(s.entries[:over])
 		s.entries = s.entries[over:]
@@ -178,17 +187,23 @@ func (s *memStream) add(now time.Time, typ string, data json.RawMessage, maxLen 
 
 // after returns up to limit events strictly after id (limit <= 0: all).
 func (s *memStream) after(id entryID, limit int) []Event {
+	var out []Event
+	if s.pinned != nil && id.less(s.pinned.id) {
+		out = append(out, s.pinned.ev)
+		if limit > 0 {
+			limit--
+			if limit == 0 {
+				return out
+			}
+		}
+	}
 	i := sort.Search(len(s.entries), func(i int) bool { return id.less(s.entries[i].id) })
 	n := len(s.entries) - i
 	if limit > 0 && n > limit {
 		n = limit
 	}
-	if n == 0 {
-		return nil
-	}
-	out := make([]Event, n)
-	for j := range out {
-		out[j] = s.entries[i+j].ev
+	for j := range n {
+		out = append(out, s.entries[i+j].ev)
 	}
 	return out
 }

@@ -43,10 +43,16 @@ var _ Log = (*Redis)(nil)
 // appendScript adds an event and refreshes the safety-net expiry, except when a terminal event has
 // already set the turn's (shorter) expiry. The PTTL check covers a stream that expired a moment
 // before its marker and was just re-created without any expiry.
+// A turn_started is also copied to the pin key (KEYS[3]), which MAXLEN trimming never touches,
+// so a long turn keeps the event that says what it is; the pin expires with the stream.
 var appendScript = redis.NewScript(`
 local id = redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[1], '*', 't', ARGV[2], 'd', ARGV[3])
+if ARGV[2] == ARGV[5] and redis.call('EXISTS', KEYS[3]) == 0 then
+  redis.call('HSET', KEYS[3], 'id', id, 't', ARGV[2], 'd', ARGV[3])
+end
 if redis.call('EXISTS', KEYS[2]) == 0 or redis.call('PTTL', KEYS[1]) < 0 then
   redis.call('PEXPIRE', KEYS[1], ARGV[4])
+  redis.call('PEXPIRE', KEYS[3], ARGV[4])
 end
 return id
 `)
@@ -60,6 +66,7 @@ end
 local id = redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[1], '*', 't', ARGV[2], 'd', ARGV[3])
 redis.call('SET', KEYS[2], id, 'PX', ARGV[4])
 redis.call('PEXPIRE', KEYS[1], ARGV[4])
+redis.call('PEXPIRE', KEYS[3], ARGV[4])
 return {id, 1}
 `)
 
@@ -93,14 +100,42 @@ func (r *Redis) StreamKey(stream string) string { return r.prefix + ":turn:" + s
 // TerminalKey returns the Redis key that marks stream as ended and holds its terminal event's ID.
 func (r *Redis) TerminalKey(stream string) string { return r.prefix + ":turn:" + stream + ":terminal" }
 
+// PinKey returns the Redis key that keeps a copy of stream's turn_started beyond trimming.
+func (r *Redis) PinKey(stream string) string { return r.prefix + ":turn:" + stream + ":pinned" }
+
+func (r *Redis) keys(stream string) []string {
+	return []string{r.StreamKey(stream), r.TerminalKey(stream), r.PinKey(stream)}
+}
+
+// withPinned puts the stream's turn_started back in front of a read from the start whose
+// result no longer holds it because trimming dropped it. Only a read from the start can miss
+// it: every ID a reader got is at or after the turn_started.
+func (r *Redis) withPinned(ctx context.Context, stream string, after entryID, evs []Event, limit int) ([]Event, error) {
+	if after != (entryID{}) {
+		return evs, nil
+	}
+	pin, err := r.client.HGetAll(ctx, r.PinKey(stream)).Result()
+	if err != nil {
+		return nil, fmt.Errorf("relay: reading the pinned event of %s: %w", stream, err)
+	}
+	id, ok := pin["id"]
+	if !ok || (len(evs) > 0 && evs[0].ID == id) {
+		return evs, nil
+	}
+	out := append([]Event{{ID: id, Type: pin["t"], Data: json.RawMessage(pin["d"])}}, evs...)
+	if limit > 0 && len(out) > limit {
+		out = out[:limit]
+	}
+	return out, nil
+}
+
 // Append implements Log.
 func (r *Redis) Append(ctx context.Context, stream, typ string, data json.RawMessage) (string, error) {
 	if err := checkAppend(stream, typ, data); err != nil {
 		return "", err
 	}
-	id, err := appendScript.Run(ctx, r.client,
-		[]string{r.StreamKey(stream), r.TerminalKey(stream)},
-		r.maxLen, typ, []byte(data), r.idleTTL.Milliseconds()).Text()
+	id, err := appendScript.Run(ctx, r.client, r.keys(stream),
+		r.maxLen, typ, []byte(data), r.idleTTL.Milliseconds(), TypeTurnStarted).Text()
 	if err != nil {
 		return "", fmt.Errorf("relay: append to %s: %w", stream, err)
 	}
@@ -112,8 +147,7 @@ func (r *Redis) AppendTerminal(ctx context.Context, stream, typ string, data jso
 	if err := checkTerminal(stream, typ, data, ttl); err != nil {
 		return "", false, err
 	}
-	res, err := terminalScript.Run(ctx, r.client,
-		[]string{r.StreamKey(stream), r.TerminalKey(stream)},
+	res, err := terminalScript.Run(ctx, r.client, r.keys(stream),
 		r.maxLen, typ, []byte(data), ttl.Milliseconds()).Slice()
 	if err != nil {
 		return "", false, fmt.Errorf("relay: append terminal event to %s: %w", stream, err)
@@ -151,7 +185,11 @@ func (r *Redis) Range(ctx context.Context, stream, afterID string, limit int) ([
 	if err != nil {
 		return nil, fmt.Errorf("relay: range %s: %w", stream, err)
 	}
-	return decodeMessages(stream, msgs)
+	evs, err := decodeMessages(stream, msgs)
+	if err != nil {
+		return nil, err
+	}
+	return r.withPinned(ctx, stream, after, evs, limit)
 }
 
 // Wait implements Log. It returns at most 1000 events; a timeout <= 0 only checks once. Waiting on
@@ -189,7 +227,11 @@ func (r *Redis) Wait(ctx context.Context, stream, afterID string, timeout time.D
 		}
 		for _, s := range res {
 			if len(s.Messages) > 0 {
-				return decodeMessages(stream, s.Messages)
+				evs, err := decodeMessages(stream, s.Messages)
+				if err != nil {
+					return nil, err
+				}
+				return r.withPinned(ctx, stream, after, evs, waitBatch)
 			}
 		}
 	}

@@ -75,6 +75,7 @@ func Run(t *testing.T, newLog Factory) {
 		{"ExpiryAfterTerminal", testExpiryAfterTerminal},
 		{"IdleExpiry", testIdleExpiry},
 		{"MaxLen", testMaxLen},
+		{"TrimKeepsTurnStarted", testTrimKeepsTurnStarted},
 		{"ConcurrentWritersAndReaders", testConcurrentWritersAndReaders},
 		{"LargePayload", testLargePayload},
 	}
@@ -653,6 +654,41 @@ func testMaxLen(t *testing.T, newLog Factory, _ func(testing.TB) Subject) {
 	// A reader whose cursor fell off the trimmed start still gets everything retained.
 	if got := mustRange(t, l, stream, ids[0], 0); len(got) != len(evs) {
 		t.Fatalf("Range after a trimmed ID returned %d events, want %d", len(got), len(evs))
+	}
+}
+
+// A turn longer than the cap must not trim its own turn_started: a client that joins late
+// learns from it which question the turn answers.
+func testTrimKeepsTurnStarted(t *testing.T, newLog Factory, _ func(testing.TB) Subject) {
+	const maxLen = 50
+	sub := newLog(t, Config{MaxLen: maxLen, IdleTTL: time.Hour})
+	l := sub.Log
+	stream := streamName(t, "s")
+	started := mustAppend(t, l, stream, relay.TypeTurnStarted, payload(relay.TypeTurnStarted, 0))
+	const n = 1000
+	ids := make([]string, n)
+	for i := range n {
+		ids[i] = mustAppend(t, l, stream, relay.TypeContent, payload(relay.TypeContent, i))
+	}
+	evs := mustRange(t, l, stream, "", 0)
+	if len(evs) < maxLen || len(evs) > maxLen+1+sub.TrimSlack {
+		t.Fatalf("stream holds %d events, want %d..%d", len(evs), maxLen, maxLen+1+sub.TrimSlack)
+	}
+	if evs[0].ID != started || evs[0].Type != relay.TypeTurnStarted || string(evs[0].Data) != string(payload(relay.TypeTurnStarted, 0)) {
+		t.Fatalf("first retained event is %s %s, want turn_started %s", evs[0].ID, evs[0].Type, started)
+	}
+	if last := evs[len(evs)-1]; last.ID != ids[n-1] {
+		t.Fatalf("last retained event is %s, want the newest %s", last.ID, ids[n-1])
+	}
+	if got := mustRange(t, l, stream, "", 3); len(got) != 3 || got[0].ID != started || got[1].ID != evs[1].ID {
+		t.Fatalf("Range with limit 3 from the start = %v", got)
+	}
+	r := recv(t, goWait(ctxT(t), l, stream, "", awaitLimit), "Wait from the start")
+	if r.err != nil || len(r.evs) == 0 || r.evs[0].ID != started {
+		t.Fatalf("Wait from the start = %v, %v; want turn_started first", r.evs, r.err)
+	}
+	if got := mustRange(t, l, stream, started, 0); len(got) != len(evs)-1 || got[0].Type == relay.TypeTurnStarted {
+		t.Fatalf("Range after turn_started returned %d events (first %v)", len(got), got[0])
 	}
 }
 

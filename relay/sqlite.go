@@ -1,0 +1,495 @@
+package relay
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	// The cgo SQLite driver the models already link through gorm.io/driver/sqlite.
+	_ "github.com/mattn/go-sqlite3"
+)
+
+// SQLiteOptions configures OpenSQLite. Zero values select the defaults.
+type SQLiteOptions struct {
+	// MaxLen caps each stream; the oldest entries are dropped beyond it (a stream's
+	// turn_started is kept). Default DefaultMaxLen.
+	MaxLen int
+	// IdleTTL is how long a stream without a terminal event lives after its last append.
+	// Default DefaultIdleTTL.
+	IdleTTL time.Duration
+	// JanitorInterval is how often expired streams are deleted from the file. Expired streams
+	// are invisible immediately either way. Default one minute.
+	JanitorInterval time.Duration
+	// Clock supplies the time used for IDs and expiry; tests inject one. Default time.Now.
+	Clock func() time.Time
+}
+
+// SQLite is the event log of a single process that must survive that process: `serve` on its
+// embedded defaults. Every event is committed to a SQLite file before Append returns, so a
+// SIGKILL loses nothing that was appended, and a restarted process serves the same streams with
+// the same IDs. Readers are woken in-process by appends, never by polling; that is why one
+// process at a time may use a file (several processes share a log through Redis instead).
+type SQLite struct {
+	db      *sql.DB
+	maxLen  int
+	idleTTL time.Duration
+	now     func() time.Time
+
+	mu      sync.Mutex
+	waiters map[string]*sqlWaiters
+	closed  bool
+
+	stop        chan struct{}
+	janitorDone chan struct{}
+}
+
+// sqlWaiters is the wake-up channel of one stream's readers: closed by the next append.
+type sqlWaiters struct {
+	wake chan struct{}
+	n    int
+}
+
+var _ Log = (*SQLite)(nil)
+
+const sqliteSchema = `
+CREATE TABLE IF NOT EXISTS relay_streams (
+	name      TEXT PRIMARY KEY,
+	last_ms   INTEGER NOT NULL,
+	last_seq  INTEGER NOT NULL,
+	terminal  TEXT NOT NULL DEFAULT '',
+	expire_at INTEGER NOT NULL,
+	entries   INTEGER NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS relay_events (
+	stream TEXT NOT NULL,
+	ms     INTEGER NOT NULL,
+	seq    INTEGER NOT NULL,
+	type   TEXT NOT NULL,
+	data   BLOB NOT NULL,
+	PRIMARY KEY (stream, ms, seq)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS relay_streams_expiry ON relay_streams (expire_at);
+`
+
+// OpenSQLite opens (creating if needed) the log in the SQLite file at path and starts its
+// janitor; call Close to stop it.
+func OpenSQLite(path string, opts SQLiteOptions) (*SQLite, error) {
+	if path == "" {
+		return nil, errors.New("relay: no path for the SQLite event log")
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("relay: creating the event log's directory: %w", err)
+	}
+	// WAL with synchronous=NORMAL: a commit is in the file once it returns, so a killed
+	// process loses nothing; only a power cut may lose the last few commits, as Redis's default
+	// fsync policy would.
+	dsn := "file:" + path + "?_journal_mode=WAL&_synchronous=NORMAL&_busy_timeout=10000&_txlock=immediate"
+	db, err := sql.Open("sqlite3", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("relay: opening the event log %s: %w", path, err)
+	}
+	// One connection: SQLite has one writer at a time, and queueing in Go is microseconds where
+	// SQLite's busy handler sleeps in steps of milliseconds.
+	db.SetMaxOpenConns(1)
+	if _, err := db.Exec(sqliteSchema); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("relay: preparing the event log %s: %w", path, err)
+	}
+	s := &SQLite{
+		db:          db,
+		maxLen:      opts.MaxLen,
+		idleTTL:     opts.IdleTTL,
+		now:         opts.Clock,
+		waiters:     make(map[string]*sqlWaiters),
+		stop:        make(chan struct{}),
+		janitorDone: make(chan struct{}),
+	}
+	if s.maxLen <= 0 {
+		s.maxLen = DefaultMaxLen
+	}
+	if s.idleTTL <= 0 {
+		s.idleTTL = DefaultIdleTTL
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	interval := opts.JanitorInterval
+	if interval <= 0 {
+		interval = time.Minute
+	}
+	go s.janitor(interval)
+	return s, nil
+}
+
+// Close stops the janitor, wakes every waiter (they return ErrClosed) and closes the file.
+// It is safe to call more than once.
+func (s *SQLite) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	close(s.stop)
+	for name, w := range s.waiters {
+		close(w.wake)
+		delete(s.waiters, name)
+	}
+	s.mu.Unlock()
+	<-s.janitorDone
+	return s.db.Close()
+}
+
+func (s *SQLite) janitor(interval time.Duration) {
+	defer close(s.janitorDone)
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.stop:
+			return
+		case <-t.C:
+			// A failed sweep is retried on the next tick; expired streams are invisible meanwhile.
+			_ = s.sweep(context.Background())
+		}
+	}
+}
+
+// sweep deletes every stream whose expiry has passed.
+func (s *SQLite) sweep(ctx context.Context) error {
+	now := s.now().UnixMilli()
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if _, err := tx.Exec(`DELETE FROM relay_events WHERE stream IN (SELECT name FROM relay_streams WHERE expire_at <= ?)`, now); err != nil {
+		return err
+	}
+	if _, err := tx.Exec(`DELETE FROM relay_streams WHERE expire_at <= ?`, now); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+// streamRow is a stream's bookkeeping row.
+type streamRow struct {
+	last     entryID
+	terminal string
+	expireAt int64
+	entries  int64
+}
+
+// liveStream loads the stream's row inside tx; an expired stream is deleted there and reported
+// missing, so it restarts empty as in the other logs.
+func liveStream(tx *sql.Tx, name string, now int64) (*streamRow, error) {
+	var r streamRow
+	var lastMS, lastSeq int64
+	err := tx.QueryRow(`SELECT last_ms, last_seq, terminal, expire_at, entries FROM relay_streams WHERE name = ?`, name).
+		Scan(&lastMS, &lastSeq, &r.terminal, &r.expireAt, &r.entries)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if r.expireAt <= now {
+		if _, err := tx.Exec(`DELETE FROM relay_events WHERE stream = ?`, name); err != nil {
+			return nil, err
+		}
+		if _, err := tx.Exec(`DELETE FROM relay_streams WHERE name = ?`, name); err != nil {
+			return nil, err
+		}
+		return nil, nil
+	}
+	r.last = entryID{ms: uint64(lastMS), seq: uint64(lastSeq)}
+	return &r, nil
+}
+
+// add appends one event inside tx and trims the stream to maxLen, keeping its turn_started so
+// that a long turn's log still says what the turn is. It returns the new ID and the row as
+// updated; the caller sets expire_at and terminal.
+func (s *SQLite) add(tx *sql.Tx, name string, row *streamRow, now time.Time, typ string, data json.RawMessage) (entryID, *streamRow, error) {
+	ms := uint64(0)
+	if t := now.UnixMilli(); t > 0 {
+		ms = uint64(t)
+	}
+	id := entryID{ms: ms}
+	if row == nil {
+		row = &streamRow{}
+	} else if ms <= row.last.ms {
+		id = entryID{ms: row.last.ms, seq: row.last.seq + 1}
+	}
+	if _, err := tx.Exec(`INSERT INTO relay_events (stream, ms, seq, type, data) VALUES (?, ?, ?, ?, ?)`,
+		name, int64(id.ms), int64(id.seq), typ, []byte(data)); err != nil {
+		return entryID{}, nil, err
+	}
+	row.last = id
+	row.entries++
+	if over := row.entries - int64(s.maxLen); over > 0 {
+		res, err := tx.Exec(`DELETE FROM relay_events WHERE stream = ? AND (ms, seq) IN (
+			SELECT ms, seq FROM relay_events WHERE stream = ? AND type <> ? ORDER BY ms, seq LIMIT ?)`,
+			name, name, TypeTurnStarted, over)
+		if err != nil {
+			return entryID{}, nil, err
+		}
+		n, _ := res.RowsAffected()
+		row.entries -= n
+	}
+	return id, row, nil
+}
+
+func (s *SQLite) saveRow(tx *sql.Tx, name string, row *streamRow) error {
+	_, err := tx.Exec(`INSERT INTO relay_streams (name, last_ms, last_seq, terminal, expire_at, entries) VALUES (?, ?, ?, ?, ?, ?)
+		ON CONFLICT (name) DO UPDATE SET last_ms = excluded.last_ms, last_seq = excluded.last_seq,
+		terminal = excluded.terminal, expire_at = excluded.expire_at, entries = excluded.entries`,
+		name, int64(row.last.ms), int64(row.last.seq), row.terminal, row.expireAt, row.entries)
+	return err
+}
+
+// wakeLocked wakes the stream's waiters; s.mu must be held.
+func (s *SQLite) wakeLocked(name string) {
+	if w := s.waiters[name]; w != nil {
+		close(w.wake)
+		delete(s.waiters, name)
+	}
+}
+
+func (s *SQLite) wake(name string) {
+	s.mu.Lock()
+	s.wakeLocked(name)
+	s.mu.Unlock()
+}
+
+func (s *SQLite) isClosed() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closed
+}
+
+// Append implements Log.
+func (s *SQLite) Append(ctx context.Context, stream, typ string, data json.RawMessage) (string, error) {
+	if err := checkAppend(stream, typ, data); err != nil {
+		return "", err
+	}
+	if err := ctx.Err(); err != nil {
+		return "", err
+	}
+	if s.isClosed() {
+		return "", ErrClosed
+	}
+	var id entryID
+	err := s.write(ctx, func(tx *sql.Tx, now time.Time) error {
+		row, err := liveStream(tx, stream, now.UnixMilli())
+		if err != nil {
+			return err
+		}
+		id, row, err = s.add(tx, stream, row, now, typ, data)
+		if err != nil {
+			return err
+		}
+		if row.terminal == "" {
+			row.expireAt = now.Add(s.idleTTL).UnixMilli()
+		}
+		return s.saveRow(tx, stream, row)
+	})
+	if err != nil {
+		return "", fmt.Errorf("relay: append to %s: %w", stream, err)
+	}
+	s.wake(stream)
+	return id.String(), nil
+}
+
+// AppendTerminal implements Log.
+func (s *SQLite) AppendTerminal(ctx context.Context, stream, typ string, data json.RawMessage, ttl time.Duration) (string, bool, error) {
+	if err := checkTerminal(stream, typ, data, ttl); err != nil {
+		return "", false, err
+	}
+	if err := ctx.Err(); err != nil {
+		return "", false, err
+	}
+	if s.isClosed() {
+		return "", false, ErrClosed
+	}
+	var id string
+	added := false
+	err := s.write(ctx, func(tx *sql.Tx, now time.Time) error {
+		row, err := liveStream(tx, stream, now.UnixMilli())
+		if err != nil {
+			return err
+		}
+		if row != nil && row.terminal != "" {
+			id = row.terminal
+			return nil
+		}
+		eid, row, err := s.add(tx, stream, row, now, typ, data)
+		if err != nil {
+			return err
+		}
+		id, added = eid.String(), true
+		row.terminal = id
+		row.expireAt = now.Add(ttl).UnixMilli()
+		return s.saveRow(tx, stream, row)
+	})
+	if err != nil {
+		return "", false, fmt.Errorf("relay: append terminal event to %s: %w", stream, err)
+	}
+	if added {
+		s.wake(stream)
+	}
+	return id, added, nil
+}
+
+// write runs fn in one immediate transaction. The time is read inside it so that IDs follow
+// the order of commits.
+func (s *SQLite) write(ctx context.Context, fn func(tx *sql.Tx, now time.Time) error) error {
+	// The commit must not be cut short half-way by a caller that gives up: it either happens or
+	// not, and a started write is quick.
+	tx, err := s.db.BeginTx(context.WithoutCancel(ctx), nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if err := fn(tx, s.now()); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+// Range implements Log. A limit <= 0 returns every retained event after afterID.
+func (s *SQLite) Range(ctx context.Context, stream, afterID string, limit int) ([]Event, error) {
+	after, err := checkRead(ctx, stream, afterID)
+	if err != nil {
+		return nil, err
+	}
+	if s.isClosed() {
+		return nil, ErrClosed
+	}
+	return s.read(ctx, stream, after, limit)
+}
+
+func (s *SQLite) read(ctx context.Context, stream string, after entryID, limit int) ([]Event, error) {
+	if after.ms > math.MaxInt64 {
+		return nil, nil // no ID can follow: event times fit in an int64
+	}
+	seq := int64(math.MaxInt64)
+	if after.seq < math.MaxInt64 {
+		seq = int64(after.seq)
+	}
+	if limit <= 0 {
+		limit = -1 // SQLite's "no limit"
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT e.ms, e.seq, e.type, e.data FROM relay_events e
+		JOIN relay_streams s ON s.name = e.stream AND s.expire_at > ?
+		WHERE e.stream = ? AND (e.ms > ? OR (e.ms = ? AND e.seq > ?))
+		ORDER BY e.ms, e.seq LIMIT ?`,
+		s.now().UnixMilli(), stream, int64(after.ms), int64(after.ms), seq, limit)
+	if err != nil {
+		return nil, fmt.Errorf("relay: range %s: %w", stream, err)
+	}
+	defer rows.Close()
+	var out []Event
+	for rows.Next() {
+		var ms, sq int64
+		var ev Event
+		var data []byte
+		if err := rows.Scan(&ms, &sq, &ev.Type, &data); err != nil {
+			return nil, fmt.Errorf("relay: range %s: %w", stream, err)
+		}
+		ev.ID = entryID{ms: uint64(ms), seq: uint64(sq)}.String()
+		ev.Data = json.RawMessage(data)
+		out = append(out, ev)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("relay: range %s: %w", stream, err)
+	}
+	return out, nil
+}
+
+// Wait implements Log. It returns at most 1000 events; a timeout <= 0 only checks once. Waiting on
+// a stream that does not exist yet is allowed: the first append wakes the waiter.
+func (s *SQLite) Wait(ctx context.Context, stream, afterID string, timeout time.Duration) ([]Event, error) {
+	after, err := checkRead(ctx, stream, afterID)
+	if err != nil {
+		return nil, err
+	}
+	if timeout <= 0 {
+		return s.Range(ctx, stream, afterID, waitBatch)
+	}
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	for {
+		// Registering before reading means an append between the read and the select still
+		// wakes this waiter.
+		s.mu.Lock()
+		if s.closed {
+			s.mu.Unlock()
+			return nil, ErrClosed
+		}
+		w := s.waiters[stream]
+		if w == nil {
+			w = &sqlWaiters{wake: make(chan struct{})}
+			s.waiters[stream] = w
+		}
+		w.n++
+		s.mu.Unlock()
+
+		evs, err := s.read(ctx, stream, after, waitBatch)
+		var done bool
+		if err != nil || len(evs) > 0 {
+			done = true
+		} else {
+			select {
+			case <-w.wake:
+			case <-timer.C:
+				done = true
+			case <-ctx.Done():
+				done, err = true, ctx.Err()
+			}
+		}
+
+		s.mu.Lock()
+		w.n--
+		if w.n == 0 && s.waiters[stream] == w {
+			delete(s.waiters, stream)
+		}
+		closed := s.closed
+		s.mu.Unlock()
+		if closed && !done {
+			return nil, ErrClosed
+		}
+		if done {
+			return evs, err
+		}
+	}
+}
+
+// Exists implements Log.
+func (s *SQLite) Exists(ctx context.Context, stream string) (bool, error) {
+	if err := checkStream(stream); err != nil {
+		return false, err
+	}
+	if err := ctx.Err(); err != nil {
+		return false, err
+	}
+	if s.isClosed() {
+		return false, ErrClosed
+	}
+	var n int64
+	err := s.db.QueryRowContext(ctx, `SELECT entries FROM relay_streams WHERE name = ? AND expire_at > ?`,
+		stream, s.now().UnixMilli()).Scan(&n)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("relay: exists %s: %w", stream, err)
+	}
+	return n > 0, nil
+}
