@@ -204,7 +204,9 @@ func (s *Server) joinStream(c *gin.Context) {
 		s.internalError(c, err, "Reading the event log failed")
 		return
 	}
-	if !exists {
+	// A running turn whose log is still empty (its first event not yet written, or a log that
+	// came back empty after a restart) is followed: its events are on their way.
+	if !exists && t.Status != models.TurnRunning {
 		c.Status(http.StatusNoContent)
 		return
 	}

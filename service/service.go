@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -138,7 +139,7 @@ func Start(ctx context.Context, role Role, cfg Config) (_ *Running, err error) {
 			return nil, fmt.Errorf("Redis at %s does not answer: %w", opt.Addr, err)
 		}
 	}
-	events, creds, err := eventsAndCredentials(db, rdb, sealer)
+	events, creds, err := eventsAndCredentials(db, rdb, sealer, cfg.DataDir)
 	if err != nil {
 		return nil, err
 	}
@@ -231,9 +232,12 @@ func (r *Running) startDevServer(ctx context.Context, cfg Config, log *slog.Logg
 	return nil
 }
 
-// eventsAndCredentials picks Redis when configured (several processes share it) and the
-// in-process log with database-backed credentials otherwise.
-func eventsAndCredentials(db *gorm.DB, rdb *redis.Client, sealer *credentials.Sealer) (relay.Log, credentials.Store, error) {
+// eventsAndCredentials picks Redis when configured (several processes share it), and otherwise
+// database-backed credentials with the event log in its own SQLite file in the data directory:
+// both outlive a killed process, so a restarted `serve` finishes the turn and a client that
+// rejoins replays what it missed. (The in-process relay.Memory would die with the process.) The
+// log has a file of its own so its many small writes do not queue behind the chat tables'.
+func eventsAndCredentials(db *gorm.DB, rdb *redis.Client, sealer *credentials.Sealer, dataDir string) (relay.Log, credentials.Store, error) {
 	if rdb != nil {
 		return relay.NewRedis(rdb, relay.RedisOptions{}), credentials.NewRedisStore(rdb, sealer, "gns3copilot:cred"), nil
 	}
@@ -241,7 +245,14 @@ func eventsAndCredentials(db *gorm.DB, rdb *redis.Client, sealer *credentials.Se
 	if err != nil {
 		return nil, nil, err
 	}
-	return relay.NewMemory(relay.MemoryOptions{}), store, nil
+	if dataDir == "" {
+		return nil, nil, errors.New("--data-dir is required without --redis-url: the event log is kept there")
+	}
+	events, err := relay.OpenSQLite(filepath.Join(dataDir, EventsFileName), relay.SQLiteOptions{})
+	if err != nil {
+		return nil, nil, err
+	}
+	return events, store, nil
 }
 
 // turnLimits builds the per-user limits; the rate limit lives in Redis when the API runs in
@@ -258,6 +269,9 @@ func turnLimits(cfg Config, rdb *redis.Client) api.TurnLimits {
 	}
 	return l
 }
+
+// EventsFileName is the event log's file in the data directory when there is no Redis.
+const EventsFileName = "events.db"
 
 // Stop shuts the API down first (no new turns), then the worker, then Temporal.
 func (r *Running) Stop() error {
