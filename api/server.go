@@ -51,7 +51,10 @@ type Deps struct {
 	// Routes lets other parts of the service (LLM configuration) add their routes.
 	Routes []func(r *gin.Engine, s *Server)
 
-	Heartbeat       time.Duration // SSE heartbeat when nothing else is sent; default 15 s
+	Heartbeat time.Duration // SSE heartbeat when nothing else is sent; default 15 s
+	// WriteTimeout bounds how long a burst of SSE frames may wait for a client that does not
+	// read; the stream is dropped after it. Default 30 s.
+	WriteTimeout    time.Duration
 	MaxMessageBytes int           // longest accepted chat message; default 32 KiB
 	CredentialTTL   time.Duration // how long a turn may act for its user; default 2 h
 	UserCacheTTL    time.Duration // how long a checked token is trusted; default 30 s
@@ -79,6 +82,9 @@ type Server struct {
 func New(d Deps) *Server {
 	if d.Heartbeat <= 0 {
 		d.Heartbeat = 15 * time.Second
+	}
+	if d.WriteTimeout <= 0 {
+		d.WriteTimeout = 30 * time.Second
 	}
 	if d.MaxMessageBytes <= 0 {
 		d.MaxMessageBytes = 32 << 10

@@ -2,9 +2,11 @@ package api
 
 import (
 	"encoding/json"
-	"fmt"
+	"errors"
 	"io"
 	"net/http"
+	"os"
+	"time"
 
 	"github.com/gin-gonic/gin"
 
@@ -13,7 +15,10 @@ import (
 
 // streamTurn relays a turn's events as SSE until its terminal event. Every frame carries the
 // log's id, so Last-Event-ID resumes exactly where the client left. Hanging up only ends this
-// relay; the turn goes on.
+// relay; the turn goes on. Each burst of frames must reach the connection within WriteTimeout:
+// a client that stops reading (a stalled browser, a dead network path) is dropped then instead
+// of holding this goroutine and its buffers forever, and rejoins with Last-Event-ID like any
+// other.
 func (s *Server) streamTurn(c *gin.Context, sessionID, turnID, afterID string) {
 	w := c.Writer
 	h := w.Header()
@@ -21,8 +26,24 @@ func (s *Server) streamTurn(c *gin.Context, sessionID, turnID, afterID string) {
 	h.Set("Cache-Control", "no-cache")
 	h.Set("Connection", "keep-alive")
 	h.Set("X-Accel-Buffering", "no")
+	rc := http.NewResponseController(w)
+	// The connection may serve other requests after this stream: leave it without a deadline.
+	defer func() { _ = rc.SetWriteDeadline(time.Time{}) }()
+	// Frames go into the response's own buffer (no second one per idle client); a write error
+	// sticks in buf and ends the stream at the next send.
+	buf := &frameWriter{w: w}
+	send := func() error {
+		if buf.err != nil {
+			return buf.err
+		}
+		return rc.Flush()
+	}
+	s.armWriteDeadline(rc)
 	w.WriteHeader(http.StatusOK)
-	w.Flush()
+	if err := send(); err != nil {
+		s.dropStream(turnID, err)
+		return
+	}
 
 	ctx := c.Request.Context()
 	heartbeat, _ := json.Marshal(relay.Payload{Type: relay.TypeHeartbeat, SessionID: sessionID})
@@ -32,36 +53,73 @@ func (s *Server) streamTurn(c *gin.Context, sessionID, turnID, afterID string) {
 		if err == nil && len(events) == 0 {
 			events, err = s.deps.Events.Wait(ctx, turnID, last, s.deps.Heartbeat)
 		}
+		s.armWriteDeadline(rc)
 		if err != nil {
 			if ctx.Err() == nil {
 				s.log.Error("reading a turn's events", "turn", turnID, "error", err)
 				msg, _ := json.Marshal(relay.Payload{Type: relay.TypeError, SessionID: sessionID,
 					Error: "The copilot lost its event stream; reload to rejoin the turn."})
-				writeFrame(w, last, relay.TypeError, msg)
-				w.Flush()
+				buf.frame(last, relay.TypeError, msg)
+				_ = send()
 			}
 			return
 		}
 		if len(events) == 0 {
-			writeFrame(w, last, relay.TypeHeartbeat, heartbeat)
-			w.Flush()
-			continue
+			buf.frame(last, relay.TypeHeartbeat, heartbeat)
 		}
+		ended := false
 		for _, ev := range events {
-			writeFrame(w, ev.ID, ev.Type, ev.Data)
+			buf.frame(ev.ID, ev.Type, ev.Data)
 			last = ev.ID
 			if relay.IsTerminal(ev.Type) {
-				w.Flush()
-				return
+				ended = true
+				break
 			}
 		}
-		w.Flush()
+		if err := send(); err != nil {
+			s.dropStream(turnID, err)
+			return
+		}
+		if ended {
+			return
+		}
 	}
 }
 
-func writeFrame(w io.Writer, id, typ string, data []byte) {
-	if id != "" {
-		fmt.Fprintf(w, "id: %s\n", id)
+// armWriteDeadline gives the next burst of frames WriteTimeout to reach the connection.
+func (s *Server) armWriteDeadline(rc *http.ResponseController) {
+	if s.deps.WriteTimeout > 0 {
+		_ = rc.SetWriteDeadline(time.Now().Add(s.deps.WriteTimeout))
 	}
-	fmt.Fprintf(w, "event: %s\ndata: %s\n\n", typ, data)
+}
+
+func (s *Server) dropStream(turnID string, err error) {
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		s.log.Warn("dropped an SSE client that stopped reading", "turn", turnID, "timeout", s.deps.WriteTimeout)
+		return
+	}
+	s.log.Debug("an SSE client went away", "turn", turnID, "error", err)
+}
+
+// frameWriter writes SSE frames and keeps the first write error; nothing is written after it.
+type frameWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (f *frameWriter) frame(id, typ string, data []byte) {
+	if id != "" {
+		f.write("id: " + id + "\n")
+	}
+	f.write("event: " + typ + "\ndata: ")
+	if f.err == nil {
+		_, f.err = f.w.Write(data)
+	}
+	f.write("\n\n")
+}
+
+func (f *frameWriter) write(s string) {
+	if f.err == nil {
+		_, f.err = io.WriteString(f.w, s)
+	}
 }
