@@ -220,6 +220,10 @@ func (a *Activities) stream(ctx context.Context, settings llmconfig.Settings, re
 	type acc struct {
 		id, name string
 		args     strings.Builder
+		// What clients have of the arguments so far (see argsDue).
+		sentLen int
+		sentAt  time.Time
+		sent    bool
 	}
 	calls := map[int]*acc{}
 	var content strings.Builder
@@ -262,8 +266,11 @@ func (a *Activities) stream(ctx context.Context, settings llmconfig.Settings, re
 					c.name = tc.Function.Name
 				}
 				c.args.WriteString(tc.Function.Arguments)
-				a.publish(ctx, turnID, relay.Payload{Type: relay.TypeToolCall, SessionID: sessionID, ToolCall: &relay.ToolCall{
-					ID: c.id, Type: "function", Index: idx, Function: relay.ToolCallFunction{Name: c.name, Arguments: c.args.String()}}})
+				if now := time.Now(); !c.sent || argsDue(c.args.Len(), c.sentLen, now.Sub(c.sentAt)) {
+					c.sent, c.sentLen, c.sentAt = true, c.args.Len(), now
+					a.publish(ctx, turnID, relay.Payload{Type: relay.TypeToolCall, SessionID: sessionID, ToolCall: &relay.ToolCall{
+						ID: c.id, Type: "function", Index: idx, Function: relay.ToolCallFunction{Name: c.name, Arguments: c.args.String()}}})
+				}
 			}
 			if ch.FinishReason != "" {
 				out.finish = string(ch.FinishReason)
@@ -297,6 +304,18 @@ func (a *Activities) stream(ctx context.Context, settings llmconfig.Settings, re
 	}
 	return out, nil
 }
+
+// argsDue decides whether a tool call's accumulated arguments are sent again. The seed's
+// tool_call carries the whole arguments so far, so sending them on every chunk costs the square
+// of their length (a 10 KB configuration in 7-byte chunks would be some 7 MB of events). They go
+// out again when they have doubled, or at most every argsEvery while they grow, which keeps the
+// total linear and the card on the page moving; the complete arguments always follow at the end.
+func argsDue(length, sentLen int, since time.Duration) bool {
+	return length > sentLen && (length >= 2*sentLen || since >= argsEvery)
+}
+
+// argsEvery is how often growing tool-call arguments are sent at most, apart from doubling.
+const argsEvery = 250 * time.Millisecond
 
 func (a *Activities) clientConfig(s llmconfig.Settings) openai.ClientConfig {
 	var cfg openai.ClientConfig

@@ -1,0 +1,62 @@
+package activities
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	openai "github.com/sashabaranov/go-openai"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gns3-copilot/gns3-copilot/internal/testkit/fakeopenai"
+	"github.com/gns3-copilot/gns3-copilot/llmconfig"
+	"github.com/gns3-copilot/gns3-copilot/relay"
+)
+
+// Long tool-call arguments streamed in small chunks are not re-sent whole on every chunk: each
+// tool_call event still carries the arguments so far (the seed's shape), but only when they
+// have doubled, so the bytes sent grow with the length and not with its square.
+func TestToolCallArgumentsAreNotResentOnEveryChunk(t *testing.T) {
+	llm := fakeopenai.New(t)
+	args, _ := json.Marshal(map[string]any{"commands": strings.Repeat("show running-config | section interface\n", 150)})
+	llm.Enqueue(fakeopenai.Calls(fakeopenai.ToolCall{ID: "c1", Name: "execute_multiple_device_commands", Arguments: string(args)}))
+	events := relay.NewMemory(relay.MemoryOptions{})
+	defer events.Close()
+	a := &Activities{Events: events}
+	settings := llmconfig.Settings{BaseURL: llm.URL, Model: "m"}
+	out, err := a.stream(context.Background(), settings, openai.ChatCompletionRequest{Model: "m", Stream: true,
+		Messages: []openai.ChatCompletionMessage{{Role: "user", Content: "hi"}}}, "s", "turn", "msg")
+	require.NoError(t, err)
+	require.Len(t, out.calls, 1)
+	require.Equal(t, string(args), out.calls[0].Arguments)
+
+	evs, err := events.Range(context.Background(), "turn", "", 0)
+	require.NoError(t, err)
+	chunks := len(args)/7 + 1
+	sentBytes, prev := 0, ""
+	for i, ev := range evs {
+		var p relay.Payload
+		require.NoError(t, json.Unmarshal(ev.Data, &p))
+		require.Equal(t, relay.TypeToolCall, p.Type)
+		got := p.ToolCall.Function.Arguments
+		require.True(t, strings.HasPrefix(string(args), got), "event %d carries the arguments so far", i)
+		require.GreaterOrEqual(t, len(got), len(prev), "event %d does not go back", i)
+		require.Equal(t, i == len(evs)-1, p.ToolCall.Function.Complete)
+		sentBytes += len(got)
+		prev = got
+	}
+	require.Equal(t, string(args), prev, "the last event has the whole arguments")
+	// Doubling from 7 bytes: about log2(len/7) events, plus the complete one. The time rule may add
+	// a few on a slow machine; every chunk would be hundreds.
+	require.Less(t, len(evs), 30, "%d tool_call events for %d chunks", len(evs), chunks)
+	require.Less(t, sentBytes, 8*len(args), "sent %d bytes for %d bytes of arguments", sentBytes, len(args))
+}
+
+func TestArgsDue(t *testing.T) {
+	require.False(t, argsDue(10, 10, time.Hour), "nothing new")
+	require.True(t, argsDue(20, 10, 0), "doubled")
+	require.False(t, argsDue(19, 10, argsEvery-time.Millisecond))
+	require.True(t, argsDue(11, 10, argsEvery))
+}
