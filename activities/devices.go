@@ -66,9 +66,15 @@ func (a *Activities) RunDevice(ctx context.Context, in workflows.DeviceInput) er
 	stop := keepAlive(ctx, 2*time.Second)
 	defer stop()
 	runCtx, release := a.abortable(ctx, in.Turn.TurnID)
-	a.deviceRunner(in.Turn).RunDevice(runCtx, in.Job)
+	runner := a.deviceRunner(in.Turn)
+	runner.RunDevice(runCtx, in.Job)
 	if release() {
 		return abortedError()
+	}
+	if runner.unrecorded != nil {
+		// Retried by Temporal: a database that could not write may write again, and the retry
+		// picks up from the records that were written.
+		return runner.unrecorded
 	}
 	return ctx.Err()
 }
@@ -133,7 +139,13 @@ const deviceErrorSeq = -1
 type deviceRunner struct {
 	a   *Activities
 	ref workflows.ToolCallRef
+	// unrecorded is set when a command's "about to send" record could not be written; the
+	// command was then not sent.
+	unrecorded error
 }
+
+// errNotRecorded marks a command left unsent because its record could not be written first.
+var errNotRecorded = errors.New("not sent: it could not be recorded first")
 
 func (a *Activities) deviceRunner(ref workflows.ToolCallRef) *deviceRunner {
 	return &deviceRunner{a: a, ref: ref}
@@ -158,6 +170,15 @@ func (r *deviceRunner) RunDevice(ctx context.Context, job tools.DeviceJob) tools
 		if err := repo.Save(context.WithoutCancel(ctx), c); err != nil {
 			r.a.logger().Error("recording a device command", "device", job.Name, "error", err)
 		}
+	}
+	// A command goes out only once its "about to send" record is written: without it a retry
+	// could not know the command may already be in effect, and the audit would miss it.
+	saveBeforeSend := func(c *models.DeviceCommand) error {
+		if err := repo.Save(context.WithoutCancel(ctx), c); err != nil {
+			r.a.logger().Error("recording a device command before sending it; not sending it", "device", job.Name, "error", err)
+			return fmt.Errorf("%q on %s %w: %v", c.Command, job.Name, errNotRecorded, err)
+		}
+		return nil
 	}
 	existing, err := repo.Commands(ctx, r.ref.TurnID, r.ref.CallID, job.NodeID)
 	if err != nil {
@@ -214,7 +235,9 @@ func (r *deviceRunner) RunDevice(ctx context.Context, job tools.DeviceJob) tools
 				c := r.record(job, i, job.Commands[i], models.CommandSent)
 				now := time.Now().UTC()
 				c.SentAt = &now
-				save(c)
+				if err := saveBeforeSend(c); err != nil {
+					return err
+				}
 				res, err := s.Run(ctx, job.Commands[i])
 				finishRecord(c, res, err)
 				save(c)
@@ -229,7 +252,9 @@ func (r *deviceRunner) RunDevice(ctx context.Context, job tools.DeviceJob) tools
 		for k, i := range pending {
 			lines[k] = job.Commands[i]
 			recs[k] = r.record(job, i, job.Commands[i], models.CommandQueued)
-			save(recs[k])
+			if err := saveBeforeSend(recs[k]); err != nil {
+				return err
+			}
 		}
 		next := 0
 		_, err := s.ConfigureWith(ctx, lines, devices.ConfigureOptions{OnResult: func(res devices.CommandResult) {
@@ -247,6 +272,11 @@ func (r *deviceRunner) RunDevice(ctx context.Context, job tools.DeviceJob) tools
 		}
 		return err
 	})
+	if errors.Is(err, errNotRecorded) {
+		r.unrecorded = err
+		r.progress(ctx, job, "failed", err.Error())
+		return tools.DeviceOutcome{NodeID: job.NodeID, Name: job.Name, Err: "the command " + err.Error()}
+	}
 	if err != nil {
 		if ctx.Err() != nil {
 			return r.outcome(context.WithoutCancel(ctx), job)

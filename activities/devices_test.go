@@ -124,3 +124,32 @@ func TestABusyDeviceIsReportedNotRetriedForever(t *testing.T) {
 	require.Contains(t, out.Err, "busy")
 	require.Empty(t, out.Results)
 }
+
+// A command whose "about to send" record cannot be written is not sent: the database refuses
+// every new record (a trigger, as a full disk or a lost connection would), the device gets no
+// line, and the activity fails so that Temporal retries it.
+func TestACommandThatCannotBeRecordedIsNotSent(t *testing.T) {
+	a, ios, job, ref := deviceFixture(t)
+	require.NoError(t, a.DeviceRecords.DB.Exec(`CREATE TRIGGER refuse_records BEFORE INSERT ON device_commands
+		BEGIN SELECT RAISE(FAIL, 'database or disk is full'); END`).Error)
+
+	out := a.deviceRunner(ref).RunDevice(context.Background(), job)
+	require.Contains(t, out.Err, "not sent")
+	require.Empty(t, sentConfigLines(ios, job), "no configuration line reached the device")
+
+	err := a.RunDevice(context.Background(), workflows.DeviceInput{Turn: ref, Job: job})
+	require.ErrorContains(t, err, "could not be recorded first")
+	require.Empty(t, sentConfigLines(ios, job))
+
+	// Show commands too.
+	job.Config, job.Commands, ref.ToolName = false, []string{"show ip interface brief"}, tools.ShowCommandsTool
+	out = a.deviceRunner(ref).RunDevice(context.Background(), job)
+	require.Contains(t, out.Err, "not sent")
+	require.NotContains(t, ios.Lines(), "show ip interface brief")
+
+	// Once the database writes again, the retry sends and records everything.
+	require.NoError(t, a.DeviceRecords.DB.Exec(`DROP TRIGGER refuse_records`).Error)
+	out = a.deviceRunner(ref).RunDevice(context.Background(), job)
+	require.Empty(t, out.Err)
+	require.Contains(t, ios.Lines(), "show ip interface brief")
+}
