@@ -7,6 +7,8 @@ package activities
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"sync/atomic"
@@ -15,6 +17,7 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/gns3-copilot/gns3-copilot/credentials"
 	"github.com/gns3-copilot/gns3-copilot/gns3"
 	"github.com/gns3-copilot/gns3-copilot/llmconfig"
 	"github.com/gns3-copilot/gns3-copilot/models"
@@ -126,6 +129,33 @@ func (a *Activities) abortable(ctx context.Context, turnID string) (context.Cont
 		}
 	}()
 	return ctx, func() bool { cancel(); return aborted.Load() }
+}
+
+// credentialsError decides whether a failed credential read is final. Only a credential that
+// is gone (expired, deleted) or sealed under another key is: asking again cannot bring it
+// back. A store that failed to answer (a database or Redis error) may answer on the next
+// attempt, so that error is left retryable.
+func credentialsError(err error) error {
+	switch {
+	case errors.Is(err, credentials.ErrNotFound):
+		return temporal.NewNonRetryableApplicationError(
+			"The turn's GNS3 credentials have expired; send the message again.", workflows.ErrTypeNoCredentials, err)
+	case errors.Is(err, credentials.ErrWrongKey), errors.Is(err, credentials.ErrCorrupt):
+		return temporal.NewNonRetryableApplicationError(
+			"The turn's GNS3 credentials cannot be decrypted (was the server's secret key changed?); send the message again.",
+			workflows.ErrTypeNoCredentials, err)
+	}
+	return fmt.Errorf("reading the turn's GNS3 credentials: %w", err)
+}
+
+// llmSettingsError decides whether a failed LLM configuration load is final: a configuration
+// that is missing or unusable is; a database that failed to answer is retried.
+func llmSettingsError(err error) error {
+	var bad *llmconfig.BadConfigError
+	if errors.Is(err, llmconfig.ErrNotConfigured) || errors.As(err, &bad) {
+		return temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeLLMConfig, nil)
+	}
+	return fmt.Errorf("loading the LLM configuration: %w", err)
 }
 
 // abortedError tells the workflow the activity stopped because the user aborted the turn.

@@ -44,8 +44,7 @@ func (a *Activities) RunTool(ctx context.Context, in workflows.ToolInput) (workf
 func (a *Activities) startTool(ctx context.Context, in workflows.ToolInput) (tools.Env, tools.Mode, error) {
 	token, err := a.Credentials.Get(ctx, in.Turn.TurnID)
 	if err != nil {
-		return tools.Env{}, "", temporal.NewNonRetryableApplicationError(
-			"The turn's GNS3 credentials have expired; send the message again.", workflows.ErrTypeNoCredentials, err)
+		return tools.Env{}, "", credentialsError(err)
 	}
 	mode, err := tools.ParseMode(in.Turn.Mode)
 	if err != nil {

@@ -40,7 +40,7 @@ func (a *Activities) LLMCall(ctx context.Context, in workflows.LLMInput) (workfl
 	}
 	settings, err := a.LLM.Load(ctx, turn.LLMConfigID)
 	if err != nil {
-		return workflows.LLMResult{}, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeLLMConfig, nil)
+		return workflows.LLMResult{}, llmSettingsError(err)
 	}
 	if turn.Temperature != nil {
 		t := *turn.Temperature
