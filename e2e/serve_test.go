@@ -1,0 +1,237 @@
+package e2e
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/gns3-copilot/gns3-copilot/internal/testkit/e2eenv"
+	"github.com/gns3-copilot/gns3-copilot/internal/testkit/fakegns3"
+	"github.com/gns3-copilot/gns3-copilot/internal/testkit/fakeopenai"
+)
+
+// serveProc is the real `gns3-copilot serve` binary running as a child process on its
+// embedded defaults (SQLite, the SQLite event log, its own Temporal dev server), as a new user
+// runs it. Tests that kill it or measure its CPU need it out of the test's own process.
+type serveProc struct {
+	cmd  *exec.Cmd
+	url  string
+	log  string
+	done chan struct{} // closed when the process has exited
+}
+
+// fakesEnv starts the fake GNS3 (with opts) and the fake model, and returns an Env whose URL
+// is filled in once a serve process runs.
+func fakesEnv(t testing.TB, opts ...fakegns3.Option) *e2eenv.Env {
+	g := fakegns3.New(t, opts...)
+	g.AddUser(e2eenv.Username, e2eenv.UserToken, false)
+	pid := g.AddProject("lab1", fakegns3.Members(e2eenv.Username))
+	llm := fakeopenai.New(t)
+	llm.RequireAPIKey(e2eenv.LLMKey)
+	return &e2eenv.Env{T: t, GNS3: g, LLM: llm, ProjectID: pid}
+}
+
+// startServe runs serve on dataDir against env's fakes and sets env.URL. It is stopped (by its
+// PID) when the test ends, unless the test killed it first.
+func startServe(t testing.TB, bin, dataDir string, env *e2eenv.Env, extra ...string) *serveProc {
+	t.Helper()
+	cli := e2eenv.RequireTemporalCLI(t)
+	logPath := filepath.Join(dataDir, "serve.log")
+	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	require.NoError(t, err)
+	args := append([]string{"serve", "--listen", "127.0.0.1:0", "--data-dir", dataDir, "--temporal-cli", cli,
+		"--temporal-ui-port", "-1", "--gns3-url", env.GNS3.URL, "--llm-base-url", env.LLM.URL,
+		"--llm-model", "gpt-4o-mini", "--log-level", "warn"}, extra...)
+	cmd := exec.Command(bin, args...)
+	cmd.Env = append(os.Environ(), "GNS3_COPILOT_LLM_API_KEY="+e2eenv.LLMKey)
+	cmd.Stderr = logf
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	p := &serveProc{cmd: cmd, log: logPath, done: make(chan struct{})}
+	addr := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			line := sc.Text()
+			if _, rest, ok := strings.Cut(line, "API and chat page on http://"); ok {
+				select {
+				case addr <- strings.TrimSuffix(rest, "/"):
+				default:
+				}
+			}
+		}
+	}()
+	go func() { _ = cmd.Wait(); logf.Close(); close(p.done) }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-p.done:
+		case <-time.After(20 * time.Second):
+			_ = cmd.Process.Kill()
+			<-p.done
+		}
+		if t.Failed() {
+			b, _ := os.ReadFile(logPath)
+			t.Logf("serve log:\n%s", b)
+		}
+	})
+	select {
+	case a := <-addr:
+		p.url = "http://" + a
+	case <-p.done:
+		b, _ := os.ReadFile(logPath)
+		t.Fatalf("serve exited before listening:\n%s", b)
+	case <-time.After(90 * time.Second):
+		t.Fatal("serve did not start listening within 90s")
+	}
+	env.URL = p.url
+	return p
+}
+
+// kill sends SIGKILL and waits until the process and its Temporal child are gone, so the
+// next serve on the same data directory meets no leftover.
+func (p *serveProc) kill(t testing.TB) {
+	t.Helper()
+	children := childPIDs(p.cmd.Process.Pid)
+	require.NoError(t, p.cmd.Process.Signal(syscall.SIGKILL))
+	select {
+	case <-p.done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("serve did not die")
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for _, c := range children {
+		for processAlive(c) {
+			if time.Now().After(deadline) {
+				t.Fatalf("serve's child %d outlived it by 30s", c)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+}
+
+// childPIDs lists the direct children of pid, read from /proc.
+func childPIDs(pid int) []int {
+	entries, _ := os.ReadDir("/proc")
+	var out []int
+	for _, e := range entries {
+		n, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if st, ok := procStat(n); ok && st.ppid == pid {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+func processAlive(pid int) bool {
+	st, ok := procStat(pid)
+	return ok && st.state != "Z"
+}
+
+type procStatus struct {
+	state      string
+	ppid       int
+	cpuSeconds float64
+}
+
+// clockTicks is USER_HZ, which Linux fixes at 100 for /proc on every architecture Go supports.
+const clockTicks = 100
+
+// procStat reads /proc/<pid>/stat: state, parent and CPU time (user + system).
+func procStat(pid int) (procStatus, bool) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return procStatus{}, false
+	}
+	// The command name may hold spaces and parentheses; the fields start after the last ')'.
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return procStatus{}, false
+	}
+	f := strings.Fields(s[i+1:])
+	if len(f) < 13 {
+		return procStatus{}, false
+	}
+	ppid, _ := strconv.Atoi(f[1])
+	utime, _ := strconv.ParseFloat(f[11], 64)
+	stime, _ := strconv.ParseFloat(f[12], 64)
+	return procStatus{state: f[0], ppid: ppid, cpuSeconds: (utime + stime) / clockTicks}, true
+}
+
+// `serve` killed with SIGKILL in the middle of a turn, on its embedded defaults: started again
+// on the same data directory, it finishes the turn, and a client that rejoins with
+// Last-Event-ID gets what it missed from the durable event log and follows the turn to done.
+func TestKilledServeRejoinReplaysAndFollowsToDone(t *testing.T) {
+	bin := buildBinary(t)
+	dataDir := t.TempDir()
+	env := fakesEnv(t)
+	env.LLM.SetHandler(titleReplies("Crash test"))
+	env.LLM.Enqueue(
+		fakeopenai.Reply{Content: []string{"Working ", "on ", "it ", "slowly"}, Hang: true, HangAfter: 2},
+		fakeopenai.Reply{Content: fakeopenai.Words("Recovered answer after the crash.")},
+	)
+	first := startServe(t, bin, dataDir, env)
+
+	s := env.OpenStream(http.MethodPost, env.ChatPath("/stream"), map[string]any{"message": "survive this"}, "")
+	var seen []e2eenv.Frame
+	for {
+		f, err := s.Next()
+		require.NoError(t, err)
+		if f.Event == "heartbeat" {
+			continue
+		}
+		seen = append(seen, f)
+		if f.Event == "content" && f.Data["content"] == "on " {
+			break
+		}
+	}
+	sessionID, _ := startedIDs(t, seen)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	require.NoError(t, env.LLM.WaitHanging(ctx, 1))
+	s.Close()
+
+	first.kill(t)
+	startServe(t, bin, dataDir, env)
+
+	// From the frame after turn_started: everything the first process logged must come back.
+	rejoin := env.OpenStream(http.MethodGet, env.ChatPath("/sessions/"+sessionID+"/stream"), nil, seen[0].ID)
+	require.Equal(t, http.StatusOK, rejoin.Status)
+	go func() { <-ctx.Done(); rejoin.Close() }() // a stuck turn fails the test instead of hanging it
+	rest := rejoin.UntilDone(t, true)
+	require.GreaterOrEqual(t, len(rest), len(seen)-1)
+	for i, f := range seen[1:] {
+		require.Equal(t, f.ID, rest[i].ID, "replayed frame %d", i)
+		require.Equal(t, f.Raw, rest[i].Raw, "replayed frame %d", i)
+	}
+	types := e2eenv.Types(rest)
+	require.Contains(t, types, "retry", "the client is told to drop the partial text: %v", types)
+	var after strings.Builder
+	for _, f := range rest {
+		switch f.Event {
+		case "retry":
+			after.Reset()
+		case "content":
+			after.WriteString(f.Data["content"].(string))
+		}
+	}
+	require.Equal(t, "Recovered answer after the crash.", after.String())
+	done := rest[len(rest)-1]
+	require.Equal(t, "completed", done.Data["status"], fmt.Sprint(done.Data))
+}
