@@ -93,11 +93,21 @@ func (s *Server) postStream(c *gin.Context) {
 		mode = "teaching_assistant"
 	}
 
-	sess, turn, created, err := s.deps.Repo.StartTurn(ctx, models.StartTurnParams{
+	params := models.StartTurnParams{
 		SessionID: sessionID, UserID: u.ID, ProjectID: project.ProjectID, Message: *req.Message,
 		Mode: mode, LLMConfigID: llm.ConfigID, Temperature: req.Temperature,
 		InitialTitle: initialTitle(*req.Message), WorkflowID: workflows.WorkflowID, MaxRunningPerUser: maxRunning,
-	})
+	}
+	sess, turn, created, err := s.deps.Repo.StartTurn(ctx, params)
+	if errors.Is(err, models.ErrTurnRunning) && sessionID != "" {
+		// The running turn may be one whose workflow is long gone: then it is closed and this
+		// message goes on.
+		if closed, cerr := s.closeStaleTurnOf(ctx, sessionID); cerr != nil {
+			s.log.Warn("checking whether the running turn is stale", "session", sessionID, "error", cerr)
+		} else if closed {
+			sess, turn, created, err = s.deps.Repo.StartTurn(ctx, params)
+		}
+	}
 	var limit *models.TurnLimitError
 	switch {
 	case errors.As(err, &limit):
@@ -168,6 +178,12 @@ func (s *Server) abortTurn(c *gin.Context) {
 		s.internalError(c, err, "Loading the session's turn failed")
 		return
 	}
+	if closed, err := s.closeIfStale(c.Request.Context(), t); err != nil {
+		s.log.Warn("checking whether the running turn is stale", "turn", t.ID, "error", err)
+	} else if closed {
+		c.JSON(http.StatusAccepted, gin.H{"status": "closed", "session_id": sess.ThreadID, "turn_id": t.ID, "message": staleMessage})
+		return
+	}
 	if err := s.deps.Turns.CancelTurn(c.Request.Context(), t.WorkflowID); err != nil {
 		s.internalError(c, err, "Cancelling the turn failed")
 		return
@@ -209,6 +225,13 @@ func (s *Server) joinStream(c *gin.Context) {
 	if !exists && t.Status != models.TurnRunning {
 		c.Status(http.StatusNoContent)
 		return
+	}
+	if !exists {
+		// Nothing will ever be written for a turn whose workflow is gone: close it, which
+		// writes its end, instead of waiting forever.
+		if _, err := s.closeIfStale(ctx, t); err != nil {
+			s.log.Warn("checking whether the running turn is stale", "turn", t.ID, "error", err)
+		}
 	}
 	last := c.GetHeader("Last-Event-ID")
 	if last == "" {

@@ -23,6 +23,8 @@ import (
 type TurnRunner interface {
 	StartTurn(ctx context.Context, workflowID string, in workflows.ChatTurnInput) error
 	CancelTurn(ctx context.Context, workflowID string) error
+	// TurnEnded reports whether the workflow has ended, and whether it ever started.
+	TurnEnded(ctx context.Context, workflowID string) (ended, started bool, err error)
 }
 
 // CredentialStore keeps a turn's GNS3 token worker-side for as long as the turn may run.

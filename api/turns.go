@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 
@@ -40,4 +41,17 @@ func (t TemporalTurns) CancelTurn(ctx context.Context, workflowID string) error 
 		return nil
 	}
 	return err
+}
+
+// TurnEnded reports whether the workflow has closed, and whether it exists at all.
+func (t TemporalTurns) TurnEnded(ctx context.Context, workflowID string) (ended, started bool, err error) {
+	d, err := t.Client.DescribeWorkflowExecution(ctx, workflowID, "")
+	var nf *serviceerror.NotFound
+	if errors.As(err, &nf) {
+		return true, false, nil
+	}
+	if err != nil {
+		return false, false, err
+	}
+	return d.GetWorkflowExecutionInfo().GetStatus() != enums.WORKFLOW_EXECUTION_STATUS_RUNNING, true, nil
 }

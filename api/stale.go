@@ -1,0 +1,59 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/gns3-copilot/gns3-copilot/models"
+	"github.com/gns3-copilot/gns3-copilot/relay"
+)
+
+// staleGrace is how old a running turn must be before a workflow that never started counts as gone:
+// the API creates the turn's row a moment before it starts the workflow, and a turn being
+// started must not be mistaken for one whose API died.
+const staleGrace = 30 * time.Second
+
+// staleMessage is what the user reads about a turn that was closed this way.
+const staleMessage = "The copilot stopped answering this message without finishing it (the service was interrupted); it was closed so that you can go on. Send the message again if you still need an answer."
+
+// closeIfStale closes t as failed when its row says running but its workflow has ended or never
+// started (a finalize that gave up, or an API that died between creating the turn and starting
+// its workflow), so that the session never answers 409 forever. It reports whether t was
+// closed (by this call or meanwhile by its own finalizer).
+func (s *Server) closeIfStale(ctx context.Context, t *models.ChatTurn) (bool, error) {
+	if t.Status != models.TurnRunning {
+		return true, nil
+	}
+	ended, started, err := s.deps.Turns.TurnEnded(ctx, t.WorkflowID)
+	if err != nil || !ended || (!started && time.Since(t.CreatedAt) < staleGrace) {
+		return false, err
+	}
+	applied, err := s.deps.Repo.FinalizeTurn(ctx, models.FinalizeParams{TurnID: t.ID, Status: models.TurnFailed, Error: staleMessage})
+	if err != nil {
+		return false, err
+	}
+	s.log.Warn("closed a turn whose workflow had ended while its row said running", "turn", t.ID, "workflow", t.WorkflowID, "applied", applied)
+	// Anyone following the turn's stream learns it ended.
+	if applied {
+		msg, _ := json.Marshal(relay.Payload{Type: relay.TypeError, SessionID: t.SessionID, Error: staleMessage})
+		if _, err := s.deps.Events.Append(ctx, t.ID, relay.TypeError, msg); err != nil {
+			s.log.Warn("announcing a closed turn", "turn", t.ID, "error", err)
+		}
+	}
+	done, _ := json.Marshal(relay.Payload{Type: relay.TypeDone, SessionID: t.SessionID, TurnID: t.ID,
+		Status: models.TurnFailed, Error: staleMessage})
+	if _, _, err := s.deps.Events.AppendTerminal(ctx, t.ID, relay.TypeDone, done, time.Hour); err != nil {
+		s.log.Warn("ending a closed turn's stream", "turn", t.ID, "error", err)
+	}
+	return true, nil
+}
+
+// closeStaleTurnOf closes the session's latest turn if it is stale (see closeIfStale).
+func (s *Server) closeStaleTurnOf(ctx context.Context, sessionID string) (bool, error) {
+	t, err := s.deps.Repo.LatestTurn(ctx, sessionID)
+	if err != nil {
+		return false, err
+	}
+	return s.closeIfStale(ctx, t)
+}
