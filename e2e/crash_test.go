@@ -28,7 +28,7 @@ func testRedisURL(t *testing.T) string {
 }
 
 // buildBinary builds the real gns3-copilot command once per test.
-func buildBinary(t *testing.T) string {
+func buildBinary(t testing.TB) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "gns3-copilot")
 	out, err := exec.Command("go", "build", "-o", bin, "github.com/gns3-copilot/gns3-copilot/cmd/gns3-copilot").CombinedOutput()

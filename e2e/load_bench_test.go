@@ -1,0 +1,185 @@
+package e2e
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gns3-copilot/gns3-copilot/internal/testkit/e2eenv"
+	"github.com/gns3-copilot/gns3-copilot/internal/testkit/fakegns3"
+	"github.com/gns3-copilot/gns3-copilot/internal/testkit/fakeopenai"
+)
+
+// BenchmarkConcurrentTurns is the load command: a class pressing Enter at the same moment. It
+// builds the real binary and runs `serve` on its embedded defaults (SQLite, the SQLite event
+// log, its own Temporal dev server) in a child process, against the fake GNS3 with 8 ms of
+// latency per request and a model that streams at once; N students (LOAD_TURNS, default 100),
+// each with their own GNS3 account and client, send a message at the same moment and read
+// their stream to `done`. It prints time to first token and whole-turn latency (p50/p99), the
+// throughput, and the CPU seconds of each process, read from /proc/<pid>/stat; a single
+// turn's time to first token is measured before the burst.
+//
+//	make bench   (or: LOAD_TURNS=100 go test -run '^$' -bench ConcurrentTurns -benchtime 1x ./e2e)
+func BenchmarkConcurrentTurns(b *testing.B) {
+	n := 100
+	if v, err := strconv.Atoi(os.Getenv("LOAD_TURNS")); err == nil && v > 0 {
+		n = v
+	}
+	bin := buildBinary(b)
+	env := fakesEnv(b, fakegns3.WithLatency(8*time.Millisecond))
+	tokens := make([]string, n)
+	members := make([]string, n)
+	for i := range n {
+		members[i] = fmt.Sprintf("student%03d", i)
+		tokens[i] = fmt.Sprintf("token-of-student%03d", i)
+		env.GNS3.AddUser(members[i], tokens[i], false)
+	}
+	project := env.GNS3.AddProject("class-lab", fakegns3.Members(members...))
+	env.ProjectID = project
+	env.LLM.SetHandler(func(req fakeopenai.Request) (fakeopenai.Reply, bool) {
+		if !req.Stream {
+			return fakeopenai.Text("Lab question"), true
+		}
+		return fakeopenai.Text("Your lab has no nodes yet; add two VPCS and link them to start."), true
+	})
+	proc := startServe(b, bin, b.TempDir(), env)
+	pids := map[string]int{"copilot (serve)": proc.cmd.Process.Pid}
+	for _, c := range childPIDs(proc.cmd.Process.Pid) {
+		pids["temporal dev server"] = c
+	}
+	pids["fakes + clients (this test)"] = os.Getpid()
+
+	for b.Loop() {
+		// One turn alone first: the burst must not be bought with a slower single turn.
+		var single []time.Duration
+		for range 5 {
+			r := oneTurn(env, tokens[0], project)
+			if r.err != nil {
+				b.Fatalf("single turn: %v", r.err)
+			}
+			single = append(single, r.firstToken)
+		}
+
+		cpuBefore := cpuOf(pids)
+		start := make(chan struct{})
+		results := make([]turnResult, n)
+		var wg sync.WaitGroup
+		for i := range n {
+			wg.Go(func() {
+				<-start
+				results[i] = oneTurn(env, tokens[i], project)
+			})
+		}
+		t0 := time.Now()
+		close(start)
+		wg.Wait()
+		wall := time.Since(t0)
+		cpuAfter := cpuOf(pids)
+
+		var first, whole []time.Duration
+		for i, r := range results {
+			if r.err != nil {
+				b.Fatalf("turn %d of %d: %v", i, n, r.err)
+			}
+			first = append(first, r.firstToken)
+			whole = append(whole, r.whole)
+		}
+		rate := float64(n) / wall.Seconds()
+		b.ReportMetric(ms(percentile(single, 50)), "single-ttft-ms")
+		b.ReportMetric(ms(percentile(first, 50)), "ttft-p50-ms")
+		b.ReportMetric(ms(percentile(first, 99)), "ttft-p99-ms")
+		b.ReportMetric(ms(percentile(whole, 50)), "turn-p50-ms")
+		b.ReportMetric(ms(percentile(whole, 99)), "turn-p99-ms")
+		b.ReportMetric(rate, "turns/s")
+		var out strings.Builder
+		fmt.Fprintf(&out, "\n%d concurrent turns, all finished in %.2f s (%.1f turns/s)\n", n, wall.Seconds(), rate)
+		fmt.Fprintf(&out, "single turn, time to first token (median of 5): %.0f ms\n", ms(percentile(single, 50)))
+		fmt.Fprintf(&out, "time to first token  p50 %7.0f ms   p99 %7.0f ms\n", ms(percentile(first, 50)), ms(percentile(first, 99)))
+		fmt.Fprintf(&out, "whole turn           p50 %7.0f ms   p99 %7.0f ms\n", ms(percentile(whole, 50)), ms(percentile(whole, 99)))
+		names := make([]string, 0, len(pids))
+		for name := range pids {
+			names = append(names, name)
+		}
+		slices.Sort(names)
+		for _, name := range names {
+			fmt.Fprintf(&out, "CPU during the burst  %-28s %6.2f s\n", name, cpuAfter[name]-cpuBefore[name])
+		}
+		fmt.Print(out.String())
+	}
+}
+
+type turnResult struct {
+	firstToken, whole time.Duration
+	err               error
+}
+
+// oneTurn sends a message as the student with token and reads the stream to done.
+func oneTurn(env *e2eenv.Env, token, project string) turnResult {
+	body, _ := json.Marshal(map[string]any{"message": "What is in my lab?"})
+	req, _ := http.NewRequest(http.MethodPost, env.URL+"/v3/projects/"+project+"/chat/stream", bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+token)
+	t0 := time.Now()
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return turnResult{err: err}
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return turnResult{err: fmt.Errorf("HTTP %d", resp.StatusCode)}
+	}
+	var r turnResult
+	rd := bufio.NewReader(resp.Body)
+	event := ""
+	for {
+		line, err := rd.ReadString('\n')
+		if err != nil {
+			return turnResult{err: fmt.Errorf("stream ended before done: %w", err)}
+		}
+		switch {
+		case strings.HasPrefix(line, "event: "):
+			event = strings.TrimSpace(line[len("event: "):])
+			if event == "content" && r.firstToken == 0 {
+				r.firstToken = time.Since(t0)
+			}
+		case strings.HasPrefix(line, "data: ") && event == "done":
+			r.whole = time.Since(t0)
+			var d struct{ Status string }
+			if err := json.Unmarshal([]byte(line[len("data: "):]), &d); err != nil || d.Status != "completed" {
+				return turnResult{err: fmt.Errorf("turn ended %q: %s", d.Status, line)}
+			}
+			if r.firstToken == 0 {
+				return turnResult{err: fmt.Errorf("turn completed without any content")}
+			}
+			return r
+		}
+	}
+}
+
+func cpuOf(pids map[string]int) map[string]float64 {
+	out := map[string]float64{}
+	for name, pid := range pids {
+		if st, ok := procStat(pid); ok {
+			out[name] = st.cpuSeconds
+		}
+	}
+	return out
+}
+
+func percentile(ds []time.Duration, p int) time.Duration {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	i := (len(s)*p+99)/100 - 1
+	return s[max(0, min(i, len(s)-1))]
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
