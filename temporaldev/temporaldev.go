@@ -55,6 +55,12 @@ var pollRPSSettings = []string{
 	"system.enableActivityEagerExecution=true",
 }
 
+// sqlitePragmas put the dev server's database in WAL mode without an fsync per commit: its
+// default rollback journal with full sync made every workflow start and task a few fsyncs in
+// one queue, so a burst of turns waited for each other's writes. A killed process loses no
+// commit in WAL mode; only a power cut may lose the last ones.
+var sqlitePragmas = []string{"journal_mode=wal", "synchronous=normal"}
+
 const (
 	defaultStartTimeout = 60 * time.Second
 	stopGrace           = 10 * time.Second
@@ -256,6 +262,9 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	}
 	for _, kv := range pollRPSSettings {
 		args = append(args, "--dynamic-config-value", kv)
+	}
+	for _, p := range sqlitePragmas {
+		args = append(args, "--sqlite-pragma", p)
 	}
 	args = append(args, opts.ExtraArgs...)
 
