@@ -48,12 +48,37 @@ func (s *Server) streamTurn(c *gin.Context, sessionID, turnID, afterID string) {
 	ctx := c.Request.Context()
 	heartbeat, _ := json.Marshal(relay.Payload{Type: relay.TypeHeartbeat, SessionID: sessionID})
 	last := afterID
+	var failingSince time.Time
 	for {
 		events, err := s.deps.Events.Range(ctx, turnID, last, 256)
 		if err == nil && len(events) == 0 {
 			events, err = s.deps.Events.Wait(ctx, turnID, last, s.deps.Heartbeat)
 		}
 		s.armWriteDeadline(rc)
+		if err != nil && ctx.Err() == nil && !errors.Is(err, relay.ErrInvalidID) {
+			// The log may come back (Redis restarting): keep the client, with heartbeats, and
+			// go on from the same id, for a while.
+			if failingSince.IsZero() {
+				failingSince = time.Now()
+				s.log.Warn("the event log does not answer; the stream waits for it", "turn", turnID, "error", err)
+			}
+			if time.Since(failingSince) < logOutageLimit {
+				buf.frame(last, relay.TypeHeartbeat, heartbeat)
+				if err := send(); err != nil {
+					s.dropStream(turnID, err)
+					return
+				}
+				select {
+				case <-ctx.Done():
+					return
+				case <-time.After(logRetryEvery):
+				}
+				continue
+			}
+		}
+		if err == nil {
+			failingSince = time.Time{}
+		}
 		if err != nil {
 			if ctx.Err() == nil {
 				s.log.Error("reading a turn's events", "turn", turnID, "error", err)
@@ -85,6 +110,13 @@ func (s *Server) streamTurn(c *gin.Context, sessionID, turnID, afterID string) {
 		}
 	}
 }
+
+// How long a stream waits for an event log that stopped answering before it gives up with an
+// error frame, and how often it asks again meanwhile.
+const (
+	logOutageLimit = 30 * time.Second
+	logRetryEvery  = 500 * time.Millisecond
+)
 
 // armWriteDeadline gives the next burst of frames WriteTimeout to reach the connection.
 func (s *Server) armWriteDeadline(rc *http.ResponseController) {

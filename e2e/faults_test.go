@@ -3,10 +3,17 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"net"
 	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
 	"github.com/gns3-copilot/gns3-copilot/internal/testkit/e2eenv"
@@ -99,4 +106,118 @@ func TestStaleRunningTurnIsClosedByTheNextMessageOrAbort(t *testing.T) {
 	closed, err = repo.Turn(context.Background(), hangTurn)
 	require.NoError(t, err)
 	require.Equal(t, models.TurnFailed, closed.Status)
+}
+
+// privateRedis is a redis-server of the test's own, on a free port, persisting to its own
+// directory, so the test can stop and start it (by PID) without touching anyone else's Redis.
+type privateRedis struct {
+	t    *testing.T
+	bin  string
+	dir  string
+	port int
+	cmd  *exec.Cmd
+	done chan struct{}
+}
+
+func startPrivateRedis(t *testing.T) *privateRedis {
+	t.Helper()
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("redis-server is required in CI: %v", err)
+		}
+		t.Skipf("skipping: redis-server is not installed: %v", err)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	r := &privateRedis{t: t, bin: bin, dir: t.TempDir(), port: port}
+	r.start()
+	t.Cleanup(r.stop)
+	return r
+}
+
+func (r *privateRedis) url() string { return fmt.Sprintf("redis://127.0.0.1:%d/0", r.port) }
+
+// start runs redis-server (again) on the same port and directory and waits until it answers.
+func (r *privateRedis) start() {
+	r.t.Helper()
+	// appendfsync always: what was acknowledged before a stop is there after the start, as on
+	// a production Redis with persistence.
+	r.cmd = exec.Command(r.bin, "--port", fmt.Sprint(r.port), "--bind", "127.0.0.1", "--dir", r.dir,
+		"--save", "", "--appendonly", "yes", "--appendfsync", "always", "--logfile", filepath.Join(r.dir, "redis.log"))
+	require.NoError(r.t, r.cmd.Start())
+	r.done = make(chan struct{})
+	cmd, done := r.cmd, r.done
+	go func() { _ = cmd.Wait(); close(done) }()
+	client := redis.NewClient(&redis.Options{Addr: fmt.Sprintf("127.0.0.1:%d", r.port), MaxRetries: -1})
+	defer client.Close()
+	deadline := time.Now().Add(15 * time.Second)
+	for client.Ping(context.Background()).Err() != nil {
+		if time.Now().After(deadline) {
+			r.t.Fatalf("private redis-server on port %d did not answer", r.port)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// stop ends this redis-server by its PID and waits until it is gone.
+func (r *privateRedis) stop() {
+	if r.cmd == nil {
+		return
+	}
+	_ = r.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-r.done:
+	case <-time.After(15 * time.Second):
+		_ = r.cmd.Process.Kill()
+		<-r.done
+	}
+	r.cmd = nil
+}
+
+// Redis stopped in the middle of a turn and started again: the turn finishes, the client's
+// stream waits for Redis and ends with done, nothing hangs, and the session is not left
+// running.
+func TestRedisStoppedMidTurnAndStartedAgain(t *testing.T) {
+	rds := startPrivateRedis(t)
+	env := e2eenv.Start(t, e2eenv.Options{RedisURL: rds.url(), Heartbeat: time.Second})
+	env.LLM.SetHandler(titleReplies("Redis outage"))
+	answer := "one two three four five six seven eight nine ten eleven twelve"
+	env.LLM.Enqueue(fakeopenai.Reply{Content: fakeopenai.Words(answer), ChunkDelay: 100 * time.Millisecond})
+
+	s := env.OpenStream(http.MethodPost, env.ChatPath("/stream"), map[string]any{"message": "count slowly"}, "")
+	var frames []e2eenv.Frame
+	for {
+		f, err := s.Next()
+		require.NoError(t, err)
+		frames = append(frames, f)
+		if f.Event == "content" {
+			break
+		}
+	}
+	sessionID, turnID := startedIDs(t, frames)
+
+	rds.stop()
+	// The model finishes its answer while Redis is away; the turn then needs Redis to end.
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	_, err := env.LLM.Await(ctx, func(st fakeopenai.Stats) bool { return st.Completed >= 1 })
+	require.NoError(t, err)
+	rds.start()
+
+	go func() { <-ctx.Done(); s.Close() }() // a hang fails the test instead of stalling it
+	rest := s.UntilDone(t, true)
+	done := rest[len(rest)-1]
+	require.Equal(t, "completed", done.Data["status"], fmt.Sprint(done.Data))
+	require.Equal(t, turnID, done.Data["turn_id"])
+
+	repo := chatDB(t, env)
+	turn, err := repo.Turn(context.Background(), turnID)
+	require.NoError(t, err)
+	require.Equal(t, models.TurnCompleted, turn.Status, "the session is not left running")
+	code, body := env.Do(http.MethodGet, env.ChatPath("/sessions/"+sessionID+"/history"), nil)
+	require.Equal(t, http.StatusOK, code)
+	require.Contains(t, string(body), answer, "the whole answer is in the history, also what streamed while Redis was away")
 }
