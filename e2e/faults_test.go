@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/gns3-copilot/gns3-copilot/internal/testkit/e2eenv"
 	"github.com/gns3-copilot/gns3-copilot/internal/testkit/fakeopenai"
+	"github.com/gns3-copilot/gns3-copilot/internal/testkit/testdb"
 	"github.com/gns3-copilot/gns3-copilot/models"
 	"github.com/gns3-copilot/gns3-copilot/workflows"
 )
@@ -220,4 +222,61 @@ func TestRedisStoppedMidTurnAndStartedAgain(t *testing.T) {
 	code, body := env.Do(http.MethodGet, env.ChatPath("/sessions/"+sessionID+"/history"), nil)
 	require.Equal(t, http.StatusOK, code)
 	require.Contains(t, string(body), answer, "the whole answer is in the history, also what streamed while Redis was away")
+}
+
+// withApplicationName tags the service's PostgreSQL connections so that the test can find
+// and kill exactly them (other tests share the server).
+func withApplicationName(dsn, name string) string {
+	if u, err := url.Parse(dsn); err == nil && (u.Scheme == "postgres" || u.Scheme == "postgresql") {
+		q := u.Query()
+		q.Set("application_name", name)
+		u.RawQuery = q.Encode()
+		return u.String()
+	}
+	return dsn + " application_name=" + name
+}
+
+// PostgreSQL kills the service's connections in the middle of a turn (pg_terminate_backend, as
+// a failover or an administrator does): the activity that meets a dead connection fails, is
+// retried on a new one, and the turn finishes.
+func TestPostgresConnectionsKilledMidTurn(t *testing.T) {
+	dsn, admin := testdb.Postgres(t)
+	app := fmt.Sprintf("copilot-fault-%d", time.Now().UnixNano())
+	env := e2eenv.Start(t, e2eenv.Options{DatabaseURL: withApplicationName(dsn, app)})
+	env.LLM.SetHandler(titleReplies("Postgres outage"))
+	answer := "the lab has no nodes yet so there is nothing to show"
+	slow := fakeopenai.Reply{Content: fakeopenai.Words(answer), ChunkDelay: 50 * time.Millisecond}
+	env.LLM.Enqueue(
+		fakeopenai.Calls(fakeopenai.ToolCall{ID: "c1", Name: "get_gns3_topology", Arguments: "{}"}),
+		slow, slow, slow,
+	)
+
+	s := env.OpenStream(http.MethodPost, env.ChatPath("/stream"), map[string]any{"message": "what is there?"}, "")
+	var frames []e2eenv.Frame
+	for {
+		f, err := s.Next()
+		require.NoError(t, err)
+		frames = append(frames, f)
+		if f.Event == "content" {
+			break // the second model call is streaming; the tool's result is in the database
+		}
+	}
+	_, turnID := startedIDs(t, frames)
+	var killed int64
+	require.NoError(t, admin.Raw(`SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = ?`, app).Scan(&killed).Error)
+	require.Positive(t, killed, "the service's connections were killed")
+
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	go func() { <-ctx.Done(); s.Close() }()
+	rest := s.UntilDone(t, true)
+	done := rest[len(rest)-1]
+	require.Equal(t, "completed", done.Data["status"], fmt.Sprint(done.Data))
+
+	var status string
+	require.NoError(t, admin.Raw(`SELECT status FROM chat_turns WHERE id = ?`, turnID).Scan(&status).Error)
+	require.Equal(t, models.TurnCompleted, status)
+	var answers int64
+	require.NoError(t, admin.Raw(`SELECT count(*) FROM chat_messages WHERE turn_id = ? AND role = 'assistant' AND content = ?`, turnID, answer).Scan(&answers).Error)
+	require.EqualValues(t, 1, answers, "the answer is stored once")
 }
