@@ -4,12 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -18,6 +21,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gns3-copilot/gns3-copilot/internal/testkit/e2eenv"
+	"github.com/gns3-copilot/gns3-copilot/internal/testkit/fakegns3"
 	"github.com/gns3-copilot/gns3-copilot/internal/testkit/fakeopenai"
 	"github.com/gns3-copilot/gns3-copilot/internal/testkit/testdb"
 	"github.com/gns3-copilot/gns3-copilot/models"
@@ -279,4 +283,105 @@ func TestPostgresConnectionsKilledMidTurn(t *testing.T) {
 	var answers int64
 	require.NoError(t, admin.Raw(`SELECT count(*) FROM chat_messages WHERE turn_id = ? AND role = 'assistant' AND content = ?`, turnID, answer).Scan(&answers).Error)
 	require.EqualValues(t, 1, answers, "the answer is stored once")
+}
+
+// cuttableProxy forwards TCP connections to target until cut, which closes its listener and
+// every connection: GNS3 becomes unreachable (connection refused) at once.
+type cuttableProxy struct {
+	l     net.Listener
+	mu    sync.Mutex
+	conns []net.Conn
+}
+
+func startProxy(t *testing.T, target string) *cuttableProxy {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	p := &cuttableProxy{l: l}
+	t.Cleanup(p.cut)
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			up, err := net.Dial("tcp", target)
+			if err != nil {
+				c.Close()
+				continue
+			}
+			p.mu.Lock()
+			p.conns = append(p.conns, c, up)
+			p.mu.Unlock()
+			go func() { _, _ = io.Copy(up, c); up.Close() }()
+			go func() { _, _ = io.Copy(c, up); c.Close() }()
+		}
+	}()
+	return p
+}
+
+func (p *cuttableProxy) url() string { return "http://" + p.l.Addr().String() }
+
+func (p *cuttableProxy) cut() {
+	p.l.Close()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, c := range p.conns {
+		c.Close()
+	}
+	p.conns = nil
+}
+
+// GNS3 becomes unreachable in the middle of a tool: the tool's result says, per node, what
+// could not be done and why, and the model goes on to answer.
+func TestGNS3UnreachableMidTool(t *testing.T) {
+	bin := buildBinary(t)
+	env := fakesEnv(t)
+	pcA := env.GNS3.AddNode(env.ProjectID, fakegns3.NodeSpec{Name: "PC-A"})
+	pcB := env.GNS3.AddNode(env.ProjectID, fakegns3.NodeSpec{Name: "PC-B"})
+	env.GNS3.SetStartPolls(pcB.ID, 1_000_000) // PC-B never reports started while GNS3 can be asked
+	proxy := startProxy(t, strings.TrimPrefix(env.GNS3.URL, "http://"))
+	env.LLM.SetHandler(titleReplies("GNS3 outage"))
+	env.LLM.Enqueue(
+		fakeopenai.Calls(fakeopenai.ToolCall{ID: "c_start", Name: "start_gns3_node",
+			Arguments: `{"node_ids":["` + pcA.ID + `","` + pcB.ID + `"],"timeout_seconds":5}`}),
+		fakeopenai.Text("PC-A is up; GNS3 stopped answering before PC-B started."),
+	)
+	startServe(t, bin, t.TempDir(), env, "--gns3-url", proxy.url())
+
+	s := env.OpenStream(http.MethodPost, env.ChatPath("/stream"), map[string]any{"message": "start both PCs"}, "")
+	var frames []e2eenv.Frame
+	for {
+		f, err := s.Next()
+		require.NoError(t, err)
+		frames = append(frames, f)
+		if f.Event == "tool_progress" && f.Data["progress"].(map[string]any)["item_id"] == pcA.ID &&
+			f.Data["progress"].(map[string]any)["status"] == "started" {
+			break
+		}
+	}
+	proxy.cut() // while the tool waits for PC-B
+
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	go func() { <-ctx.Done(); s.Close() }()
+	frames = append(frames, s.UntilDone(t, true)...)
+	out := toolEnds(t, frames)["c_start"]
+	require.Equal(t, 2, out.Total, "%+v", out)
+	require.Equal(t, 1, out.Successful)
+	for _, d := range out.Data {
+		switch d.ID {
+		case pcA.ID:
+			require.Equal(t, "success", d.Status)
+		case pcB.ID:
+			require.Equal(t, "failed", d.Status)
+			require.Contains(t, d.Error, "PC-B did not report started")
+			require.Contains(t, d.Error, "last status read failed")
+			t.Logf("PC-B's error as the model reads it: %s", d.Error)
+		default:
+			t.Fatalf("unexpected item %+v", d)
+		}
+	}
+	done := frames[len(frames)-1]
+	require.Equal(t, "completed", done.Data["status"], "the model went on: %v", done.Data)
+	require.Contains(t, e2eenv.Types(frames), "content")
 }
