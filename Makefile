@@ -37,10 +37,15 @@ test-web-unit:
 	else echo "node is missing: skipping the page's unit tests"; fi
 
 # Benchmarks quoted in the closing notes: time to first token (service vs model), console
-# commands on 1 vs 50 real VPCS, event log round trips, packet capture decoding.
+# commands on 1 vs 50 real VPCS, event log round trips, packet capture decoding, the memory of
+# idle SSE clients, and the load command: LOAD_TURNS (default 100) students send a message at
+# the same moment to `serve` on its embedded defaults.
+LOAD_TURNS ?= 100
 bench:
 	$(GO) test -run '^$$' -bench TimeToFirstToken -benchtime 30x ./e2e
 	$(GO) test -run '^$$' -bench ShowIP -benchtime 30x ./devices
 	$(GO) test -run '^$$' -bench . ./relay/...
 	$(GO) test -run '^$$' -bench Decode -benchtime 20x ./capture
 	$(GO) test -run '^$$' -bench ProxyAddedLatency -benchtime 3000x ./api
+	$(GO) test -run '^$$' -bench IdleSSEClients -benchtime 1x ./api
+	LOAD_TURNS=$(LOAD_TURNS) $(GO) test -run '^$$' -bench ConcurrentTurns -benchtime 1x -timeout 20m ./e2e
