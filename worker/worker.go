@@ -29,17 +29,10 @@ func New(c client.Client, acts *activities.Activities, opts Options) sdkworker.W
 	}
 	w := sdkworker.New(c, q, sdkworker.Options{
 		MaxConcurrentActivityExecutionSize: opts.MaxConcurrentActivities,
-		// A class starting turns together completes many workflow tasks at once; with the
-		// SDK's two pollers each waited for a poll round trip behind the others.
-		MaxConcurrentWorkflowTaskPollers: taskPollers,
-		MaxConcurrentActivityTaskPollers: taskPollers,
 	})
 	Register(w, acts)
 	return w
 }
-
-// taskPollers is the number of long polls the worker keeps open per kind of task.
-const taskPollers = 8
 
 // Register adds the workflow and activities to any registry (a worker, or a test environment).
 func Register(r interface {
