@@ -51,7 +51,8 @@ func BenchmarkConcurrentTurns(b *testing.B) {
 		}
 		return fakeopenai.Text("Your lab has no nodes yet; add two VPCS and link them to start."), true
 	})
-	proc := startServe(b, bin, b.TempDir(), env)
+	dataDir := b.TempDir()
+	proc := startServe(b, bin, dataDir, env)
 	pids := map[string]int{"copilot (serve)": proc.cmd.Process.Pid}
 	for _, c := range childPIDs(proc.cmd.Process.Pid) {
 		pids["temporal dev server"] = c
@@ -85,11 +86,12 @@ func BenchmarkConcurrentTurns(b *testing.B) {
 		wall := time.Since(t0)
 		cpuAfter := cpuOf(pids)
 
-		var first, whole []time.Duration
+		var opened, first, whole []time.Duration
 		for i, r := range results {
 			if r.err != nil {
 				b.Fatalf("turn %d of %d: %v", i, n, r.err)
 			}
+			opened = append(opened, r.opened)
 			first = append(first, r.firstToken)
 			whole = append(whole, r.whole)
 		}
@@ -103,6 +105,7 @@ func BenchmarkConcurrentTurns(b *testing.B) {
 		var out strings.Builder
 		fmt.Fprintf(&out, "\n%d concurrent turns, all finished in %.2f s (%.1f turns/s)\n", n, wall.Seconds(), rate)
 		fmt.Fprintf(&out, "single turn, time to first token (median of 5): %.0f ms\n", ms(percentile(single, 50)))
+		fmt.Fprintf(&out, "stream open (turn started) p50 %5.0f ms   p99 %7.0f ms\n", ms(percentile(opened, 50)), ms(percentile(opened, 99)))
 		fmt.Fprintf(&out, "time to first token  p50 %7.0f ms   p99 %7.0f ms\n", ms(percentile(first, 50)), ms(percentile(first, 99)))
 		fmt.Fprintf(&out, "whole turn           p50 %7.0f ms   p99 %7.0f ms\n", ms(percentile(whole, 50)), ms(percentile(whole, 99)))
 		names := make([]string, 0, len(pids))
@@ -114,12 +117,21 @@ func BenchmarkConcurrentTurns(b *testing.B) {
 			fmt.Fprintf(&out, "CPU during the burst  %-28s %6.2f s\n", name, cpuAfter[name]-cpuBefore[name])
 		}
 		fmt.Print(out.String())
+		// What went wrong on the way, if anything: the service's warnings and errors.
+		if log, err := os.ReadFile(proc.log); err == nil && len(log) > 0 {
+			lines := strings.Split(strings.TrimSpace(string(log)), "\n")
+			fmt.Printf("serve logged %d warning/error lines; the last ones:\n", len(lines))
+			for _, l := range lines[max(0, len(lines)-15):] {
+				fmt.Println("  " + l)
+			}
+		}
 	}
 }
 
 type turnResult struct {
-	firstToken, whole time.Duration
-	err               error
+	// opened is when the response headers arrived: the API has started the turn's workflow.
+	opened, firstToken, whole time.Duration
+	err                       error
 }
 
 // oneTurn sends a message as the student with token and reads the stream to done.
@@ -137,7 +149,7 @@ func oneTurn(env *e2eenv.Env, token, project string) turnResult {
 	if resp.StatusCode != http.StatusOK {
 		return turnResult{err: fmt.Errorf("HTTP %d", resp.StatusCode)}
 	}
-	var r turnResult
+	r := turnResult{opened: time.Since(t0)}
 	rd := bufio.NewReader(resp.Body)
 	event := ""
 	for {
