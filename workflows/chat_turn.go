@@ -129,23 +129,19 @@ loop:
 
 	// Finishing work must run even when the turn was cancelled.
 	fctx, _ := workflow.NewDisconnectedContext(ctx)
-	// Title and finalize run as local activities: in the workflow task that follows the model's
-	// last answer, instead of two more round trips through the Temporal server each. Histories
-	// recorded before keep the activities they recorded.
-	local := workflow.GetVersion(ctx, "local-title-finalize", workflow.DefaultVersion, 1) == 1
-	finalizeOpts := workflow.ActivityOptions{
+	fctx = workflow.WithActivityOptions(fctx, workflow.ActivityOptions{
 		StartToCloseTimeout: time.Minute,
 		// No attempt limit: a finalizer that gave up would leave the session's row running.
 		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, MaximumInterval: 30 * time.Second},
-	}
+	})
 	var title TitleResult
 	if res.Status == models.TurnCompleted {
-		titleOpts := workflow.ActivityOptions{
+		tctx := workflow.WithActivityOptions(fctx, workflow.ActivityOptions{
 			StartToCloseTimeout: time.Minute,
 			RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 2},
-		}
+		})
 		// A title is a nicety: if it cannot be made the session keeps its first-message title.
-		if err := finishingStep(fctx, local, titleOpts, TitleActivity, TitleInput{Turn: ref}).Get(fctx, &title); err != nil {
+		if err := workflow.ExecuteActivity(tctx, TitleActivity, TitleInput{Turn: ref}).Get(fctx, &title); err != nil {
 			workflow.GetLogger(ctx).Warn("title generation failed", "error", err)
 			title = TitleResult{}
 		}
@@ -155,7 +151,7 @@ loop:
 			outTokens += title.OutputTokens
 		}
 	}
-	err := finishingStep(fctx, local, finalizeOpts, FinalizeActivity, FinalizeInput{
+	err := workflow.ExecuteActivity(fctx, FinalizeActivity, FinalizeInput{
 		Turn: ref, Status: res.Status, Error: res.Error, LLMCalls: res.LLMCalls,
 		InputTokens: inTokens, OutputTokens: outTokens, Title: title.Title,
 	}).Get(fctx, nil)
@@ -163,15 +159,6 @@ loop:
 		return res, fmt.Errorf("finalizing turn: %w", err)
 	}
 	return res, nil
-}
-
-// finishingStep runs one of the turn's closing activities, as a local activity when local.
-func finishingStep(ctx workflow.Context, local bool, opts workflow.ActivityOptions, name string, in any) workflow.Future {
-	if local {
-		return workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
-			StartToCloseTimeout: opts.StartToCloseTimeout, RetryPolicy: opts.RetryPolicy}), name, in)
-	}
-	return workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, opts), name, in)
 }
 
 // runDeviceTool runs a device tool as one activity per device, a bounded number at a time, so
