@@ -25,7 +25,7 @@ func TestToolCallArgumentsAreNotResentOnEveryChunk(t *testing.T) {
 	events := relay.NewMemory(relay.MemoryOptions{})
 	defer events.Close()
 	a := &Activities{Events: events}
-	settings := llmconfig.Settings{BaseURL: llm.URL, Model: "m"}
+	settings := llmconfig.Settings{BaseURL: llm.URL, Model: "m", Trusted: true} // the operator's own endpoint, on loopback
 	out, err := a.stream(context.Background(), settings, openai.ChatCompletionRequest{Model: "m", Stream: true,
 		Messages: []openai.ChatCompletionMessage{{Role: "user", Content: "hi"}}}, "s", "turn", "msg")
 	require.NoError(t, err)
