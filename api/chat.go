@@ -181,7 +181,8 @@ func (s *Server) abortTurn(c *gin.Context) {
 	if closed, err := s.closeIfStale(c.Request.Context(), t); err != nil {
 		s.log.Warn("checking whether the running turn is stale", "turn", t.ID, "error", err)
 	} else if closed {
-		c.JSON(http.StatusAccepted, gin.H{"status": "closed", "session_id": sess.ThreadID, "turn_id": t.ID, "message": staleMessage})
+		// The same answer as a stop, plus what happened: nothing was running any more.
+		c.JSON(http.StatusAccepted, gin.H{"status": "ok", "session_id": sess.ThreadID, "turn_id": t.ID, "closed": true, "message": staleMessage})
 		return
 	}
 	if err := s.deps.Turns.CancelTurn(c.Request.Context(), t.WorkflowID); err != nil {

@@ -45,6 +45,9 @@ func (h *heldTurns) StartTurn(_ context.Context, _ string, in workflows.ChatTurn
 
 func (h *heldTurns) CancelTurn(context.Context, string) error { return nil }
 
+// TurnEnded: a held turn runs until the test finishes it, which also closes its row.
+func (h *heldTurns) TurnEnded(context.Context, string) (bool, bool, error) { return false, true, nil }
+
 func (h *heldTurns) finish(t *testing.T, repo *models.ChatRepository, in workflows.ChatTurnInput) {
 	t.Helper()
 	if _, err := repo.FinalizeTurn(context.Background(), models.FinalizeParams{TurnID: in.TurnID, Status: models.TurnCompleted}); err != nil {

@@ -87,7 +87,8 @@ func TestStaleRunningTurnIsClosedByTheNextMessageOrAbort(t *testing.T) {
 	require.Equal(t, http.StatusAccepted, code, string(body))
 	var ab map[string]any
 	require.NoError(t, json.Unmarshal(body, &ab))
-	require.Equal(t, "closed", ab["status"])
+	require.Equal(t, "ok", ab["status"])
+	require.Equal(t, true, ab["closed"], "the answer says the turn was closed, not stopped")
 	closed, err = repo.Turn(context.Background(), stale.ID)
 	require.NoError(t, err)
 	require.Equal(t, models.TurnFailed, closed.Status)
