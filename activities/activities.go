@@ -54,6 +54,9 @@ type Activities struct {
 	DeviceRecords models.DeviceRepository
 	// Skills gives the prompts, which a reload may change between turns; nil means the built-in.
 	Skills *skills.Store
+	// Approvals and ConfigJobs are the rows the page and the audit read.
+	Approvals  models.ApprovalRepository
+	ConfigJobs models.ConfigJobRepository
 }
 
 func (a *Activities) logger() *slog.Logger {

@@ -52,10 +52,14 @@ func (a *Activities) PlanDeviceTool(ctx context.Context, in workflows.ToolInput)
 	for _, f := range plan.Failed {
 		env.Progress(tools.Progress{ItemID: f.ID, ItemName: f.Name, Status: "failed", Message: f.Error})
 	}
+	changes := in.Call.Name == tools.ConfigCommandsTool
 	for _, j := range plan.Jobs {
 		env.Progress(tools.Progress{ItemID: j.NodeID, ItemName: j.Name, Status: "queued"})
+		for _, c := range j.Commands {
+			changes = changes || devices.ChangesConfig(j.Platform, c)
+		}
 	}
-	return workflows.DevicePlanResult{Plan: plan}, nil
+	return workflows.DevicePlanResult{Plan: plan, Changes: changes}, nil
 }
 
 // RunDevice runs one device's commands under the device's lock. Every command is recorded

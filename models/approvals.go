@@ -2,6 +2,7 @@ package models
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"time"
 
@@ -175,3 +176,38 @@ func (r ConfigJobRepository) List(ctx context.Context, projectID, userID string,
 
 // MigrateApprovals creates the approval and configuration job tables.
 func MigrateApprovals(db *gorm.DB) error { return db.AutoMigrate(&Approval{}, &ConfigJob{}) }
+
+// ApprovalView is an approval as clients see it: in approval_required and approval_resolved
+// events, and from the session's approvals route.
+type ApprovalView struct {
+	ApprovalID string          `json:"approval_id"`
+	SessionID  string          `json:"session_id"`
+	TurnID     string          `json:"turn_id"`
+	ToolCallID string          `json:"tool_call_id"`
+	ToolName   string          `json:"tool_name"`
+	Kind       string          `json:"kind"`
+	Status     string          `json:"status"`
+	Plan       json.RawMessage `json:"plan"`
+	CreatedAt  string          `json:"created_at"`
+	ExpiresAt  string          `json:"expires_at"`
+	DecidedAt  *string         `json:"decided_at"`
+	DecidedBy  string          `json:"decided_by,omitempty"`
+	Comment    string          `json:"comment,omitempty"`
+}
+
+// View renders the approval for clients.
+func (a *Approval) View() ApprovalView {
+	plan := json.RawMessage(a.Plan)
+	if !json.Valid(plan) {
+		plan = json.RawMessage(`{}`)
+	}
+	v := ApprovalView{ApprovalID: a.ID, SessionID: a.SessionID, TurnID: a.TurnID, ToolCallID: a.ToolCallID,
+		ToolName: a.ToolName, Kind: a.Kind, Status: a.Status, Plan: plan,
+		CreatedAt: a.CreatedAt.UTC().Format(time.RFC3339Nano), ExpiresAt: a.ExpiresAt.UTC().Format(time.RFC3339Nano),
+		DecidedBy: a.DecidedBy, Comment: a.Comment}
+	if a.DecidedAt != nil {
+		t := a.DecidedAt.UTC().Format(time.RFC3339Nano)
+		v.DecidedAt = &t
+	}
+	return v
+}

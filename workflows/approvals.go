@@ -10,6 +10,8 @@ import (
 	"github.com/google/uuid"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
+
+	"github.com/gns3-copilot/gns3-copilot/tools"
 )
 
 // Approval settings: which tool calls wait for the session owner's decision.
@@ -102,6 +104,8 @@ type ApprovalRequest struct {
 	ExpiresAt  time.Time
 	// JobID names the configuration job whose plan (and read-before) the approval shows.
 	JobID string
+	// Plan is the configuration job's validated plan (nil for a destructive tool).
+	Plan *tools.DevicePlan
 }
 
 // DecisionRecord asks the activity to store a decision and announce it.

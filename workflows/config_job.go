@@ -142,7 +142,7 @@ func ConfigJob(ctx workflow.Context, in ConfigJobInput) (ConfigJobResult, error)
 		if err := status("waiting_approval", ApprovalID(in.Turn.TurnID, in.Call.ID)); err != nil {
 			return ConfigJobResult{}, err
 		}
-		outcome, err = gate.ask(ctx, ApprovalRequest{Call: in.Call, Kind: ApprovalKindConfig, JobID: jobID}, in.ApprovalTimeout)
+		outcome, err = gate.ask(ctx, ApprovalRequest{Call: in.Call, Kind: ApprovalKindConfig, JobID: jobID, Plan: &planned.Plan}, in.ApprovalTimeout)
 		if err != nil {
 			if ctx.Err() != nil {
 				res, ferr := finish(ctx, outcome, false, nil)
