@@ -49,7 +49,7 @@ type PlanLine struct {
 
 var destructiveVerbs = map[string]string{
 	"delete_gns3_node": "Delete nodes", "delete_gns3_link": "Delete links",
-	"stop_gns3_node": "Stop (power off) nodes; unsaved configuration is lost",
+	"stop_gns3_node":   "Stop (power off) nodes; unsaved configuration is lost",
 	"reload_gns3_node": "Reload (power-cycle) nodes; unsaved configuration is lost",
 }
 
