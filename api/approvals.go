@@ -25,6 +25,9 @@ type ApprovalDecider interface {
 	DecideApproval(ctx context.Context, workflowID string, d workflows.ApprovalDecision) (workflows.ApprovalOutcome, error)
 }
 
+// decisionTimeout bounds how long a decision waits for a worker to take it.
+const decisionTimeout = 30 * time.Second
+
 // ErrNotWaiting means the workflow no longer waits (it ended, or never asked).
 var ErrNotWaiting = errors.New("the workflow is no longer waiting for this approval")
 
@@ -142,7 +145,10 @@ func (h *approvalAPI) decide(c *gin.Context) {
 		return
 	}
 	u := currentUser(c)
-	_, err = h.decider.DecideApproval(ctx, a.WorkflowID, workflows.ApprovalDecision{
+	// The workflow takes the decision on a worker; without one running, say so instead of hanging.
+	dctx, cancel := context.WithTimeout(ctx, decisionTimeout)
+	defer cancel()
+	_, err = h.decider.DecideApproval(dctx, a.WorkflowID, workflows.ApprovalDecision{
 		ApprovalID: a.ID, Decision: *req.Decision, Comment: comment, UserID: u.ID, Username: u.Username,
 	})
 	var refused *DecisionRefusedError
@@ -156,6 +162,10 @@ func (h *approvalAPI) decide(c *gin.Context) {
 		return
 	case errors.Is(err, ErrNotWaiting):
 		abort(c, http.StatusConflict, "The turn is no longer waiting for this approval; nothing was changed.")
+		return
+	case errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil:
+		abort(c, http.StatusServiceUnavailable, "No copilot worker took the decision within "+decisionTimeout.String()+
+			"; it was not recorded. Check that a worker is running and decide again.")
 		return
 	case err != nil:
 		h.s.internalError(c, err, "Handing the decision to the workflow failed")
