@@ -27,6 +27,7 @@ import (
 // CredentialStore gives activities the token of the user a turn acts for.
 type CredentialStore interface {
 	Get(ctx context.Context, key string) (string, error)
+	Put(ctx context.Context, key, secret string, ttl time.Duration) error
 	Delete(ctx context.Context, key string) error
 }
 

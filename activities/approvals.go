@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"go.temporal.io/sdk/temporal"
+
 	"github.com/gns3-copilot/gns3-copilot/devices"
 	"github.com/gns3-copilot/gns3-copilot/models"
 	"github.com/gns3-copilot/gns3-copilot/relay"
@@ -163,4 +165,14 @@ func (a *Activities) RecordApprovalDecision(ctx context.Context, rec workflows.D
 	a.publish(ctx, rec.Turn.TurnID, relay.Payload{Type: relay.TypeApprovalResolved, SessionID: rec.Turn.SessionID,
 		TurnID: rec.Turn.TurnID, ToolName: rec.Call.Name, ToolCallID: rec.Call.ID, Approval: row.View()})
 	return nil
+}
+
+// RenewTurnCredential gives the turn's stored GNS3 credential a fresh lifetime while the turn
+// runs. A credential already gone (the turn finished, or it expired) is not brought back.
+func (a *Activities) RenewTurnCredential(ctx context.Context, in workflows.RenewCredentialInput) error {
+	token, err := a.Credentials.Get(ctx, in.Turn.TurnID)
+	if err != nil {
+		return temporal.NewNonRetryableApplicationError("the turn's GNS3 credential is gone; it cannot be renewed", workflows.ErrTypeNoCredentials, err)
+	}
+	return a.Credentials.Put(ctx, in.Turn.TurnID, token, in.TTL)
 }

@@ -145,6 +145,10 @@ func (h *approvalAPI) decide(c *gin.Context) {
 		return
 	}
 	u := currentUser(c)
+	// The owner's own fresh token keeps the turn able to act for them after a long wait.
+	if err := h.s.deps.Credentials.Put(ctx, a.TurnID, u.Token, h.s.deps.CredentialTTL); err != nil {
+		h.s.log.Warn("refreshing the turn's credential with the decider's token", "turn", a.TurnID, "error", err)
+	}
 	// The workflow takes the decision on a worker; without one running, say so instead of hanging.
 	dctx, cancel := context.WithTimeout(ctx, decisionTimeout)
 	defer cancel()

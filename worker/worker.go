@@ -53,6 +53,7 @@ func Register(r interface {
 		// Approvals and configuration jobs.
 		workflows.RequestApprovalActivity: acts.RequestApproval,
 		workflows.RecordDecisionActivity:  acts.RecordApprovalDecision,
+		workflows.RenewCredentialActivity: acts.RenewTurnCredential,
 		workflows.ReadConfigActivity:      acts.ReadDeviceConfig,
 		workflows.ConfigJobStatusActivity: acts.SaveConfigJobStatus,
 		workflows.FinishConfigJobActivity: acts.FinishConfigJob,

@@ -31,7 +31,40 @@ const (
 	ApprovalUpdate          = "approval"
 	RequestApprovalActivity = "RequestApproval"
 	RecordDecisionActivity  = "RecordApprovalDecision"
+	RenewCredentialActivity = "RenewTurnCredential"
 )
+
+// RenewCredentialInput extends the lifetime of a turn's stored GNS3 credential.
+type RenewCredentialInput struct {
+	Turn TurnRef
+	TTL  time.Duration
+}
+
+// keepCredential renews the turn's credential every half of its lifetime until ctx ends, so a
+// turn that waits for hours on an approval can still act for its user afterwards. Renewal
+// failures are left to the activities that need the credential to report.
+func keepCredential(ctx workflow.Context, ref TurnRef, ttl time.Duration) {
+	if ttl <= 0 {
+		return
+	}
+	rctx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: 30 * time.Second,
+		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, MaximumInterval: 30 * time.Second, MaximumAttempts: 10},
+	})
+	workflow.Go(ctx, func(gctx workflow.Context) {
+		for {
+			if err := workflow.Sleep(gctx, ttl/2); err != nil {
+				return
+			}
+			if err := workflow.ExecuteActivity(rctx, RenewCredentialActivity, RenewCredentialInput{Turn: ref, TTL: ttl}).Get(gctx, nil); err != nil {
+				if gctx.Err() != nil {
+					return
+				}
+				workflow.GetLogger(gctx).Warn("renewing the turn's credential failed", "error", err)
+			}
+		}
+	})
+}
 
 // Decisions a person can send, and the outcomes an approval ends with.
 const (

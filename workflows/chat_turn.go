@@ -61,6 +61,12 @@ func ChatTurn(ctx workflow.Context, in ChatTurnInput) (ChatTurnResult, error) {
 	if err != nil {
 		return ChatTurnResult{}, err
 	}
+	stopRenewing := func() {}
+	if approvals {
+		var rctx workflow.Context
+		rctx, stopRenewing = workflow.WithCancel(ctx)
+		keepCredential(rctx, ref, in.CredentialTTL)
+	}
 
 	res := ChatTurnResult{Status: models.TurnCompleted}
 	var inTokens, outTokens int64
@@ -153,6 +159,8 @@ loop:
 			break
 		}
 	}
+
+	stopRenewing() // the finalizer removes the credential
 
 	// Finishing work must run even when the turn was cancelled.
 	fctx, _ := workflow.NewDisconnectedContext(ctx)

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/workflow"
 
@@ -152,8 +153,11 @@ func TestConfigJobAppliesOnlyAfterApproval(t *testing.T) {
 	env, j := newJobEnv(t)
 	var res *updateResult
 	env.RegisterDelayedCallback(func() {
-		require.Equal(t, []string{"plan", "status:planning", "read_before:n1", "read_before:n2", "status:waiting_approval", "ask"}, j.events(),
-			"while it waits, nothing has been applied")
+		ev := j.events()
+		require.Len(t, ev, 6, "while it waits, nothing has been applied: %v", ev)
+		require.Equal(t, []string{"plan", "status:planning"}, ev[:2])
+		require.ElementsMatch(t, []string{"read_before:n1", "read_before:n2"}, ev[2:4])
+		require.Equal(t, []string{"status:waiting_approval", "ask"}, ev[4:])
 		res = decide(env, workflows.ApprovalDecision{ApprovalID: approvalID, Decision: "approve", Comment: "go", UserID: "u1", Username: "alice"})
 	}, 10*time.Minute)
 	env.ExecuteWorkflow(workflows.ConfigJobWorkflow, jobInput)
@@ -164,8 +168,9 @@ func TestConfigJobAppliesOnlyAfterApproval(t *testing.T) {
 	require.Equal(t, workflows.OutcomeApproved, res.outcome.Status)
 	require.Equal(t, workflows.OutcomeApproved, r.Approval.Status)
 	ev := j.events()
-	require.Equal(t, []string{"plan", "status:planning", "read_before:n1", "read_before:n2", "status:waiting_approval", "ask",
-		"decided:approved", "status:applying"}, ev[:8], "the decision is recorded before anything is applied")
+	require.ElementsMatch(t, []string{"read_before:n1", "read_before:n2"}, ev[2:4])
+	require.Equal(t, []string{"status:waiting_approval", "ask", "decided:approved", "status:applying"}, ev[4:8],
+		"the decision is recorded before anything is applied")
 	require.ElementsMatch(t, []string{"apply:n1", "apply:n2"}, ev[8:10])
 	require.ElementsMatch(t, []string{"read_after:n1", "read_after:n2"}, ev[10:12])
 	require.Equal(t, "finish", ev[12])
@@ -304,4 +309,52 @@ func TestDestructiveToolWaitsForApproval(t *testing.T) {
 	require.Len(t, f.failures, 1)
 	require.Equal(t, "c1", f.failures[0].Call.ID)
 	require.Contains(t, f.failures[0].Error, "keep PC1")
+}
+
+// A turn that waits three hours for a decision renews its GNS3 credential every half-lifetime
+// meanwhile, and stops renewing once it ends (the finalizer then removes the credential).
+func TestLongWaitRenewsTheCredentialUntilTheTurnEnds(t *testing.T) {
+	f := &fakeActs{}
+	f.llm = func(_ context.Context, in workflows.LLMInput) (workflows.LLMResult, error) {
+		if in.Step == 1 {
+			return workflows.LLMResult{ToolCalls: []workflows.ToolCall{{ID: "c1", Name: "stop_gns3_node", Arguments: `{"node_ids":["PC1"]}`}}}, nil
+		}
+		return workflows.LLMResult{}, nil
+	}
+	env := newEnv(t, f)
+	var mu sync.Mutex
+	var renewals []time.Time
+	finishedAt := time.Time{}
+	env.RegisterActivityWithOptions(func(context.Context, workflows.ApprovalRequest) error { return nil }, activity.RegisterOptions{Name: workflows.RequestApprovalActivity})
+	env.RegisterActivityWithOptions(func(context.Context, workflows.DecisionRecord) error { return nil }, activity.RegisterOptions{Name: workflows.RecordDecisionActivity})
+	env.RegisterActivityWithOptions(func(_ context.Context, in workflows.RenewCredentialInput) error {
+		mu.Lock()
+		defer mu.Unlock()
+		require.Equal(t, time.Hour, in.TTL)
+		renewals = append(renewals, env.Now())
+		return nil
+	}, activity.RegisterOptions{Name: workflows.RenewCredentialActivity})
+	start := env.Now()
+	env.RegisterDelayedCallback(func() {
+		decide(env, workflows.ApprovalDecision{ApprovalID: workflows.ApprovalID("t1", "c1"), Decision: "approve", UserID: "u1", Username: "alice"})
+	}, 3*time.Hour)
+	env.SetOnActivityStartedListener(func(info *activity.Info, _ context.Context, _ converter.EncodedValues) {
+		if info.ActivityType.Name == workflows.FinalizeActivity {
+			finishedAt = env.Now()
+		}
+	})
+	in := input
+	in.Mode = "lab_automation_assistant"
+	in.Approval = workflows.ApprovalChanges
+	in.ApprovalTimeout = 5 * time.Hour
+	in.CredentialTTL = time.Hour
+	env.ExecuteWorkflow(workflows.ChatTurnWorkflow, in)
+	r := result(t, env)
+	require.Equal(t, "completed", r.Status)
+	require.Len(t, f.toolCalls, 1, "approved, the tool ran")
+	require.GreaterOrEqual(t, len(renewals), 5, "renewed about every 30 minutes during the 3-hour wait")
+	for i, at := range renewals {
+		require.Equal(t, time.Duration(i+1)*30*time.Minute, at.Sub(start))
+		require.False(t, at.After(finishedAt), "no renewal after the turn ended")
+	}
 }

@@ -55,6 +55,9 @@ type ChatTurnInput struct {
 	Approval string
 	// ApprovalTimeout is how long an approval waits (0: DefaultApprovalTimeout).
 	ApprovalTimeout time.Duration
+	// CredentialTTL is the lifetime the API gave the turn's GNS3 credential; a turn that runs
+	// with approvals renews it every half of it, so a long wait does not outlive it.
+	CredentialTTL time.Duration
 }
 
 // ChatTurnResult is how the turn ended.
