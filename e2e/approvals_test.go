@@ -223,10 +223,17 @@ func TestConfigurationWaitsForApprovalAndReportsWhatChanged(t *testing.T) {
 		kinds[r.Kind]++
 	}
 	require.Equal(t, map[string]int{"read_before": 2, "read_after": 2, "line": 3}, kinds)
-	code, _ = env.DoAs("bob-token", http.MethodGet, env.ChatPath("/config-jobs"), nil)
-	require.Equal(t, http.StatusOK, code)
 	code, body = env.DoAs("bob-token", http.MethodGet, env.ChatPath("/config-jobs"), nil)
+	require.Equal(t, http.StatusOK, code, string(body))
 	require.JSONEq(t, `[]`, string(body), "a user sees only their own jobs")
+
+	// The job can be found in Temporal by project, session, user and tool.
+	desc, err := env.Service.Temporal().DescribeWorkflowExecution(context.Background(), jobs[0].JobID, "")
+	require.NoError(t, err)
+	sa := desc.GetWorkflowExecutionInfo().GetSearchAttributes().GetIndexedFields()
+	for key, want := range map[string]string{"ToolName": "execute_vpcs_commands", "ProjectId": env.ProjectID, "SessionId": sessionID} {
+		require.Contains(t, string(sa[key].GetData()), want, key)
+	}
 }
 
 // Rejected: no line reaches the PC (no record, the real PC keeps its address) and the model

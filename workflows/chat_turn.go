@@ -99,11 +99,17 @@ loop:
 		// Parallel tool calls run concurrently; each result has a fixed slot in the transcript.
 		futures := make([]workflow.Future, len(llm.ToolCalls))
 		for i, call := range llm.ToolCalls {
+			if approvals && (configJobTool(call.Name) || IsDestructiveTool(call.Name)) && in.SearchAttributes {
+				if err := workflow.UpsertTypedSearchAttributes(ctx, temporal.NewSearchAttributeKeyKeyword(SearchAttrToolName).ValueSet(call.Name)); err != nil {
+					workflow.GetLogger(ctx).Warn("setting the ToolName search attribute", "error", err)
+				}
+			}
 			if approvals && configJobTool(call.Name) {
-				cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
-					WorkflowID:          ConfigJobID(ref.TurnID, call.ID),
-					WaitForCancellation: true,
-				})
+				copts := workflow.ChildWorkflowOptions{WorkflowID: ConfigJobID(ref.TurnID, call.ID), WaitForCancellation: true}
+				if in.SearchAttributes {
+					copts.TypedSearchAttributes = jobSearchAttributes(ref, call.Name)
+				}
+				cctx := workflow.WithChildOptions(ctx, copts)
 				futures[i] = workflow.ExecuteChildWorkflow(cctx, ConfigJobWorkflow, ConfigJobInput{
 					Turn: ref, Call: call, MessageIndex: idx + i, Approval: in.Approval,
 					ApprovalTimeout: in.ApprovalTimeout, DeviceConcurrency: in.DeviceConcurrency,

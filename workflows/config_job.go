@@ -29,6 +29,17 @@ func ConfigJobID(turnID, callID string) string {
 	return fmt.Sprintf("config-job-%s-%s", turnID, callID)
 }
 
+// jobSearchAttributes make a job findable by project, session, user and tool; a turn sets
+// ToolName to the last tool that asked for approval or ran as a job.
+func jobSearchAttributes(ref TurnRef, tool string) temporal.SearchAttributes {
+	return temporal.NewSearchAttributes(
+		temporal.NewSearchAttributeKeyKeyword(SearchAttrProjectID).ValueSet(ref.ProjectID),
+		temporal.NewSearchAttributeKeyKeyword(SearchAttrSessionID).ValueSet(ref.SessionID),
+		temporal.NewSearchAttributeKeyKeyword(SearchAttrUserID).ValueSet(ref.UserID),
+		temporal.NewSearchAttributeKeyKeyword(SearchAttrToolName).ValueSet(tool),
+	)
+}
+
 // ConfigJobInput carries identifiers and settings only, like the turn's input.
 type ConfigJobInput struct {
 	Turn              TurnRef

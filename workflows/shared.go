@@ -26,6 +26,7 @@ const (
 	SearchAttrProjectID  = "ProjectId"
 	SearchAttrSessionID  = "SessionId"
 	SearchAttrUserID     = "UserId"
+	SearchAttrToolName   = "ToolName"
 	ErrTypeLLMAuth       = "LLMAuthError"
 	ErrTypeLLMBadRequest = "LLMBadRequest"
 	ErrTypeLLMConfig     = "LLMConfigError"
@@ -55,6 +56,9 @@ type ChatTurnInput struct {
 	Approval string
 	// ApprovalTimeout is how long an approval waits (0: DefaultApprovalTimeout).
 	ApprovalTimeout time.Duration
+	// SearchAttributes says the cluster knows ProjectId, SessionId, UserId and ToolName (the
+	// turn was started with them), so the turn may set them on its configuration jobs.
+	SearchAttributes bool
 	// CredentialTTL is the lifetime the API gave the turn's GNS3 credential; a turn that runs
 	// with approvals renews it every half of it, so a long wait does not outlive it.
 	CredentialTTL time.Duration
