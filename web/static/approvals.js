@@ -10,6 +10,9 @@ import { h } from './dom.js';
 
 const enc = encodeURIComponent;
 let projectId = '';
+// The card object behind each card element, so an approval seen twice (replayed events and the
+// stored record after a reload) updates the one card on the page.
+const cardOf = new WeakMap();
 
 /** setApprovalProject tells the cards which project their decisions go to. */
 export function setApprovalProject(id) {
@@ -91,6 +94,8 @@ export class ApprovalCard {
 
   /** update shows the approval's current state; a decided card keeps only its record. */
   update(a) {
+    // A late copy of the pending state (a slow reload) never undoes a decision already shown.
+    if (a.status === 'pending' && this.a.status && this.a.status !== 'pending') return;
     this.a = { ...this.a, ...a };
     const st = this.a.status || 'pending';
     this.el.dataset.status = st;
@@ -129,13 +134,16 @@ export class ApprovalCard {
  * the tool card of its call when there is one. It returns the card.
  */
 export function placeApproval(container, cards, a, before = null) {
-  let card = cards.get(a.approval_id);
+  const shown = document.querySelector(`.approval-card[data-approval-id="${CSS.escape(a.approval_id)}"]`);
+  let card = cards.get(a.approval_id) || (shown && cardOf.get(shown));
   if (card) {
+    cards.set(a.approval_id, card);
     card.update(a);
     return card;
   }
   card = new ApprovalCard(a);
   cards.set(a.approval_id, card);
+  cardOf.set(card.el, card);
   const tool = a.tool_call_id ? container.querySelector(`.tool-card[data-tool-call-id="${CSS.escape(a.tool_call_id)}"]`) : null;
   if (tool) tool.after(card.el);
   else container.insertBefore(card.el, before);
