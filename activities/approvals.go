@@ -72,6 +72,13 @@ func (a *Activities) RequestApproval(ctx context.Context, req workflows.Approval
 	if err != nil {
 		return fmt.Errorf("storing the approval: %w", err)
 	}
+	if req.Plan != nil {
+		for _, j := range req.Plan.Jobs {
+			a.publish(ctx, req.Turn.TurnID, relay.Payload{Type: relay.TypeToolProgress, SessionID: req.Turn.SessionID, ToolName: req.Call.Name,
+				ToolCallID: req.Call.ID, Progress: tools.Progress{ItemID: j.NodeID, ItemName: j.Name, Status: "waiting_approval",
+					Message: "configuration read; waiting for approval"}})
+		}
+	}
 	a.publish(ctx, req.Turn.TurnID, relay.Payload{Type: relay.TypeApprovalRequired, SessionID: req.Turn.SessionID,
 		TurnID: req.Turn.TurnID, ToolName: req.Call.Name, ToolCallID: req.Call.ID, Approval: row.View()})
 	return nil

@@ -52,11 +52,13 @@ func (a *Activities) PlanDeviceTool(ctx context.Context, in workflows.ToolInput)
 	for _, f := range plan.Failed {
 		env.Progress(tools.Progress{ItemID: f.ID, ItemName: f.Name, Status: "failed", Message: f.Error})
 	}
-	changes := in.Call.Name == tools.ConfigCommandsTool
+	// Only lines that will really be sent and change something make it a job that asks: a call
+	// whose lines are all blocked, or whose devices all failed, asks nobody.
+	changes := false
 	for _, j := range plan.Jobs {
 		env.Progress(tools.Progress{ItemID: j.NodeID, ItemName: j.Name, Status: "queued"})
 		for _, c := range j.Commands {
-			changes = changes || devices.ChangesConfig(j.Platform, c)
+			changes = changes || j.Config || devices.ChangesConfig(j.Platform, c)
 		}
 	}
 	return workflows.DevicePlanResult{Plan: plan, Changes: changes}, nil

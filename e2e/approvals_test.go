@@ -4,11 +4,18 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/api/enums/v1"
+	historypb "go.temporal.io/api/history/v1"
+	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
+	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/gns3-copilot/gns3-copilot/devices"
 	"github.com/gns3-copilot/gns3-copilot/internal/testkit/e2eenv"
@@ -16,7 +23,30 @@ import (
 	"github.com/gns3-copilot/gns3-copilot/internal/testkit/fakeopenai"
 	"github.com/gns3-copilot/gns3-copilot/internal/testkit/vpcslab"
 	"github.com/gns3-copilot/gns3-copilot/models"
+	"github.com/gns3-copilot/gns3-copilot/workflows"
 )
+
+func replayAndSave(t *testing.T, env *e2eenv.Env, workflowID, fixture string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	hist := &historypb.History{}
+	iter := env.Service.Temporal().GetWorkflowHistory(ctx, workflowID, "", false, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	for iter.HasNext() {
+		ev, err := iter.Next()
+		require.NoError(t, err)
+		hist.Events = append(hist.Events, ev)
+	}
+	replayer := worker.NewWorkflowReplayer()
+	replayer.RegisterWorkflowWithOptions(workflows.ChatTurn, workflow.RegisterOptions{Name: workflows.ChatTurnWorkflow})
+	replayer.RegisterWorkflowWithOptions(workflows.ConfigJob, workflow.RegisterOptions{Name: workflows.ConfigJobWorkflow})
+	require.NoError(t, replayer.ReplayWorkflowHistory(nil, hist), workflowID)
+	if os.Getenv("GNS3COPILOT_WRITE_REPLAY") == "1" {
+		b, err := protojson.MarshalOptions{Indent: "  "}.Marshal(hist)
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(filepath.Join("..", "workflows", "testdata", fixture), b, 0o644))
+	}
+}
 
 // vpcsEnv is a copilot in lab automation mode with n real VPCS PCs (PC1…) in its project.
 func vpcsEnv(t *testing.T, n int, opts e2eenv.Options) (*e2eenv.Env, *vpcslab.Lab) {
@@ -234,6 +264,12 @@ func TestConfigurationWaitsForApprovalAndReportsWhatChanged(t *testing.T) {
 	for key, want := range map[string]string{"ToolName": "execute_vpcs_commands", "ProjectId": env.ProjectID, "SessionId": sessionID} {
 		require.Contains(t, string(sa[key].GetData()), want, key)
 	}
+
+	// Both histories (the turn and its job) replay on the current code; with
+	// GNS3COPILOT_WRITE_REPLAY=1 they become the fixtures workflows/replay_test.go replays.
+	_, turnID := startedIDs(t, seen)
+	replayAndSave(t, env, workflows.WorkflowID(sessionID, turnID), "chat_turn_with_config_job_history.json")
+	replayAndSave(t, env, jobs[0].JobID, "config_job_history.json")
 }
 
 // Rejected: no line reaches the PC (no record, the real PC keeps its address) and the model
