@@ -160,6 +160,8 @@ type approvalState struct {
 	call    ToolCall
 	decided bool
 	outcome ApprovalOutcome
+	// recordErr is set when the decision could not be stored; then nothing may go ahead on it.
+	recordErr error
 }
 
 func newApprovalGate(ctx workflow.Context, turn TurnRef) (*approvalGate, error) {
@@ -198,6 +200,7 @@ func (g *approvalGate) decide(ctx workflow.Context, d ApprovalDecision) (Approva
 	// Set before the activity runs: a second update validated meanwhile sees it decided.
 	st.decided, st.outcome = true, out
 	err := workflow.ExecuteActivity(recordOptions(ctx), RecordDecisionActivity, DecisionRecord{Turn: g.turn, Call: st.call, Outcome: out}).Get(ctx, nil)
+	st.recordErr = err
 	return out, err
 }
 
@@ -249,9 +252,12 @@ func (g *approvalGate) ask(ctx workflow.Context, req ApprovalRequest, timeout ti
 		}
 		return out, err
 	}
-	// The handler stores the decision; the workflow goes on once it has.
+	// The handler stores the decision; the workflow goes on once it has, and only if it has.
 	if err := workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) }); err != nil {
 		return st.outcome, err
+	}
+	if st.recordErr != nil {
+		return st.outcome, fmt.Errorf("the decision could not be stored, so nothing was done: %w", st.recordErr)
 	}
 	return st.outcome, nil
 }

@@ -358,3 +358,20 @@ func TestLongWaitRenewsTheCredentialUntilTheTurnEnds(t *testing.T) {
 		require.False(t, at.After(finishedAt), "no renewal after the turn ended")
 	}
 }
+
+// The turn is aborted while its job waits: the wait ends, the approval is recorded as rejected
+// ("the turn was aborted"), nothing is applied and the job still stores a result.
+func TestConfigJobCancelledWhileWaitingSendsNothing(t *testing.T) {
+	env, j := newJobEnv(t)
+	env.RegisterDelayedCallback(func() { env.CancelWorkflow() }, 5*time.Minute)
+	env.ExecuteWorkflow(workflows.ConfigJobWorkflow, jobInput)
+	require.True(t, env.IsWorkflowCompleted())
+	require.Error(t, env.GetWorkflowError(), "the job ends cancelled")
+	require.Contains(t, j.events(), "decided:rejected")
+	for _, e := range j.events() {
+		require.NotContains(t, e, "apply")
+	}
+	require.Len(t, j.finished, 1)
+	require.False(t, j.finished[0].Applied)
+	require.Equal(t, "the turn was aborted", j.decisions[0].Outcome.Comment)
+}
