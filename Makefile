@@ -44,6 +44,7 @@ LOAD_TURNS ?= 100
 bench:
 	$(GO) test -run '^$$' -bench TimeToFirstToken -benchtime 30x ./e2e
 	$(GO) test -run '^$$' -bench ShowIP -benchtime 30x ./devices
+	$(GO) test -run '^$$' -bench ConfigJob -benchtime 3x ./activities
 	$(GO) test -run '^$$' -bench . ./relay/...
 	$(GO) test -run '^$$' -bench Decode -benchtime 20x ./capture
 	$(GO) test -run '^$$' -bench ProxyAddedLatency -benchtime 3000x ./api

@@ -30,6 +30,7 @@ import (
 // CredentialStore gives activities the token of the user a turn acts for.
 type CredentialStore interface {
 	Get(ctx context.Context, key string) (string, error)
+	Put(ctx context.Context, key, secret string, ttl time.Duration) error
 	Delete(ctx context.Context, key string) error
 }
 
@@ -57,6 +58,9 @@ type Activities struct {
 	DeviceRecords models.DeviceRepository
 	// Skills gives the prompts, which a reload may change between turns; nil means the built-in.
 	Skills *skills.Store
+	// Approvals and ConfigJobs are the rows the page and the audit read.
+	Approvals  models.ApprovalRepository
+	ConfigJobs models.ConfigJobRepository
 }
 
 func (a *Activities) logger() *slog.Logger {

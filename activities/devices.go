@@ -52,10 +52,16 @@ func (a *Activities) PlanDeviceTool(ctx context.Context, in workflows.ToolInput)
 	for _, f := range plan.Failed {
 		env.Progress(tools.Progress{ItemID: f.ID, ItemName: f.Name, Status: "failed", Message: f.Error})
 	}
+	// Only lines that will really be sent and change something make it a job that asks: a call
+	// whose lines are all blocked, or whose devices all failed, asks nobody.
+	changes := false
 	for _, j := range plan.Jobs {
 		env.Progress(tools.Progress{ItemID: j.NodeID, ItemName: j.Name, Status: "queued"})
+		for _, c := range j.Commands {
+			changes = changes || j.Config || devices.ChangesConfig(j.Platform, c)
+		}
 	}
-	return workflows.DevicePlanResult{Plan: plan}, nil
+	return workflows.DevicePlanResult{Plan: plan, Changes: changes}, nil
 }
 
 // RunDevice runs one device's commands under the device's lock. Every command is recorded
@@ -118,10 +124,15 @@ func outcomeFromRecords(job tools.DeviceJob, recs []models.DeviceCommand) tools.
 			o.Err = r.Error // cleared by a later attempt that reached the device
 			continue
 		}
+		if r.Seq < 0 {
+			continue // configuration reads, not commands of the call
+		}
 		switch r.Status {
 		case models.CommandOK, models.CommandFailed:
 			o.Results = append(o.Results, devices.CommandResult{Command: r.Command, Output: r.Output,
 				Failed: r.Status == models.CommandFailed, Error: r.Error})
+		case models.CommandApplied:
+			o.Results = append(o.Results, devices.CommandResult{Command: r.Command, Output: "(" + r.Reason + ")"})
 		case models.CommandUnknown:
 			o.Results = append(o.Results, devices.CommandResult{Command: r.Command, Failed: true, Error: r.Error})
 		case models.CommandSkipped:
@@ -198,9 +209,22 @@ func (r *deviceRunner) RunDevice(ctx context.Context, job tools.DeviceJob) tools
 	}
 
 	// What is left to send. A read-only command interrupted by a crash is simply sent again. A
-	// change is not, since it may already be in effect, and nothing after it is sent either:
-	// later lines usually depend on it, so the model gets to decide with the facts in hand.
+	// change that was on its way when the worker died may already be in effect: the device's
+	// configuration is read back and tells. A line it shows in effect is recorded as applied and
+	// not sent again; a line it shows absent is sent; where it cannot tell, that line is left
+	// unknown and nothing after it is sent (later lines usually depend on it), so the model
+	// decides with the facts in hand. Queued lines never left the worker and are sent.
 	readOnly := r.ref.ToolName == tools.ShowCommandsTool
+	var interrupted []int
+	for i := range job.Commands {
+		if c, ok := done[i]; ok && c.Status == models.CommandSent && !readOnly {
+			interrupted = append(interrupted, i)
+		}
+	}
+	verdicts := map[int]devices.Verdict{}
+	if len(interrupted) > 0 {
+		verdicts = r.verifyInterrupted(ctx, job, interrupted)
+	}
 	var pending []int
 	stopped := false
 	for i, cmd := range job.Commands {
@@ -212,9 +236,15 @@ func (r *deviceRunner) RunDevice(ctx context.Context, job tools.DeviceJob) tools
 			pending = append(pending, i)
 		case stopped:
 			save(r.record(job, i, cmd, models.CommandSkipped))
-		case ok:
+		case ok && c.Status == models.CommandSent && verdicts[i] == devices.VerdictTook:
+			a := r.record(job, i, cmd, models.CommandApplied)
+			a.Reason = "verified after restart: the worker stopped while sending it, and the device's configuration shows it in effect"
+			now := time.Now().UTC()
+			a.FinishedAt = &now
+			save(a)
+		case ok && c.Status == models.CommandSent && verdicts[i] != devices.VerdictNotTook:
 			u := r.record(job, i, cmd, models.CommandUnknown)
-			u.Error = "the worker stopped while this command was being sent; it was not sent again (nor what follows it): check whether it took effect"
+			u.Error = "the worker stopped while this command was being sent, and reading the device back could not tell whether it took effect; it was not sent again (nor what follows it): check whether it took effect"
 			save(u)
 			stopped = true
 		default:
@@ -247,27 +277,42 @@ func (r *deviceRunner) RunDevice(ctx context.Context, job tools.DeviceJob) tools
 			}
 			return nil
 		}
-		lines := make([]string, len(pending))
-		recs := make([]*models.DeviceCommand, len(pending))
-		for k, i := range pending {
-			lines[k] = job.Commands[i]
-			recs[k] = r.record(job, i, job.Commands[i], models.CommandQueued)
-			if err := saveBeforeSend(recs[k]); err != nil {
+		var lines []string
+		var recs []*models.DeviceCommand // nil for a context line sent again, which is not recorded
+		if ctxLine, ok := s.Profile().ResumeContext(job.Commands[:pending[0]]); ok {
+			// Resuming after a crash in the middle of a section: enter it again first.
+			lines, recs = append(lines, ctxLine), append(recs, nil)
+		}
+		for _, i := range pending {
+			lines = append(lines, job.Commands[i])
+			rec := r.record(job, i, job.Commands[i], models.CommandQueued)
+			recs = append(recs, rec)
+			if err := saveBeforeSend(rec); err != nil {
 				return err
 			}
 		}
 		next := 0
-		_, err := s.ConfigureWith(ctx, lines, devices.ConfigureOptions{OnResult: func(res devices.CommandResult) {
-			if next < len(recs) {
-				finishRecord(recs[next], res, nil)
+		_, err := s.ConfigureWith(ctx, lines, devices.ConfigureOptions{OnSend: func(string) {
+			if next < len(recs) && recs[next] != nil {
+				now := time.Now().UTC()
+				recs[next].Status, recs[next].SentAt = models.CommandSent, &now
 				save(recs[next])
+			}
+		}, OnResult: func(res devices.CommandResult) {
+			if next < len(recs) {
+				if recs[next] != nil {
+					finishRecord(recs[next], res, nil)
+					save(recs[next])
+				}
 				next++
 			}
 		}})
 		if err == nil {
 			for ; next < len(recs); next++ {
-				recs[next].Status = models.CommandSkipped
-				save(recs[next])
+				if recs[next] != nil {
+					recs[next].Status = models.CommandSkipped
+					save(recs[next])
+				}
 			}
 		}
 		return err
@@ -328,4 +373,56 @@ func finishRecord(c *models.DeviceCommand, res devices.CommandResult, err error)
 	default:
 		c.Status = models.CommandOK
 	}
+}
+
+// verifyInterrupted reads the device's configuration back after a crash and judges the lines
+// that were on their way. The read is recorded (seq SeqReadRecovery) so the audit shows what
+// the decision rested on. A device that cannot be read gives no verdicts: every such line
+// stays unknown.
+func (r *deviceRunner) verifyInterrupted(ctx context.Context, job tools.DeviceJob, lines []int) map[int]devices.Verdict {
+	out := map[int]devices.Verdict{}
+	cfg, profile, err := r.readConfig(ctx, job, models.SeqReadRecovery)
+	if err != nil || profile == nil {
+		if err != nil {
+			r.a.logger().Warn("reading a device back after a crash", "device", job.Name, "error", err)
+		}
+		return out
+	}
+	for _, i := range lines {
+		out[i] = profile.Verify(job.Commands[i], profile.ConfigLines(cfg))
+	}
+	return out
+}
+
+// readConfig reads a device's configuration with its platform's show command under the
+// device's lock and records it in the given slot. The profile is nil when the platform has no
+// configuration to read.
+func (r *deviceRunner) readConfig(ctx context.Context, job tools.DeviceJob, seq int) (string, *devices.Profile, error) {
+	opts := r.a.Devices.Options
+	opts.Policy = r.a.Devices.Policy
+	var output string
+	var profile *devices.Profile
+	err := devices.Use(ctx, r.a.Devices.Locker, job.Target, r.a.GNS3.Host(), opts, func(s *devices.Session) error {
+		p := s.Profile()
+		cmd := p.ConfigCommand()
+		if cmd == "" {
+			return nil
+		}
+		rec := r.record(job, seq, cmd, models.CommandSent)
+		now := time.Now().UTC()
+		rec.SentAt = &now
+		res, err := s.Run(ctx, cmd)
+		finishRecord(rec, res, err)
+		if serr := r.a.DeviceRecords.Save(context.WithoutCancel(ctx), rec); serr != nil && err == nil {
+			err = serr
+		}
+		if err == nil && res.Failed {
+			err = fmt.Errorf("%q failed on %s: %s", cmd, job.Name, res.Error)
+		}
+		if err == nil {
+			output, profile = res.Output, p
+		}
+		return err
+	})
+	return output, profile, err
 }

@@ -89,15 +89,51 @@ func TestAWorkerThatDiedMidLineDoesNotResendIt(t *testing.T) {
 	ctx := context.Background()
 	first := runner.record(job, 0, job.Commands[0], models.CommandOK)
 	require.NoError(t, a.DeviceRecords.Save(ctx, first))
-	require.NoError(t, a.DeviceRecords.Save(ctx, runner.record(job, 1, job.Commands[1], models.CommandQueued)))
+	require.NoError(t, a.DeviceRecords.Save(ctx, runner.record(job, 1, job.Commands[1], models.CommandSent)))
 	require.NoError(t, a.DeviceRecords.Save(ctx, runner.record(job, 2, job.Commands[2], models.CommandQueued)))
 
 	out := runner.RunDevice(ctx, job)
 	require.Empty(t, sentConfigLines(ios, job), "neither the uncertain line nor what depends on it is sent")
-	require.Equal(t, []string{"interface GigabitEthernet0/0=ok", "ip address 10.0.0.1 255.255.255.0=unknown", "no shutdown=skipped"}, statuses(t, a, ref))
+	// The device was read back (recorded first, in its own slot) and could not tell.
+	require.Equal(t, []string{"show running-config=ok", "interface GigabitEthernet0/0=ok", "ip address 10.0.0.1 255.255.255.0=unknown", "no shutdown=skipped"}, statuses(t, a, ref))
 	item := tools.DeviceResult(tools.DevicePlan{Jobs: []tools.DeviceJob{job}}, []tools.DeviceOutcome{out}).Data[0]
 	require.Equal(t, tools.StatusFailed, item.Status)
 	require.Contains(t, item.Error, "check whether it took effect")
+}
+
+// The line on its way when the worker died did take effect: the read-back shows it, so it is
+// recorded as applied, not sent again, and the job goes on with the lines after it.
+func TestALineThatTookEffectBeforeTheCrashIsVerifiedAndTheRestIsSent(t *testing.T) {
+	a, ios, job, ref := deviceFixture(t)
+	ctx := context.Background()
+	// The device already holds the address, as if the dying worker's line had gone through.
+	s, err := devices.Connect(ctx, job.Target, "", devices.Options{})
+	require.NoError(t, err)
+	_, err = s.Configure(ctx, job.Commands[:2])
+	require.NoError(t, err)
+	require.NoError(t, s.Close())
+	before := len(ios.Lines())
+
+	runner := a.deviceRunner(ref)
+	require.NoError(t, a.DeviceRecords.Save(ctx, runner.record(job, 0, job.Commands[0], models.CommandOK)))
+	require.NoError(t, a.DeviceRecords.Save(ctx, runner.record(job, 1, job.Commands[1], models.CommandSent)))
+	require.NoError(t, a.DeviceRecords.Save(ctx, runner.record(job, 2, job.Commands[2], models.CommandQueued)))
+
+	out := runner.RunDevice(ctx, job)
+	require.Empty(t, out.Err)
+	require.Equal(t, []string{"show running-config=ok", "interface GigabitEthernet0/0=ok",
+		"ip address 10.0.0.1 255.255.255.0=applied", "no shutdown=ok"}, statuses(t, a, ref))
+	var resent []string
+	for _, l := range ios.Lines()[before:] {
+		if slices.Contains(job.Commands, strings.TrimSpace(l)) {
+			resent = append(resent, strings.TrimSpace(l))
+		}
+	}
+	require.Equal(t, []string{"interface GigabitEthernet0/0", "no shutdown"}, resent,
+		"the section is entered again and only the line that never went out is sent; the applied one is not sent twice")
+	item := tools.DeviceResult(tools.DevicePlan{Jobs: []tools.DeviceJob{job}}, []tools.DeviceOutcome{out}).Data[0]
+	require.Equal(t, tools.StatusSuccess, item.Status)
+	require.Contains(t, item.Result, "verified after restart")
 }
 
 func TestReadOnlyCommandsInterruptedByACrashAreSentAgain(t *testing.T) {

@@ -143,7 +143,8 @@ func (s *Server) postStream(c *gin.Context) {
 		return
 	}
 	in := workflows.ChatTurnInput{SessionID: sess.ThreadID, TurnID: turn.ID, ProjectID: project.ProjectID, UserID: u.ID,
-		Mode: mode, DeviceConcurrency: s.deps.DeviceConcurrency}
+		Mode: mode, DeviceConcurrency: s.deps.DeviceConcurrency, Approval: s.deps.Approval, ApprovalTimeout: s.deps.ApprovalTimeout,
+		CredentialTTL: s.deps.CredentialTTL}
 	if err := s.deps.Turns.StartTurn(ctx, turn.WorkflowID, in); err != nil {
 		undo("The workflow engine did not accept the turn", err)
 		return

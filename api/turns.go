@@ -3,10 +3,12 @@ package api
 import (
 	"context"
 	"errors"
+	"strings"
 
 	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
 
 	"github.com/gns3-copilot/gns3-copilot/workflows"
 )
@@ -24,12 +26,27 @@ func (t TemporalTurns) StartTurn(ctx context.Context, workflowID string, in work
 	if q == "" {
 		q = workflows.TaskQueue
 	}
-	_, err := t.Client.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
+	opts := client.StartWorkflowOptions{
 		ID:               workflowID,
 		TaskQueue:        q,
 		EnableEagerStart: true,
 		Memo:             map[string]any{"project_id": in.ProjectID, "session_id": in.SessionID, "user_id": in.UserID, "turn_id": in.TurnID},
-	}, workflows.ChatTurnWorkflow, in)
+		TypedSearchAttributes: temporal.NewSearchAttributes(
+			temporal.NewSearchAttributeKeyKeyword(workflows.SearchAttrProjectID).ValueSet(in.ProjectID),
+			temporal.NewSearchAttributeKeyKeyword(workflows.SearchAttrSessionID).ValueSet(in.SessionID),
+			temporal.NewSearchAttributeKeyKeyword(workflows.SearchAttrUserID).ValueSet(in.UserID),
+		),
+	}
+	in.SearchAttributes = true
+	_, err := t.Client.ExecuteWorkflow(ctx, opts, workflows.ChatTurnWorkflow, in)
+	var bad *serviceerror.InvalidArgument
+	if errors.As(err, &bad) && strings.Contains(strings.ToLower(bad.Error()), "search attribute") {
+		// A cluster where the attributes are not registered (README: "Temporal search
+		// attributes") still runs turns, only without them.
+		opts.TypedSearchAttributes = temporal.SearchAttributes{}
+		in.SearchAttributes = false
+		_, err = t.Client.ExecuteWorkflow(ctx, opts, workflows.ChatTurnWorkflow, in)
+	}
 	return err
 }
 

@@ -16,6 +16,9 @@ type ConfigureOptions struct {
 	// OnResult is called after every line that was sent (or blocked), so a
 	// caller can record progress before the next line goes out.
 	OnResult func(CommandResult)
+	// OnSend is called just before a line goes out, so a caller can tell a line that was on its
+	// way when the process died from one that was never sent.
+	OnSend func(line string)
 }
 
 // SplitLines turns configuration input into the lines to send: multi-line
@@ -73,6 +76,9 @@ func (s *Session) ConfigureWith(ctx context.Context, lines []string, o Configure
 		if blocked, ok := s.blocked(line); ok {
 			record(blocked)
 			continue
+		}
+		if o.OnSend != nil {
+			o.OnSend(line)
 		}
 		r, err := s.runLocked(ctx, Command{Text: line, Answers: o.Answers})
 		record(r)

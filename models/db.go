@@ -73,5 +73,8 @@ func Migrate(db *gorm.DB) error {
 	if err := MigrateDeviceCommands(db); err != nil {
 		return fmt.Errorf("migrating device commands: %w", err)
 	}
+	if err := MigrateApprovals(db); err != nil {
+		return fmt.Errorf("migrating approvals: %w", err)
+	}
 	return MigrateLLMConfigs(db)
 }

@@ -80,3 +80,16 @@ func (r DeviceRepository) Audit(ctx context.Context, projectID string, limit int
 	err := r.DB.WithContext(ctx).Where("project_id = ?", projectID).Order("created_at DESC").Order("id DESC").Limit(limit).Find(&out).Error
 	return out, err
 }
+
+// Slots of the records that are not commands of the call: a configuration job's reads of the
+// device's configuration before and after applying, so the audit holds both.
+const (
+	SeqReadBefore = -2
+	SeqReadAfter  = -3
+	// SeqReadRecovery is the read a retry makes after a crash to see which lines took effect.
+	SeqReadRecovery = -4
+)
+
+// CommandApplied marks a line whose sending was cut short by a crash but which the device's
+// configuration, read back on the retry, shows in effect.
+const CommandApplied = "applied"

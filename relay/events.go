@@ -20,6 +20,18 @@ const (
 	TypeToolProgress = "tool_progress"
 )
 
+// Approval events (configuration jobs and destructive lab tools wait for the session owner).
+// Both are stored in the turn's log like every other event, so a page that reloads while a turn
+// waits replays the pending approval, and its decision.
+const (
+	// TypeApprovalRequired carries "approval": {approval_id, tool_call_id, tool_name, kind, plan,
+	// expires_at, status: "pending"}.
+	TypeApprovalRequired = "approval_required"
+	// TypeApprovalResolved carries "approval": {approval_id, tool_call_id, status: approved |
+	// rejected | expired, decided_by, comment, decided_at}.
+	TypeApprovalResolved = "approval_resolved"
+)
+
 // IsTerminal reports whether an event of this type ends a turn. Every turn ends with one `done`:
 // a failed turn sends `error` first and a cancelled one carries "cancelled": true, so clients that
 // only know the seed's types always stop.
@@ -60,6 +72,8 @@ type Payload struct {
 	Message  string `json:"message,omitempty"`
 	Progress any    `json:"progress,omitempty"`
 	Usage    any    `json:"usage,omitempty"`
+	// Approval is the approval of approval_required and approval_resolved.
+	Approval any `json:"approval,omitempty"`
 }
 
 // Abort parity with GNS3's own copilot (v3.1.0a2), whose web UI may wait for these: when the

@@ -43,9 +43,12 @@ type Config struct {
 	ForbiddenCommands string
 	SkillsDir         string
 	DeviceConcurrency int
-	EventTTL          time.Duration
-	LogLevel          string
-	CORSOrigins       []string
+	// Approval and ApprovalTimeout: which tool calls wait for the session owner, and how long.
+	Approval        string
+	ApprovalTimeout time.Duration
+	EventTTL        time.Duration
+	LogLevel        string
+	CORSOrigins     []string
 	// LLMAllowHosts (host names, CIDRs, "*") widens what regular users' LLM configurations may
 	// reach beyond public addresses; LLMAllowlistOnly narrows it to that list alone.
 	LLMAllowHosts    []string

@@ -173,7 +173,7 @@ func Start(ctx context.Context, role Role, cfg Config) (_ *Running, err error) {
 		acts := &activities.Activities{Repo: repo, Events: events, LLM: parts.llmLoader, Credentials: creds,
 			GNS3: gns3Server, Tools: parts.tools, Logger: log, EventTTL: cfg.EventTTL,
 			Devices: parts.devices, DeviceRecords: models.DeviceRepository{DB: db}, UntrustedHTTP: parts.untrustedHTTP,
-			Skills: parts.skills}
+			Skills: parts.skills, Approvals: models.ApprovalRepository{DB: db}, ConfigJobs: models.ConfigJobRepository{DB: db}}
 		if role == RoleWorker {
 			r.closers = append(r.closers, followSkillReloads(events, parts.skills, log, nil))
 		}
@@ -183,11 +183,14 @@ func Start(ctx context.Context, role Role, cfg Config) (_ *Running, err error) {
 		}
 	}
 	if role != RoleWorker {
+		turns := api.TemporalTurns{Client: r.temporal, TaskQueue: workflows.TaskQueue}
+		routes := append(parts.routes, api.ApprovalRoutes(models.ApprovalRepository{DB: db}, models.ConfigJobRepository{DB: db},
+			models.DeviceRepository{DB: db}, turns))
 		deps := api.Deps{Repo: repo, GNS3: gns3Server, Events: events,
-			Turns:       api.TemporalTurns{Client: r.temporal, TaskQueue: workflows.TaskQueue},
-			Credentials: creds, LLM: parts.llmChooser, Logger: log, Web: parts.web, Routes: parts.routes,
+			Turns:       turns,
+			Credentials: creds, LLM: parts.llmChooser, Logger: log, Web: parts.web, Routes: routes,
 			Heartbeat: cfg.Heartbeat, DeviceConcurrency: cfg.DeviceConcurrency, CORSOrigins: cfg.CORSOrigins,
-			Limits: turnLimits(cfg, rdb)}
+			Limits: turnLimits(cfg, rdb), Approval: cfg.Approval, ApprovalTimeout: cfg.ApprovalTimeout}
 		if cfg.ProxyGNS3 {
 			if deps.GNS3Proxy, err = api.NewGNS3Proxy(cfg.GNS3URL); err != nil {
 				return nil, fmt.Errorf("--proxy-gns3: %w", err)

@@ -35,8 +35,9 @@ const CLIVersion = "1.5.1"
 const InstallCommand = "go install github.com/temporalio/cli/cmd/temporal@v" + CLIVersion
 
 // SearchAttributes are registered on every start so that chat-turn
-// workflows can be found by project, session and user in the Web UI.
-var SearchAttributes = []string{"ProjectId", "SessionId", "UserId"}
+// workflows can be found by project, session and user in the Web UI
+// (and configuration jobs also by tool).
+var SearchAttributes = []string{"ProjectId", "SessionId", "UserId", "ToolName"}
 
 // DBFileName and LogFileName are the files Start keeps in Options.DataDir.
 const (

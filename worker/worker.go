@@ -40,6 +40,7 @@ func Register(r interface {
 	RegisterActivityWithOptions(a interface{}, options activity.RegisterOptions)
 }, acts *activities.Activities) {
 	r.RegisterWorkflowWithOptions(workflows.ChatTurn, workflow.RegisterOptions{Name: workflows.ChatTurnWorkflow})
+	r.RegisterWorkflowWithOptions(workflows.ConfigJob, workflow.RegisterOptions{Name: workflows.ConfigJobWorkflow})
 	for name, fn := range map[string]any{
 		workflows.LLMActivity:          acts.LLMCall,
 		workflows.ToolActivity:         acts.RunTool,
@@ -49,6 +50,13 @@ func Register(r interface {
 		workflows.DevicePlanActivity:   acts.PlanDeviceTool,
 		workflows.DeviceRunActivity:    acts.RunDevice,
 		workflows.DeviceFinishActivity: acts.FinishDeviceTool,
+		// Approvals and configuration jobs.
+		workflows.RequestApprovalActivity: acts.RequestApproval,
+		workflows.RecordDecisionActivity:  acts.RecordApprovalDecision,
+		workflows.RenewCredentialActivity: acts.RenewTurnCredential,
+		workflows.ReadConfigActivity:      acts.ReadDeviceConfig,
+		workflows.ConfigJobStatusActivity: acts.SaveConfigJobStatus,
+		workflows.FinishConfigJobActivity: acts.FinishConfigJob,
 	} {
 		r.RegisterActivityWithOptions(fn, activity.RegisterOptions{Name: name})
 	}

@@ -55,6 +55,19 @@ func ChatTurn(ctx workflow.Context, in ChatTurnInput) (ChatTurnResult, error) {
 		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 5},
 	})
 
+	// Turns recorded before approvals existed replay without them.
+	approvals := workflow.GetVersion(ctx, "approvals", workflow.DefaultVersion, 1) >= 1 && in.Approval != ""
+	gate, err := newApprovalGate(ctx, ref)
+	if err != nil {
+		return ChatTurnResult{}, err
+	}
+	stopRenewing := func() {}
+	if approvals {
+		var rctx workflow.Context
+		rctx, stopRenewing = workflow.WithCancel(ctx)
+		keepCredential(rctx, ref, in.CredentialTTL)
+	}
+
 	res := ChatTurnResult{Status: models.TurnCompleted}
 	var inTokens, outTokens int64
 	idx := 1 // 0 is the user message, stored when the turn was created
@@ -86,6 +99,32 @@ loop:
 		// Parallel tool calls run concurrently; each result has a fixed slot in the transcript.
 		futures := make([]workflow.Future, len(llm.ToolCalls))
 		for i, call := range llm.ToolCalls {
+			if approvals && (configJobTool(call.Name) || IsDestructiveTool(call.Name)) && in.SearchAttributes {
+				if err := workflow.UpsertTypedSearchAttributes(ctx, temporal.NewSearchAttributeKeyKeyword(SearchAttrToolName).ValueSet(call.Name)); err != nil {
+					workflow.GetLogger(ctx).Warn("setting the ToolName search attribute", "error", err)
+				}
+			}
+			if approvals && configJobTool(call.Name) {
+				copts := workflow.ChildWorkflowOptions{WorkflowID: ConfigJobID(ref.TurnID, call.ID), WaitForCancellation: true}
+				if in.SearchAttributes {
+					copts.TypedSearchAttributes = jobSearchAttributes(ref, call.Name)
+				}
+				cctx := workflow.WithChildOptions(ctx, copts)
+				futures[i] = workflow.ExecuteChildWorkflow(cctx, ConfigJobWorkflow, ConfigJobInput{
+					Turn: ref, Call: call, MessageIndex: idx + i, Approval: in.Approval,
+					ApprovalTimeout: in.ApprovalTimeout, DeviceConcurrency: in.DeviceConcurrency,
+				})
+				continue
+			}
+			if approvals && in.Approval == ApprovalChanges && IsDestructiveTool(call.Name) && ref.Mode == string(tools.LabAutomation) {
+				f, settable := workflow.NewFuture(ctx)
+				slot := idx + i
+				workflow.Go(ctx, func(gctx workflow.Context) {
+					settable.Set(nil, runApprovedTool(gctx, toolCtx, recordCtx, gate, ref, call, slot, in.ApprovalTimeout))
+				})
+				futures[i] = f
+				continue
+			}
 			if tools.IsDeviceTool(call.Name) {
 				f, settable := workflow.NewFuture(ctx)
 				slot := idx + i
@@ -127,6 +166,8 @@ loop:
 		}
 	}
 
+	stopRenewing() // the finalizer removes the credential
+
 	// Finishing work must run even when the turn was cancelled.
 	fctx, _ := workflow.NewDisconnectedContext(ctx)
 	fctx = workflow.WithActivityOptions(fctx, workflow.ActivityOptions{
@@ -151,7 +192,7 @@ loop:
 			outTokens += title.OutputTokens
 		}
 	}
-	err := workflow.ExecuteActivity(fctx, FinalizeActivity, FinalizeInput{
+	err = workflow.ExecuteActivity(fctx, FinalizeActivity, FinalizeInput{
 		Turn: ref, Status: res.Status, Error: res.Error, LLMCalls: res.LLMCalls,
 		InputTokens: inTokens, OutputTokens: outTokens, Title: title.Title,
 	}).Get(fctx, nil)
@@ -159,6 +200,27 @@ loop:
 		return res, fmt.Errorf("finalizing turn: %w", err)
 	}
 	return res, nil
+}
+
+// configJobTool tells the device tools that may change configuration: they run as ConfigJob
+// children (a VPCS call that only pings finds out in its plan and asks nothing).
+func configJobTool(name string) bool {
+	return name == tools.ConfigCommandsTool || name == tools.VPCSCommandsTool
+}
+
+// runApprovedTool asks the owner before a destructive lab tool runs; a refusal (or silence)
+// becomes the tool's result, with the owner's comment, so the model can answer it.
+func runApprovedTool(ctx, toolCtx, recordCtx workflow.Context, gate *approvalGate, ref TurnRef, call ToolCall, slot int, timeout time.Duration) error {
+	out, err := gate.ask(ctx, ApprovalRequest{Call: call, Kind: ApprovalKindDestructive}, timeout)
+	if err != nil {
+		return err
+	}
+	if !out.Approved() {
+		return workflow.ExecuteActivity(recordCtx, ToolFailedActivity, ToolFailureInput{
+			Turn: ref, Call: call, MessageIndex: slot, Error: RejectionMessage(out),
+		}).Get(ctx, nil)
+	}
+	return workflow.ExecuteActivity(toolCtx, ToolActivity, ToolInput{Turn: ref, Call: call, MessageIndex: slot}).Get(ctx, nil)
 }
 
 // runDeviceTool runs a device tool as one activity per device, a bounded number at a time, so
@@ -172,6 +234,31 @@ func runDeviceTool(ctx, toolCtx workflow.Context, ref TurnRef, call ToolCall, sl
 	if planned.Done {
 		return nil
 	}
+	return runPlannedDevices(ctx, ref, call, slot, planned.Plan, concurrency)
+}
+
+// runPlannedDevices applies a validated plan and stores the call's aggregated result.
+func runPlannedDevices(ctx workflow.Context, ref TurnRef, call ToolCall, slot int, plan tools.DevicePlan, concurrency int) error {
+	errs, cancelErr := applyDevices(ctx, ToolCallRef{TurnRef: ref, CallID: call.ID, ToolName: call.Name}, plan, concurrency)
+	fctx, _ := workflow.NewDisconnectedContext(ctx)
+	fctx = workflow.WithActivityOptions(fctx, workflow.ActivityOptions{
+		StartToCloseTimeout: time.Minute,
+		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, MaximumAttempts: 10},
+	})
+	if err := workflow.ExecuteActivity(fctx, DeviceFinishActivity, DeviceFinishInput{
+		Turn: ref, Call: call, MessageIndex: slot, Plan: plan, Errors: errs,
+	}).Get(fctx, nil); err != nil {
+		return err
+	}
+	if cancelErr == nil && ctx.Err() != nil {
+		cancelErr = ctx.Err()
+	}
+	return cancelErr
+}
+
+// applyDevices runs every device's job, one activity per device and a bounded number at once.
+// It returns the devices whose activity failed for good, and the cancellation if one stopped it.
+func applyDevices(ctx workflow.Context, ref ToolCallRef, plan tools.DevicePlan, concurrency int) (map[string]string, error) {
 	if concurrency <= 0 {
 		concurrency = DefaultDeviceConcurrency
 	}
@@ -179,7 +266,7 @@ func runDeviceTool(ctx, toolCtx workflow.Context, ref TurnRef, call ToolCall, sl
 	wg := workflow.NewWaitGroup(ctx)
 	errs := map[string]string{}
 	var cancelErr error
-	for _, job := range planned.Plan.Jobs {
+	for _, job := range plan.Jobs {
 		wg.Add(1)
 		workflow.Go(ctx, func(gctx workflow.Context) {
 			defer wg.Done()
@@ -197,8 +284,7 @@ func runDeviceTool(ctx, toolCtx workflow.Context, ref TurnRef, call ToolCall, sl
 					NonRetryableErrorTypes: []string{ErrTypeTurnAborted},
 				},
 			})
-			in := DeviceInput{Turn: ToolCallRef{TurnRef: ref, CallID: call.ID, ToolName: call.Name}, Job: job}
-			if err := workflow.ExecuteActivity(dctx, DeviceRunActivity, in).Get(gctx, nil); err != nil {
+			if err := workflow.ExecuteActivity(dctx, DeviceRunActivity, DeviceInput{Turn: ref, Job: job}).Get(gctx, nil); err != nil {
 				if isCancel(gctx, err) {
 					cancelErr = err
 				}
@@ -207,20 +293,7 @@ func runDeviceTool(ctx, toolCtx workflow.Context, ref TurnRef, call ToolCall, sl
 		})
 	}
 	wg.Wait(ctx)
-	fctx, _ := workflow.NewDisconnectedContext(ctx)
-	fctx = workflow.WithActivityOptions(fctx, workflow.ActivityOptions{
-		StartToCloseTimeout: time.Minute,
-		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, MaximumAttempts: 10},
-	})
-	if err := workflow.ExecuteActivity(fctx, DeviceFinishActivity, DeviceFinishInput{
-		Turn: ref, Call: call, MessageIndex: slot, Plan: planned.Plan, Errors: errs,
-	}).Get(fctx, nil); err != nil {
-		return err
-	}
-	if cancelErr == nil && ctx.Err() != nil {
-		cancelErr = ctx.Err()
-	}
-	return cancelErr
+	return errs, cancelErr
 }
 
 func isCancel(ctx workflow.Context, err error) bool {

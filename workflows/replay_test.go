@@ -20,3 +20,14 @@ func TestRecordedTurnReplaysOnTheCurrentCode(t *testing.T) {
 	r.RegisterWorkflowWithOptions(workflows.ChatTurn, workflow.RegisterOptions{Name: workflows.ChatTurnWorkflow})
 	require.NoError(t, r.ReplayWorkflowHistoryFromJSONFile(nil, "testdata/chat_turn_history.json"))
 }
+
+// A turn that ran a configuration job (an approval given through the Update, the job applied
+// and diffed), and the job itself, recorded by e2e.TestConfigurationWaitsForApprovalAndReportsWhatChanged.
+func TestRecordedConfigJobReplaysOnTheCurrentCode(t *testing.T) {
+	for _, f := range []string{"testdata/chat_turn_with_config_job_history.json", "testdata/config_job_history.json"} {
+		r := worker.NewWorkflowReplayer()
+		r.RegisterWorkflowWithOptions(workflows.ChatTurn, workflow.RegisterOptions{Name: workflows.ChatTurnWorkflow})
+		r.RegisterWorkflowWithOptions(workflows.ConfigJob, workflow.RegisterOptions{Name: workflows.ConfigJobWorkflow})
+		require.NoError(t, r.ReplayWorkflowHistoryFromJSONFile(nil, f), f)
+	}
+}

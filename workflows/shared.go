@@ -5,6 +5,7 @@ package workflows
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/gns3-copilot/gns3-copilot/tools"
 )
@@ -25,6 +26,7 @@ const (
 	SearchAttrProjectID  = "ProjectId"
 	SearchAttrSessionID  = "SessionId"
 	SearchAttrUserID     = "UserId"
+	SearchAttrToolName   = "ToolName"
 	ErrTypeLLMAuth       = "LLMAuthError"
 	ErrTypeLLMBadRequest = "LLMBadRequest"
 	ErrTypeLLMConfig     = "LLMConfigError"
@@ -49,6 +51,17 @@ type ChatTurnInput struct {
 	MaxSteps  int
 	// DeviceConcurrency bounds the devices one tool call talks to at once (0: the default).
 	DeviceConcurrency int
+	// Approval is the operator's setting (ApprovalChanges, ApprovalConfig, ApprovalNever).
+	// Empty, as in turns started before approvals existed, runs device tools directly.
+	Approval string
+	// ApprovalTimeout is how long an approval waits (0: DefaultApprovalTimeout).
+	ApprovalTimeout time.Duration
+	// SearchAttributes says the cluster knows ProjectId, SessionId, UserId and ToolName (the
+	// turn was started with them), so the turn may set them on its configuration jobs.
+	SearchAttributes bool
+	// CredentialTTL is the lifetime the API gave the turn's GNS3 credential; a turn that runs
+	// with approvals renews it every half of it, so a long wait does not outlive it.
+	CredentialTTL time.Duration
 }
 
 // ChatTurnResult is how the turn ended.
@@ -154,6 +167,9 @@ const (
 type DevicePlanResult struct {
 	Plan tools.DevicePlan
 	Done bool
+	// Changes is set when some line would change a device's configuration (as opposed to show
+	// and ping), which is what a configuration job asks approval for.
+	Changes bool
 }
 
 // DeviceInput runs one device's job.

@@ -99,6 +99,8 @@ func parseConfig(cmd string, args []string) (service.Config, error) {
 	str(&c.ForbiddenCommands, "forbidden-commands", "GNS3_COPILOT_FORBIDDEN_COMMANDS", "", "file of extra forbidden device commands, one per line")
 	str(&c.SkillsDir, "skills-dir", "GNS3_COPILOT_SKILLS_DIR", "", "directory of skills (prompts per mode, title prompt, forbidden commands, injection recipes) overriding the built-in ones")
 	num(&c.DeviceConcurrency, "device-concurrency", "GNS3_COPILOT_DEVICE_CONCURRENCY", 16, "devices one tool call talks to at once")
+	str(&c.Approval, "approval", "GNS3_COPILOT_APPROVAL", "changes", "which tool calls wait for the session owner's approval: changes (configuration and delete/stop/reload), config (configuration only) or never")
+	dur(&c.ApprovalTimeout, "approval-timeout", "GNS3_COPILOT_APPROVAL_TIMEOUT", 30*time.Minute, "how long an approval waits before it expires (rejected as expired)")
 	dur(&c.EventTTL, "event-ttl", "GNS3_COPILOT_EVENT_TTL", time.Hour, "how long a finished turn's events stay available for rejoining")
 	str(&c.LogLevel, "log-level", "GNS3_COPILOT_LOG_LEVEL", "info", "debug, info, warn or error")
 	var allowHosts string
@@ -132,6 +134,12 @@ func parseConfig(cmd string, args []string) (service.Config, error) {
 	}
 	if fs.NArg() > 0 {
 		return c, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	if c.Approval != "changes" && c.Approval != "config" && c.Approval != "never" {
+		return c, fmt.Errorf("--approval must be changes, config or never, not %q", c.Approval)
+	}
+	if c.ApprovalTimeout < time.Minute || c.ApprovalTimeout > 7*24*time.Hour {
+		return c, fmt.Errorf("--approval-timeout must be between 1m and 168h, not %s", c.ApprovalTimeout)
 	}
 	return c, nil
 }

@@ -3,6 +3,7 @@
 // session, the running turn's events and last event id) lives in sessionStorage, per tab.
 
 import { api, ApiError, classify, setExpiredHandler, setToken, token } from './api.js';
+import { restoreApprovals, setApprovalProject } from './approvals.js';
 import { AssistantTurn, noticeBox, renderHistory, userMessage } from './conversation.js';
 import { clear, formatCount, h, relativeTime } from './dom.js';
 import { exportMenu } from './exportmenu.js';
@@ -224,6 +225,7 @@ async function selectProject(id) {
   detachStream();
   const changed = id !== state.projectId;
   state.projectId = id;
+  setApprovalProject(id);
   if (id) sessionStorage.setItem(KEYS.project, id);
   if (changed) {
     state.sessionId = '';
@@ -528,6 +530,7 @@ async function showHistory(id) {
   const messages = (hist && hist.messages) || [];
   el.conversation.append(...renderHistory(messages));
   if (!messages.length) showEmptyConversation();
+  restoreApprovals(el.conversation, id);
   scrollToEnd(true);
   return messages.length;
 }

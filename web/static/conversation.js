@@ -1,6 +1,7 @@
 // The conversation pane: user messages, assistant answers (Markdown, rendered safely), tool
 // cards, and the mapping from the chat API's SSE events and stored history onto them.
 
+import { placeApproval } from './approvals.js';
 import { h } from './dom.js';
 import { render as renderMarkdown } from './markdown.js';
 import { ToolCard } from './toolcards.js';
@@ -37,6 +38,7 @@ export class AssistantTurn {
     this.renderTimer = 0;
     this.finished = false;
     this.onError = null;
+    this.approvals = new Map();
   }
 
   setThinking(on) {
@@ -146,6 +148,11 @@ export class AssistantTurn {
       }
       case 'retry':
         this.dropCurrentCall();
+        return false;
+      case 'approval_required':
+      case 'approval_resolved':
+        if (d.approval) placeApproval(this.body, this.approvals, d.approval, this.thinking.isConnected ? this.thinking : null);
+        this.setThinking(type === 'approval_resolved' && this.el.classList.contains('streaming'));
         return false;
       case 'error':
         this.finish();

@@ -60,6 +60,10 @@ type Options struct {
 	Configure func(*service.Config)
 	// ProxyGNS3 puts the service in front of the fake GNS3 (--proxy-gns3).
 	ProxyGNS3 bool
+	// Approval is the --approval setting; empty runs device tools directly, without jobs.
+	Approval string
+	// ApprovalTimeout shortens how long approvals wait.
+	ApprovalTimeout time.Duration
 }
 
 // Env is a running copilot with its fakes.
@@ -107,6 +111,7 @@ func Start(t testing.TB, opts Options) *Env {
 		RedisURL: opts.RedisURL, DatabaseURL: opts.DatabaseURL, LLMProvider: "openai", LLMContextLimitK: 128, CopilotMode: opts.Mode,
 		DeviceConcurrency: 16, EventTTL: time.Hour, LogLevel: "warn", Heartbeat: opts.Heartbeat, ProxyGNS3: opts.ProxyGNS3,
 		LLMAllowHosts: opts.LLMAllowHosts, LLMResolver: opts.LLMResolver,
+		Approval: opts.Approval, ApprovalTimeout: opts.ApprovalTimeout,
 	}
 	if cfg.LLMAllowHosts == nil {
 		cfg.LLMAllowHosts = []string{"127.0.0.1"}

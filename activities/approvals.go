@@ -1,0 +1,185 @@
+package activities
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/gns3-copilot/gns3-copilot/devices"
+	"github.com/gns3-copilot/gns3-copilot/models"
+	"github.com/gns3-copilot/gns3-copilot/relay"
+	"github.com/gns3-copilot/gns3-copilot/tools"
+	"github.com/gns3-copilot/gns3-copilot/workflows"
+)
+
+// ApprovalPlan is what the owner decides on. For configuration: per device, the exact lines,
+// what the safety policy says of each, and the configuration read before asking. For a
+// destructive tool: the call's arguments and a sentence saying what it does.
+type ApprovalPlan struct {
+	Tool      string          `json:"tool"`
+	Kind      string          `json:"kind"`
+	Summary   string          `json:"summary"`
+	Devices   []PlanDevice    `json:"devices,omitempty"`
+	Failed    []tools.Item    `json:"failed,omitempty"`
+	Arguments json.RawMessage `json:"arguments,omitempty"`
+	JobID     string          `json:"job_id,omitempty"`
+}
+
+// PlanDevice is one device of a configuration plan.
+type PlanDevice struct {
+	NodeID        string     `json:"node_id"`
+	Name          string     `json:"name"`
+	Platform      string     `json:"platform,omitempty"`
+	Lines         []PlanLine `json:"lines"`
+	ReadCommand   string     `json:"read_command,omitempty"`
+	CurrentConfig string     `json:"current_config"`
+	ReadError     string     `json:"read_error,omitempty"`
+}
+
+// PlanLine is one line and the safety policy's verdict: "change" (will be sent and changes the
+// device), "read" (will be sent, only looks), or "blocked" (will not be sent, with the reason).
+type PlanLine struct {
+	Command string `json:"command"`
+	Verdict string `json:"verdict"`
+	Reason  string `json:"reason,omitempty"`
+}
+
+var destructiveVerbs = map[string]string{
+	"delete_gns3_node": "Delete nodes", "delete_gns3_link": "Delete links",
+	"stop_gns3_node":   "Stop (power off) nodes; unsaved configuration is lost",
+	"reload_gns3_node": "Reload (power-cycle) nodes; unsaved configuration is lost",
+}
+
+// RequestApproval stores a pending approval with its plan and announces it to the turn's
+// stream. A retry finds the row it wrote and announces the same approval again.
+func (a *Activities) RequestApproval(ctx context.Context, req workflows.ApprovalRequest) error {
+	plan, err := a.approvalPlan(ctx, req)
+	if err != nil {
+		return err
+	}
+	body, err := json.Marshal(plan)
+	if err != nil {
+		return err
+	}
+	row, err := a.Approvals.Create(ctx, &models.Approval{ID: req.ApprovalID, SessionID: req.Turn.SessionID, TurnID: req.Turn.TurnID,
+		ToolCallID: req.Call.ID, ProjectID: req.Turn.ProjectID, UserID: req.Turn.UserID, ToolName: req.Call.Name, Kind: req.Kind,
+		WorkflowID: req.WorkflowID, Plan: string(body), Status: models.ApprovalPending, ExpiresAt: req.ExpiresAt.UTC()})
+	if err != nil {
+		return fmt.Errorf("storing the approval: %w", err)
+	}
+	if req.Plan != nil {
+		for _, j := range req.Plan.Jobs {
+			a.publish(ctx, req.Turn.TurnID, relay.Payload{Type: relay.TypeToolProgress, SessionID: req.Turn.SessionID, ToolName: req.Call.Name,
+				ToolCallID: req.Call.ID, Progress: tools.Progress{ItemID: j.NodeID, ItemName: j.Name, Status: "waiting_approval",
+					Message: "configuration read; waiting for approval"}})
+		}
+	}
+	a.publish(ctx, req.Turn.TurnID, relay.Payload{Type: relay.TypeApprovalRequired, SessionID: req.Turn.SessionID,
+		TurnID: req.Turn.TurnID, ToolName: req.Call.Name, ToolCallID: req.Call.ID, Approval: row.View()})
+	return nil
+}
+
+func (a *Activities) approvalPlan(ctx context.Context, req workflows.ApprovalRequest) (ApprovalPlan, error) {
+	p := ApprovalPlan{Tool: req.Call.Name, Kind: req.Kind, JobID: req.JobID}
+	if req.Plan == nil {
+		args, err := tools.NormalizeArgs(req.Call.Arguments)
+		if err != nil {
+			args = json.RawMessage(`{}`)
+		}
+		p.Arguments = args
+		p.Summary = destructiveSummary(req.Call.Name, args)
+		return p, nil
+	}
+	recs, err := a.DeviceRecords.Commands(ctx, req.Turn.TurnID, req.Call.ID, "")
+	if err != nil {
+		return p, fmt.Errorf("loading the configuration read before: %w", err)
+	}
+	before := map[string]models.DeviceCommand{}
+	for _, r := range recs {
+		if r.Seq == models.SeqReadBefore {
+			before[r.NodeID] = r
+		}
+	}
+	p.Failed = req.Plan.Failed
+	lines := 0
+	for _, job := range req.Plan.Jobs {
+		d := PlanDevice{NodeID: job.NodeID, Name: job.Name, Platform: job.Platform}
+		for _, c := range job.Commands {
+			v := "change"
+			if !devices.ChangesConfig(job.Platform, c) {
+				v = "read"
+			}
+			d.Lines = append(d.Lines, PlanLine{Command: c, Verdict: v})
+			lines++
+		}
+		for _, b := range job.Blocked {
+			d.Lines = append(d.Lines, PlanLine{Command: b.Command, Verdict: "blocked", Reason: b.Reason})
+		}
+		if r, ok := before[job.NodeID]; ok {
+			d.ReadCommand, d.CurrentConfig, d.ReadError = r.Command, r.Output, r.Error
+		} else {
+			d.ReadError = "the current configuration could not be read"
+		}
+		p.Devices = append(p.Devices, d)
+	}
+	p.Summary = fmt.Sprintf("Send %d line(s) to %d device(s)", lines, len(req.Plan.Jobs))
+	return p, nil
+}
+
+// destructiveSummary says in a sentence what a destructive call will do to which nodes or links.
+func destructiveSummary(tool string, args json.RawMessage) string {
+	var a map[string]any
+	_ = json.Unmarshal(args, &a)
+	var targets []string
+	for _, key := range []string{"node_ids", "link_ids", "nodes", "links"} {
+		if list, ok := a[key].([]any); ok {
+			for _, v := range list {
+				if s, ok := v.(string); ok {
+					targets = append(targets, s)
+				} else if b, err := json.Marshal(v); err == nil {
+					targets = append(targets, string(b))
+				}
+			}
+		}
+	}
+	verb := destructiveVerbs[tool]
+	if verb == "" {
+		verb = tool
+	}
+	if len(targets) == 0 {
+		return verb
+	}
+	return verb + ": " + strings.Join(targets, ", ")
+}
+
+// RecordApprovalDecision stores how an approval ended and announces it. The first decision
+// stands: recording a different one later changes nothing.
+func (a *Activities) RecordApprovalDecision(ctx context.Context, rec workflows.DecisionRecord) error {
+	status := map[string]string{workflows.OutcomeApproved: models.ApprovalApproved, workflows.OutcomeRejected: models.ApprovalRejected,
+		workflows.OutcomeExpired: models.ApprovalExpired}[rec.Outcome.Status]
+	if status == "" {
+		return fmt.Errorf("unknown approval outcome %q", rec.Outcome.Status)
+	}
+	row, err := a.Approvals.Decide(ctx, rec.Outcome.ApprovalID, status, rec.Outcome.DecidedBy, rec.Outcome.Comment, time.Now())
+	if err != nil && !errors.Is(err, models.ErrAlreadyDecided) {
+		return fmt.Errorf("storing the decision: %w", err)
+	}
+	a.publish(ctx, rec.Turn.TurnID, relay.Payload{Type: relay.TypeApprovalResolved, SessionID: rec.Turn.SessionID,
+		TurnID: rec.Turn.TurnID, ToolName: rec.Call.Name, ToolCallID: rec.Call.ID, Approval: row.View()})
+	return nil
+}
+
+// RenewTurnCredential gives the turn's stored GNS3 credential a fresh lifetime while the turn
+// runs. A credential already gone (the turn finished, or it expired) is not brought back.
+func (a *Activities) RenewTurnCredential(ctx context.Context, in workflows.RenewCredentialInput) error {
+	token, err := a.Credentials.Get(ctx, in.Turn.TurnID)
+	if err != nil {
+		return temporal.NewNonRetryableApplicationError("the turn's GNS3 credential is gone; it cannot be renewed", workflows.ErrTypeNoCredentials, err)
+	}
+	return a.Credentials.Put(ctx, in.Turn.TurnID, token, in.TTL)
+}

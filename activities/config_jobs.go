@@ -1,0 +1,266 @@
+package activities
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/gns3-copilot/gns3-copilot/devices"
+	"github.com/gns3-copilot/gns3-copilot/models"
+	"github.com/gns3-copilot/gns3-copilot/tools"
+	"github.com/gns3-copilot/gns3-copilot/workflows"
+)
+
+// ReadDeviceConfig reads one device's configuration with its platform's show command, before
+// or after a configuration job applies, and keeps it in the job's device records.
+func (a *Activities) ReadDeviceConfig(ctx context.Context, in workflows.ReadConfigInput) error {
+	seq := models.SeqReadBefore
+	if in.Phase == workflows.ReadAfter {
+		seq = models.SeqReadAfter
+	}
+	r := a.deviceRunner(in.Turn)
+	existing, err := a.DeviceRecords.Commands(ctx, in.Turn.TurnID, in.Turn.CallID, in.Job.NodeID)
+	if err != nil {
+		return fmt.Errorf("loading the device's records: %w", err)
+	}
+	for _, c := range existing {
+		if c.Seq == seq && (c.Status == models.CommandOK || c.Status == models.CommandSkipped) {
+			return nil // a retry: the read is done
+		}
+	}
+	stop := keepAlive(ctx, 2*time.Second)
+	defer stop()
+	r.progress(ctx, in.Job, "reading_config", "reading the configuration "+in.Phase+" the change")
+	_, profile, err := r.readConfig(ctx, in.Job, seq)
+	if err != nil {
+		return err
+	}
+	if profile == nil {
+		c := r.record(in.Job, seq, "", models.CommandSkipped)
+		c.Error = "this platform has no configuration to read back"
+		if err := a.DeviceRecords.Save(context.WithoutCancel(ctx), c); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// SaveConfigJobStatus records where a configuration job stands, for the audit route.
+func (a *Activities) SaveConfigJobStatus(ctx context.Context, in workflows.ConfigJobStatusInput) error {
+	return a.ConfigJobs.Save(ctx, &models.ConfigJob{ID: in.JobID, SessionID: in.Turn.SessionID, TurnID: in.Turn.TurnID,
+		ToolCallID: in.Call.ID, ProjectID: in.Turn.ProjectID, UserID: in.Turn.UserID, ToolName: in.Call.Name,
+		ApprovalID: in.ApprovalID, Status: in.Status, Devices: in.Devices})
+}
+
+// DeviceChange is one device's part of a configuration job's outcome: the result item's status,
+// the configuration lines that appeared and disappeared between the reads, and the sent lines
+// the read-after shows not in effect.
+type DeviceChange struct {
+	NodeID      string   `json:"node_id"`
+	Name        string   `json:"name"`
+	Status      string   `json:"status"`
+	ReadCommand string   `json:"read_command,omitempty"`
+	Added       []string `json:"added"`
+	Removed     []string `json:"removed"`
+	NotTaken    []string `json:"not_taken,omitempty"`
+	Error       string   `json:"error,omitempty"`
+}
+
+// FinishConfigJob builds the job's tool result from the device records: per device the lines'
+// outputs, the diff of the reads before and after, and the lines that did not take (which make
+// the device partial_success). A job that sent nothing says why. The result is stored as the
+// tool's answer and the job's summary.
+func (a *Activities) FinishConfigJob(ctx context.Context, in workflows.FinishConfigJobInput) (workflows.FinishConfigJobResult, error) {
+	var res tools.Result
+	var changes []DeviceChange
+	var status string
+	if !in.Applied {
+		msg := workflows.RejectionMessage(in.Approval)
+		status = map[string]string{workflows.OutcomeExpired: models.JobExpired, workflows.OutcomeRejected: models.JobRejected}[in.Approval.Status]
+		if msg == "" || (in.Approval.Status == workflows.OutcomeRejected && in.Approval.Comment == "the turn was aborted") {
+			msg, status = "Nothing was sent: the turn was cancelled before the change was approved.", models.JobCancelled
+		}
+		items := append([]tools.Item(nil), in.Plan.Failed...)
+		for _, job := range in.Plan.Jobs {
+			items = append(items, tools.Item{ID: job.NodeID, Name: job.Name, Status: tools.StatusFailed, Error: msg})
+			changes = append(changes, DeviceChange{NodeID: job.NodeID, Name: job.Name, Status: tools.StatusFailed, Error: msg})
+		}
+		res = tools.Collect(items)
+		res.Error = msg
+	} else {
+		recs, err := a.DeviceRecords.Commands(ctx, in.Turn.TurnID, in.Call.ID, "")
+		if err != nil {
+			return workflows.FinishConfigJobResult{}, fmt.Errorf("loading device records: %w", err)
+		}
+		byNode := map[string][]models.DeviceCommand{}
+		for _, r := range recs {
+			byNode[r.NodeID] = append(byNode[r.NodeID], r)
+		}
+		outcomes := make([]tools.DeviceOutcome, 0, len(in.Plan.Jobs))
+		for _, job := range in.Plan.Jobs {
+			o := outcomeFromRecords(job, byNode[job.NodeID])
+			if msg, ok := in.Errors[job.NodeID]; ok && o.Err == "" {
+				o.Err = msg
+			}
+			outcomes = append(outcomes, o)
+		}
+		res = tools.DeviceResult(in.Plan, outcomes)
+		byID := map[string]int{}
+		for i, it := range res.Data {
+			byID[it.ID] = i
+		}
+		for k, job := range in.Plan.Jobs {
+			i, ok := byID[job.NodeID]
+			if !ok {
+				continue
+			}
+			ch := compareReads(job, outcomes[k], byNode[job.NodeID], in.ReadErrors)
+			annotate(&res.Data[i], ch)
+			ch.Status, ch.Error = res.Data[i].Status, res.Data[i].Error
+			changes = append(changes, ch)
+		}
+		res = tools.Collect(res.Data)
+		switch {
+		case res.Failed == 0:
+			status = models.JobCompleted
+		case res.Successful == 0 && !anyPartial(res.Data):
+			status = models.JobFailed
+		default:
+			status = models.JobPartial
+		}
+	}
+	res.Metadata = map[string]any{"tool_name": in.Call.Name, "format_version": tools.FormatVersion, "config_job_id": in.JobID,
+		"config_job_status": status, "changes": changes}
+	if in.Approval.ApprovalID != "" {
+		res.Metadata["approval"] = map[string]any{"approval_id": in.Approval.ApprovalID, "status": in.Approval.Status,
+			"decided_by": in.Approval.DecidedBy, "comment": in.Approval.Comment}
+	}
+	summary, _ := json.Marshal(changes)
+	now := time.Now().UTC()
+	if err := a.ConfigJobs.Save(ctx, &models.ConfigJob{ID: in.JobID, SessionID: in.Turn.SessionID, TurnID: in.Turn.TurnID,
+		ToolCallID: in.Call.ID, ProjectID: in.Turn.ProjectID, UserID: in.Turn.UserID, ToolName: in.Call.Name,
+		ApprovalID: in.Approval.ApprovalID, Status: status, Devices: len(in.Plan.Jobs), Summary: string(summary), FinishedAt: &now}); err != nil {
+		return workflows.FinishConfigJobResult{}, fmt.Errorf("storing the job: %w", err)
+	}
+	if err := a.storeToolResult(ctx, in.Turn, in.Call, in.MessageIndex, res); err != nil {
+		return workflows.FinishConfigJobResult{}, err
+	}
+	return workflows.FinishConfigJobResult{Status: status}, nil
+}
+
+func anyPartial(items []tools.Item) bool {
+	for _, it := range items {
+		if it.Status == tools.StatusPartial {
+			return true
+		}
+	}
+	return false
+}
+
+// compareReads diffs a device's configuration before and after, and judges each line that the
+// device accepted against the read-after.
+func compareReads(job tools.DeviceJob, o tools.DeviceOutcome, recs []models.DeviceCommand, readErrs map[string]map[string]string) DeviceChange {
+	ch := DeviceChange{NodeID: job.NodeID, Name: job.Name, Added: []string{}, Removed: []string{}}
+	var before, after *models.DeviceCommand
+	for i := range recs {
+		switch recs[i].Seq {
+		case models.SeqReadBefore:
+			before = &recs[i]
+		case models.SeqReadAfter:
+			after = &recs[i]
+		}
+	}
+	var problems []string
+	for _, phase := range []string{workflows.ReadBefore, workflows.ReadAfter} {
+		if msg := readErrs[phase][job.NodeID]; msg != "" {
+			problems = append(problems, "reading the configuration "+phase+" failed: "+msg)
+		}
+	}
+	if before == nil || after == nil || before.Status != models.CommandOK || after.Status != models.CommandOK {
+		for _, r := range []*models.DeviceCommand{before, after} {
+			if r != nil && r.Error != "" {
+				problems = append(problems, r.Error)
+			}
+		}
+		if len(problems) == 0 {
+			problems = append(problems, "the configuration was not read before and after, so what changed is not known")
+		}
+		ch.Error = strings.Join(problems, "; ")
+		return ch
+	}
+	profile := profileFor(job, after.Command)
+	if profile == nil {
+		ch.Error = "no read-back profile for this device"
+		return ch
+	}
+	ch.ReadCommand = after.Command
+	bl, al := profile.ConfigLines(before.Output), profile.ConfigLines(after.Output)
+	ch.Added, ch.Removed = devices.DiffConfig(bl, al)
+	if ch.Added == nil {
+		ch.Added = []string{}
+	}
+	if ch.Removed == nil {
+		ch.Removed = []string{}
+	}
+	for _, r := range o.Results {
+		if r.Failed || !devices.ChangesConfig(profile.Name, r.Command) {
+			continue
+		}
+		if profile.Verify(r.Command, al) == devices.VerdictNotTook {
+			ch.NotTaken = append(ch.NotTaken, r.Command)
+		}
+	}
+	return ch
+}
+
+// profileFor finds the profile that read a device: the job's platform, else the one whose
+// read-back command was used.
+func profileFor(job tools.DeviceJob, readCommand string) *devices.Profile {
+	if p, err := devices.ProfileByName(job.Platform); err == nil && p.ConfigCommand() == readCommand {
+		return p
+	}
+	for _, p := range devices.Profiles() {
+		if p.ConfigCommand() != "" && p.ConfigCommand() == readCommand {
+			return p
+		}
+	}
+	return nil
+}
+
+// annotate adds the diff to a device's result item and marks lines that did not take.
+func annotate(it *tools.Item, ch DeviceChange) {
+	var b strings.Builder
+	b.WriteString(it.Result)
+	switch {
+	case ch.Error != "":
+		fmt.Fprintf(&b, "\n\nWhat changed is not known: %s", ch.Error)
+	case len(ch.Added) == 0 && len(ch.Removed) == 0:
+		fmt.Fprintf(&b, "\n\nConfiguration changes (%s, before → after): none", ch.ReadCommand)
+	default:
+		fmt.Fprintf(&b, "\n\nConfiguration changes (%s, before → after):", ch.ReadCommand)
+		for _, l := range ch.Removed {
+			b.WriteString("\n- " + l)
+		}
+		for _, l := range ch.Added {
+			b.WriteString("\n+ " + l)
+		}
+	}
+	it.Result = strings.TrimLeft(b.String(), "\n")
+	if len(ch.NotTaken) > 0 {
+		quoted := make([]string, len(ch.NotTaken))
+		for i, l := range ch.NotTaken {
+			quoted[i] = fmt.Sprintf("%q", l)
+		}
+		msg := "accepted but not in effect when read back: " + strings.Join(quoted, ", ")
+		if it.Error != "" {
+			it.Error += "; " + msg
+		} else {
+			it.Error = msg
+		}
+		if it.Status == tools.StatusSuccess {
+			it.Status = tools.StatusPartial
+		}
+	}
+}

@@ -1,0 +1,309 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/gin-gonic/gin"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/gns3-copilot/gns3-copilot/models"
+	"github.com/gns3-copilot/gns3-copilot/workflows"
+)
+
+// ApprovalDecider hands a person's decision to the workflow that waits for it.
+type ApprovalDecider interface {
+	DecideApproval(ctx context.Context, workflowID string, d workflows.ApprovalDecision) (workflows.ApprovalOutcome, error)
+}
+
+// decisionTimeout bounds how long a decision waits for a worker to take it.
+const decisionTimeout = 30 * time.Second
+
+// ErrNotWaiting means the workflow no longer waits (it ended, or never asked).
+var ErrNotWaiting = errors.New("the workflow is no longer waiting for this approval")
+
+// DecisionRefusedError is the workflow's validator saying no; Message is for people.
+type DecisionRefusedError struct{ Message string }
+
+func (e *DecisionRefusedError) Error() string { return e.Message }
+
+// DecideApproval sends the decision as an Update and returns once the workflow has stored it.
+func (t TemporalTurns) DecideApproval(ctx context.Context, workflowID string, d workflows.ApprovalDecision) (workflows.ApprovalOutcome, error) {
+	h, err := t.Client.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
+		WorkflowID: workflowID, UpdateName: workflows.ApprovalUpdate, Args: []any{d},
+		WaitForStage: client.WorkflowUpdateStageCompleted,
+	})
+	var out workflows.ApprovalOutcome
+	if err == nil {
+		err = h.Get(ctx, &out)
+	}
+	var nf *serviceerror.NotFound
+	var ae *temporal.ApplicationError
+	switch {
+	case err == nil:
+		return out, nil
+	case errors.As(err, &nf):
+		return out, ErrNotWaiting
+	case errors.As(err, &ae):
+		return out, &DecisionRefusedError{Message: ae.Message()}
+	}
+	return out, err
+}
+
+// ApprovalRoutes adds the approval and configuration-job routes under both chat prefixes.
+func ApprovalRoutes(approvals models.ApprovalRepository, jobs models.ConfigJobRepository, records models.DeviceRepository, decider ApprovalDecider) func(r *gin.Engine, s *Server) {
+	return func(r *gin.Engine, s *Server) {
+		h := &approvalAPI{s: s, approvals: approvals, jobs: jobs, records: records, decider: decider}
+		for _, prefix := range []string{"/v3/projects/:project_id/chat", "/v3/copilot/projects/:project_id/chat"} {
+			g := r.Group(prefix, s.requireUser, s.requireOpenedProject)
+			g.GET("/sessions/:session_id/approvals", h.list)
+			g.POST("/sessions/:session_id/approvals/:approval_id", h.decide)
+			g.GET("/config-jobs", h.configJobs)
+		}
+	}
+}
+
+type approvalAPI struct {
+	s         *Server
+	approvals models.ApprovalRepository
+	jobs      models.ConfigJobRepository
+	records   models.DeviceRepository
+	decider   ApprovalDecider
+}
+
+// list returns the session's approvals, pending and decided, so a reloaded page can show a
+// waiting approval card and the record of earlier ones.
+func (h *approvalAPI) list(c *gin.Context) {
+	sess, ok := h.s.session(c)
+	if !ok {
+		return
+	}
+	rows, err := h.approvals.ForSession(c.Request.Context(), sess.ThreadID)
+	if err != nil {
+		h.s.internalError(c, err, "Loading the approvals failed")
+		return
+	}
+	out := make([]models.ApprovalView, len(rows))
+	for i := range rows {
+		out[i] = rows[i].View()
+	}
+	c.JSON(http.StatusOK, out)
+}
+
+type decisionRequest struct {
+	Decision *string `json:"decision"`
+	Comment  *string `json:"comment"`
+}
+
+func (h *approvalAPI) decide(c *gin.Context) {
+	sess, ok := h.s.session(c)
+	if !ok {
+		return
+	}
+	ctx := c.Request.Context()
+	id := c.Param("approval_id")
+	a, err := h.approvals.Get(ctx, id)
+	if errors.Is(err, models.ErrNotFound) || (err == nil && a.SessionID != sess.ThreadID) {
+		abort(c, http.StatusNotFound, "Approval '"+truncate(id, 80)+"' not found in this session.")
+		return
+	}
+	if err != nil {
+		h.s.internalError(c, err, "Loading the approval failed")
+		return
+	}
+	var req decisionRequest
+	if !decodeJSON(c, &req, 16<<10) {
+		return
+	}
+	if req.Decision == nil || (*req.Decision != workflows.DecisionApprove && *req.Decision != workflows.DecisionReject) {
+		abort(c, http.StatusUnprocessableEntity, `decision is required and must be "approve" or "reject".`)
+		return
+	}
+	comment := ""
+	if req.Comment != nil {
+		comment = strings.TrimSpace(*req.Comment)
+	}
+	if !utf8.ValidString(comment) || utf8.RuneCountInString(comment) > workflows.MaxApprovalComment {
+		abort(c, http.StatusUnprocessableEntity, fmt.Sprintf("comment must be UTF-8 text of at most %d characters.", workflows.MaxApprovalComment))
+		return
+	}
+	if a.Status != models.ApprovalPending {
+		abort(c, http.StatusConflict, alreadyDecided(a))
+		return
+	}
+	if time.Now().After(a.ExpiresAt) {
+		abort(c, http.StatusConflict, "This approval expired at "+isoTime(a.ExpiresAt)+"; nothing was done. Ask the copilot again.")
+		return
+	}
+	u := currentUser(c)
+	// The owner's own fresh token keeps the turn able to act for them after a long wait.
+	if err := h.s.deps.Credentials.Put(ctx, a.TurnID, u.Token, h.s.deps.CredentialTTL); err != nil {
+		h.s.log.Warn("refreshing the turn's credential with the decider's token", "turn", a.TurnID, "error", err)
+	}
+	// The workflow takes the decision on a worker; without one running, say so instead of hanging.
+	dctx, cancel := context.WithTimeout(ctx, decisionTimeout)
+	defer cancel()
+	_, err = h.decider.DecideApproval(dctx, a.WorkflowID, workflows.ApprovalDecision{
+		ApprovalID: a.ID, Decision: *req.Decision, Comment: comment, UserID: u.ID, Username: u.Username,
+	})
+	var refused *DecisionRefusedError
+	switch {
+	case errors.As(err, &refused):
+		if now, gerr := h.approvals.Get(ctx, id); gerr == nil && now.Status != models.ApprovalPending {
+			abort(c, http.StatusConflict, alreadyDecided(now))
+			return
+		}
+		abort(c, http.StatusConflict, "The decision was refused: "+refused.Message)
+		return
+	case errors.Is(err, ErrNotWaiting):
+		abort(c, http.StatusConflict, "The turn is no longer waiting for this approval; nothing was changed.")
+		return
+	case errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil:
+		abort(c, http.StatusServiceUnavailable, "No copilot worker took the decision within "+decisionTimeout.String()+
+			"; it was not recorded. Check that a worker is running and decide again.")
+		return
+	case err != nil:
+		h.s.internalError(c, err, "Handing the decision to the workflow failed")
+		return
+	}
+	a, err = h.approvals.Get(ctx, id)
+	if err != nil {
+		h.s.internalError(c, err, "Loading the approval failed")
+		return
+	}
+	c.JSON(http.StatusOK, a.View())
+}
+
+func alreadyDecided(a *models.Approval) string {
+	switch a.Status {
+	case models.ApprovalExpired:
+		return "This approval expired without an answer; nothing was done, and the decision cannot change."
+	case models.ApprovalPending:
+		return "This approval is still pending."
+	}
+	by := ""
+	if a.DecidedBy != "" {
+		by = " by " + a.DecidedBy
+	}
+	return "This approval was already " + a.Status + by + "; the first decision stands."
+}
+
+// configJobView is one configuration job in the audit, with its device records: the reads
+// before and after, and every line with its outcome.
+type configJobView struct {
+	JobID      string               `json:"job_id"`
+	SessionID  string               `json:"session_id"`
+	TurnID     string               `json:"turn_id"`
+	ToolCallID string               `json:"tool_call_id"`
+	ToolName   string               `json:"tool_name"`
+	UserID     string               `json:"user_id"`
+	Status     string               `json:"status"`
+	Devices    int                  `json:"devices"`
+	ApprovalID string               `json:"approval_id,omitempty"`
+	Approval   *models.ApprovalView `json:"approval,omitempty"`
+	Changes    json.RawMessage      `json:"changes"`
+	Records    []jobRecordView      `json:"records"`
+	CreatedAt  string               `json:"created_at"`
+	UpdatedAt  string               `json:"updated_at"`
+	FinishedAt *string              `json:"finished_at"`
+}
+
+type jobRecordView struct {
+	NodeID     string  `json:"node_id"`
+	DeviceName string  `json:"device_name"`
+	Kind       string  `json:"kind"` // line, read_before, read_after, read_recovery, device_error
+	Seq        int     `json:"seq"`
+	Command    string  `json:"command"`
+	Status     string  `json:"status"`
+	Output     string  `json:"output,omitempty"`
+	Error      string  `json:"error,omitempty"`
+	Reason     string  `json:"reason,omitempty"`
+	SentAt     *string `json:"sent_at"`
+}
+
+func recordKind(seq int) string {
+	switch seq {
+	case models.SeqReadBefore:
+		return "read_before"
+	case models.SeqReadAfter:
+		return "read_after"
+	case models.SeqReadRecovery:
+		return "read_recovery"
+	case -1:
+		return "device_error"
+	}
+	return "line"
+}
+
+// configJobs is the audit of configuration jobs in the project: the caller's own, or every
+// user's for a superadmin.
+func (h *approvalAPI) configJobs(c *gin.Context) {
+	u := currentUser(c)
+	limit := 50
+	if q := c.Query("limit"); q != "" {
+		n, err := strconv.Atoi(q)
+		if err != nil || n < 1 || n > 500 {
+			abort(c, http.StatusUnprocessableEntity, "limit must be a whole number from 1 to 500.")
+			return
+		}
+		limit = n
+	}
+	owner := u.ID
+	if u.Superadmin {
+		owner = ""
+	}
+	ctx := c.Request.Context()
+	jobs, err := h.jobs.List(ctx, c.Param("project_id"), owner, limit)
+	if err != nil {
+		h.s.internalError(c, err, "Listing configuration jobs failed")
+		return
+	}
+	out := make([]configJobView, 0, len(jobs))
+	for _, j := range jobs {
+		v := configJobView{JobID: j.ID, SessionID: j.SessionID, TurnID: j.TurnID, ToolCallID: j.ToolCallID, ToolName: j.ToolName,
+			UserID: j.UserID, Status: j.Status, Devices: j.Devices, ApprovalID: j.ApprovalID, Changes: jsonArray(j.Summary),
+			Records: []jobRecordView{}, CreatedAt: isoTime(j.CreatedAt), UpdatedAt: isoTime(j.UpdatedAt)}
+		if j.FinishedAt != nil {
+			t := isoTime(*j.FinishedAt)
+			v.FinishedAt = &t
+		}
+		if j.ApprovalID != "" {
+			if a, err := h.approvals.Get(ctx, j.ApprovalID); err == nil {
+				av := a.View()
+				v.Approval = &av
+			}
+		}
+		recs, err := h.records.Commands(ctx, j.TurnID, j.ToolCallID, "")
+		if err != nil {
+			h.s.internalError(c, err, "Loading device records failed")
+			return
+		}
+		for _, r := range recs {
+			rv := jobRecordView{NodeID: r.NodeID, DeviceName: r.DeviceName, Kind: recordKind(r.Seq), Seq: r.Seq, Command: r.Command,
+				Status: r.Status, Output: r.Output, Error: r.Error, Reason: r.Reason}
+			if r.SentAt != nil {
+				t := isoTime(*r.SentAt)
+				rv.SentAt = &t
+			}
+			v.Records = append(v.Records, rv)
+		}
+		out = append(out, v)
+	}
+	c.JSON(http.StatusOK, out)
+}
+
+func jsonArray(s string) json.RawMessage {
+	if s == "" || !json.Valid([]byte(s)) || s == "null" {
+		return json.RawMessage(`[]`)
+	}
+	return json.RawMessage(s)
+}

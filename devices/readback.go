@@ -1,0 +1,284 @@
+package devices
+
+import (
+	"net"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// Verdict is what a device's configuration, read back, says of one line that was sent.
+type Verdict int
+
+// A read-back either shows a line in effect, shows that it is not, or cannot tell (a line that
+// leaves no trace of its own in the configuration, an abbreviation the device expands).
+const (
+	VerdictUnknown Verdict = iota
+	VerdictTook
+	VerdictNotTook
+)
+
+func (v Verdict) String() string {
+	switch v {
+	case VerdictTook:
+		return "took"
+	case VerdictNotTook:
+		return "not_took"
+	}
+	return "unknown"
+}
+
+// readBack is how a platform's configuration is read and compared; it lives beside the
+// profile so each platform says how its configuration looks.
+type readBack struct {
+	// command prints the configuration ("" when the platform has none to read).
+	command string
+	// noise matches lines that change without anyone configuring anything (timestamps, byte
+	// counts, separators); they are left out of diffs.
+	noise *regexp.Regexp
+	// sections: indented lines belong to the unindented line above them (IOS-style).
+	sections bool
+	// verify judges one sent line against the configuration read after it.
+	verify func(line string, cfg []string) Verdict
+}
+
+var readBacks = func() map[string]readBack {
+	re := regexp.MustCompile
+	ciscoNoise := re(`^(!.*|Building configuration.*|Current configuration.*|end|ntp clock-period .*)$`)
+	ios := readBack{command: "show running-config", noise: ciscoNoise, sections: true, verify: verifyVerbatim}
+	return map[string]readBack{
+		"vpcs":          {command: "show ip", verify: verifyVPCS},
+		"cisco_ios":     ios,
+		"ruijie":        ios,
+		"arista_eos":    ios,
+		"huawei_vrp":    {command: "display current-configuration", noise: re(`^(#|!.*|return)$`), sections: true, verify: verifyVerbatim},
+		"juniper_junos": {command: "show configuration | display set", noise: re(`^(## .*|)$`), verify: verifyVerbatim},
+	}
+}()
+
+// sectionOpeners are IOS-family lines that enter a configuration sub-mode; entering one again
+// changes nothing.
+var sectionOpeners = regexp.MustCompile(`(?i)^\s*(interface|router|line|vlan|ip access-list|ipv6 access-list|route-map|class-map|policy-map|key chain|controller|address-family|vrf definition|ip vrf)\b`)
+
+// ResumeContext returns the line to send again before resuming a configuration after done
+// lines (cut short by a crash), so a line meant for a section does not land at the top level:
+// the last section opener among them. Only platforms with sectioned configuration have one.
+func (p *Profile) ResumeContext(done []string) (string, bool) {
+	if p.ConfigEnter == "" || !readBacks[p.Name].sections {
+		return "", false
+	}
+	for i := len(done) - 1; i >= 0; i-- {
+		if sectionOpeners.MatchString(done[i]) {
+			return strings.TrimSpace(done[i]), true
+		}
+	}
+	return "", false
+}
+
+// ConfigCommand is the show command that prints the platform's configuration, "" when the
+// platform has no configuration to read back (a Linux shell).
+func (p *Profile) ConfigCommand() string { return readBacks[p.Name].command }
+
+// ConfigLines turns a configuration as the device printed it into the lines that matter for a
+// diff: blank lines and noise dropped, runs of spaces folded, and on sectioned platforms each
+// indented line prefixed with its section ("interface Gi0/0 | ip address …"), so the same line
+// under two interfaces stays two lines.
+func (p *Profile) ConfigLines(output string) []string {
+	rb := readBacks[p.Name]
+	var out []string
+	section := ""
+	for _, raw := range strings.Split(strings.ReplaceAll(output, "\r", ""), "\n") {
+		line := strings.TrimRight(raw, " \t")
+		text := strings.Join(strings.Fields(line), " ")
+		if text == "" || (rb.noise != nil && rb.noise.MatchString(text)) {
+			if text != "" && rb.sections && !strings.HasPrefix(line, " ") {
+				section = "" // "!" closes an IOS section
+			}
+			continue
+		}
+		indented := strings.HasPrefix(line, " ") || strings.HasPrefix(line, "\t")
+		switch {
+		case !rb.sections:
+			out = append(out, text)
+		case indented && section != "":
+			out = append(out, section+" | "+text)
+		default:
+			section = text
+			out = append(out, text)
+		}
+	}
+	return out
+}
+
+// Verify judges whether a sent line is in effect in a configuration read back with
+// ConfigCommand and split with ConfigLines.
+func (p *Profile) Verify(line string, cfg []string) Verdict {
+	rb, ok := readBacks[p.Name]
+	if !ok || rb.verify == nil || rb.command == "" {
+		return VerdictUnknown
+	}
+	return rb.verify(line, cfg)
+}
+
+// DiffConfig lists the lines only in after (added) and only in before (removed), each as often
+// as it occurs more on that side; order follows the configuration.
+func DiffConfig(before, after []string) (added, removed []string) {
+	count := map[string]int{}
+	for _, l := range before {
+		count[l]++
+	}
+	for _, l := range after {
+		if count[l] > 0 {
+			count[l]--
+			continue
+		}
+		added = append(added, l)
+	}
+	left := map[string]int{}
+	for _, l := range after {
+		left[l]++
+	}
+	for _, l := range before {
+		if left[l] > 0 {
+			left[l]--
+			continue
+		}
+		removed = append(removed, l)
+	}
+	return added, removed
+}
+
+// verifyVerbatim finds a line as the device stores it. "no X" is in effect when X is nowhere;
+// a line that is not found may be an abbreviation the device expanded, so it proves nothing.
+func verifyVerbatim(line string, cfg []string) Verdict {
+	want := strings.Join(strings.Fields(line), " ")
+	if want == "" {
+		return VerdictUnknown
+	}
+	for _, l := range cfg {
+		if l == want || strings.HasSuffix(l, " | "+want) {
+			return VerdictTook
+		}
+	}
+	if rest, ok := strings.CutPrefix(want, "no "); ok {
+		for _, l := range cfg {
+			if l == rest || strings.HasSuffix(l, " | "+rest) {
+				return VerdictUnknown // it may still be set elsewhere, or under another section
+			}
+		}
+		return VerdictTook
+	}
+	return VerdictUnknown
+}
+
+// vpcsField returns a "show ip" field ("IP/MASK", "NAME", "GATEWAY").
+func vpcsField(cfg []string, name string) (string, bool) {
+	for _, l := range cfg {
+		k, v, ok := strings.Cut(l, ":")
+		if ok && strings.TrimSpace(k) == name {
+			return strings.TrimSpace(v), true
+		}
+	}
+	return "", false
+}
+
+// verifyVPCS reads the effect of "ip …", "clear ip" and "set pcname …" from "show ip"; other
+// commands (ping, show, save) change nothing it shows.
+func verifyVPCS(line string, cfg []string) Verdict {
+	w := strings.Fields(strings.ToLower(line))
+	if len(w) == 0 {
+		return VerdictUnknown
+	}
+	switch {
+	case w[0] == "set" && len(w) == 3 && w[1] == "pcname":
+		name, ok := vpcsField(cfg, "NAME")
+		if !ok {
+			return VerdictUnknown
+		}
+		// "PC1[1]": the slot number follows the name.
+		if base, _, _ := strings.Cut(name, "["); strings.EqualFold(base, strings.Fields(line)[2]) {
+			return VerdictTook
+		}
+		return VerdictNotTook
+	case w[0] == "clear" && len(w) == 2 && w[1] == "ip":
+		ip, ok := vpcsField(cfg, "IP/MASK")
+		if !ok {
+			return VerdictUnknown
+		}
+		if strings.HasPrefix(ip, "0.0.0.0") {
+			return VerdictTook
+		}
+		return VerdictNotTook
+	case w[0] == "ip" && len(w) >= 2:
+		addr, mask, gw, ok := parseVPCSIP(w[1:])
+		if !ok {
+			return VerdictUnknown // ip dhcp, ip auto, ip dns …: nothing to compare
+		}
+		ip, found := vpcsField(cfg, "IP/MASK")
+		if !found {
+			return VerdictUnknown
+		}
+		if ip != addr+"/"+strconv.Itoa(mask) {
+			return VerdictNotTook
+		}
+		if gw != "" {
+			if g, ok := vpcsField(cfg, "GATEWAY"); ok && g != gw {
+				return VerdictNotTook
+			}
+		}
+		return VerdictTook
+	}
+	return VerdictUnknown
+}
+
+// parseVPCSIP reads "A/M [GW]", "A GW M", "A GW" and "A M GW" (all of which VPCS accepts); the
+// mask defaults to 24 as in VPCS.
+func parseVPCSIP(args []string) (addr string, mask int, gw string, ok bool) {
+	mask = 24
+	first := args[0]
+	if a, m, has := strings.Cut(first, "/"); has {
+		n, err := strconv.Atoi(m)
+		if err != nil || n < 0 || n > 32 {
+			return "", 0, "", false
+		}
+		first, mask = a, n
+	}
+	if ip := net.ParseIP(first); ip == nil || ip.To4() == nil {
+		return "", 0, "", false
+	}
+	addr = first
+	for _, a := range args[1:] {
+		if n, err := strconv.Atoi(a); err == nil && n >= 0 && n <= 32 {
+			mask = n
+			continue
+		}
+		if ip := net.ParseIP(a); ip != nil && ip.To4() != nil {
+			if ones, bits := net.IPMask(ip.To4()).Size(); bits == 32 && ones > 0 && a != gw && strings.HasPrefix(a, "255.") {
+				mask = ones
+				continue
+			}
+			gw = a
+			continue
+		}
+		return "", 0, "", false
+	}
+	return addr, mask, gw, true
+}
+
+// ChangesConfig tells whether a VPCS command changes what the PC is (its address, name, DNS,
+// saved startup), as opposed to looking or testing (show, ping, trace, arp): the first asks
+// for approval, the second does not.
+func ChangesConfig(platform, cmd string) bool {
+	w := strings.Fields(strings.ToLower(cmd))
+	if len(w) == 0 {
+		return false
+	}
+	if platform != "vpcs" {
+		return true
+	}
+	switch w[0] {
+	case "show", "ping", "trace", "tracert", "traceroute", "arp", "echo", "history", "version", "help", "?", "sleep", "hist", "ver":
+		return false
+	}
+	return true
+}

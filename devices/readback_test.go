@@ -1,0 +1,66 @@
+package devices
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+const vpcsShowIP = "NAME        : PC1[1]\r\nIP/MASK     : 10.0.0.1/24\r\nGATEWAY     : 10.0.0.254\r\nDNS         : \r\n" +
+	"MAC         : 00:50:79:66:68:01\r\nLPORT       : 10100\r\nRHOST:PORT  : 127.0.0.1:10110\r\nMTU:        : 1500\r\n"
+
+func TestVPCSReadBackJudgesAddressAndName(t *testing.T) {
+	p, err := ProfileByName("vpcs")
+	require.NoError(t, err)
+	require.Equal(t, "show ip", p.ConfigCommand())
+	cfg := p.ConfigLines(vpcsShowIP)
+	require.Contains(t, cfg, "IP/MASK : 10.0.0.1/24")
+	for line, want := range map[string]Verdict{
+		"ip 10.0.0.1/24":                       VerdictTook,
+		"ip 10.0.0.1/24 10.0.0.254":            VerdictTook,
+		"ip 10.0.0.1 10.0.0.254 24":            VerdictTook,
+		"ip 10.0.0.1 255.255.255.0 10.0.0.254": VerdictTook,
+		"ip 10.0.0.1/24 10.0.0.1":              VerdictNotTook, // another gateway
+		"ip 10.0.0.2/24":                       VerdictNotTook,
+		"ip 10.0.0.1/16":                       VerdictNotTook,
+		"ip dhcp":                              VerdictUnknown,
+		"set pcname PC1":                       VerdictTook,
+		"set pcname web":                       VerdictNotTook,
+		"clear ip":                             VerdictNotTook,
+		"save":                                 VerdictUnknown,
+	} {
+		require.Equal(t, want, p.Verify(line, cfg), line)
+	}
+}
+
+func TestIOSConfigLinesKeepSectionsAndDropNoise(t *testing.T) {
+	p, err := ProfileByName("cisco_ios")
+	require.NoError(t, err)
+	before := "Building configuration...\n\nCurrent configuration : 1834 bytes\n!\n! Last configuration change at 12:00\n!\nhostname R1\n!\n" +
+		"interface GigabitEthernet0/0\n no ip address\n shutdown\n!\ninterface GigabitEthernet0/1\n no ip address\n shutdown\n!\nend\n"
+	after := "Building configuration...\n\nCurrent configuration : 1901 bytes\n!\n! Last configuration change at 12:05\n!\nhostname R1\n!\n" +
+		"interface GigabitEthernet0/0\n ip address 10.0.0.1 255.255.255.0\n!\ninterface GigabitEthernet0/1\n no ip address\n shutdown\n!\nend\n"
+	bl, al := p.ConfigLines(before), p.ConfigLines(after)
+	added, removed := DiffConfig(bl, al)
+	require.Equal(t, []string{"interface GigabitEthernet0/0 | ip address 10.0.0.1 255.255.255.0"}, added)
+	require.Equal(t, []string{"interface GigabitEthernet0/0 | no ip address", "interface GigabitEthernet0/0 | shutdown"}, removed,
+		"the same line under another interface is another line; timestamps and sizes are not changes")
+	require.Equal(t, VerdictTook, p.Verify("ip address 10.0.0.1 255.255.255.0", al))
+	require.Equal(t, VerdictUnknown, p.Verify("ip add 10.0.0.1 255.255.255.0", al), "an abbreviation proves nothing")
+	require.Equal(t, VerdictUnknown, p.Verify("no shutdown", al), "Gi0/1 is still shut: cannot tell which section")
+
+	ctx, ok := p.ResumeContext([]string{"interface GigabitEthernet0/0", "ip address 10.0.0.1 255.255.255.0"})
+	require.True(t, ok)
+	require.Equal(t, "interface GigabitEthernet0/0", ctx)
+	vpcs, _ := ProfileByName("vpcs")
+	_, ok = vpcs.ResumeContext([]string{"ip 10.0.0.1/24"})
+	require.False(t, ok, "VPCS has no configuration mode")
+}
+
+func TestChangesConfigTellsLookingFromChanging(t *testing.T) {
+	require.False(t, ChangesConfig("vpcs", "ping 10.0.0.2 -c 2"))
+	require.False(t, ChangesConfig("vpcs", "show ip"))
+	require.True(t, ChangesConfig("vpcs", "ip 10.0.0.1/24"))
+	require.True(t, ChangesConfig("vpcs", "set pcname web"))
+	require.True(t, ChangesConfig("cisco_ios", "hostname R9"))
+}

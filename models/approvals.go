@@ -1,0 +1,213 @@
+package models
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
+)
+
+// Approval statuses. A pending approval becomes exactly one of the other three, once.
+const (
+	ApprovalPending  = "pending"
+	ApprovalApproved = "approved"
+	ApprovalRejected = "rejected"
+	ApprovalExpired  = "expired"
+)
+
+// Approval kinds: what the person is asked to allow.
+const (
+	ApprovalKindConfig      = "config"      // configuration lines sent to device consoles
+	ApprovalKindDestructive = "destructive" // deleting, stopping or reloading lab nodes or links
+)
+
+// Approval is one question put to the session's owner before the copilot changes the lab, and
+// its answer. The workflow that waits holds the truth while it waits; this row lets the page,
+// the API's checks and the audit read it without asking Temporal.
+type Approval struct {
+	ID         string `gorm:"primaryKey;size:64"`
+	SessionID  string `gorm:"size:64;not null;index"`
+	TurnID     string `gorm:"size:64;not null;uniqueIndex:idx_approval_call,priority:1"`
+	ToolCallID string `gorm:"size:200;not null;uniqueIndex:idx_approval_call,priority:2"`
+	ProjectID  string `gorm:"size:64;not null;index"`
+	UserID     string `gorm:"size:64;not null"`
+	ToolName   string `gorm:"size:100;not null"`
+	Kind       string `gorm:"size:16;not null"`
+	// WorkflowID is the workflow that waits for the decision (the turn, or its configuration job).
+	WorkflowID string `gorm:"size:300;not null"`
+	// Plan is the JSON the person decides on: devices, lines, verdicts, current configuration.
+	Plan      string `gorm:"type:text;not null"`
+	Status    string `gorm:"size:16;not null;index"`
+	DecidedBy string `gorm:"size:200"`
+	Comment   string `gorm:"type:text"`
+	CreatedAt time.Time
+	ExpiresAt time.Time
+	DecidedAt *time.Time
+}
+
+// ApprovalRepository reads and writes approvals.
+type ApprovalRepository struct{ DB *gorm.DB }
+
+// Create stores a new pending approval; a retried activity finds the row it wrote before and
+// gets it back unchanged, so the approval keeps its id and deadline.
+func (r ApprovalRepository) Create(ctx context.Context, a *Approval) (*Approval, error) {
+	if a.CreatedAt.IsZero() {
+		a.CreatedAt = time.Now().UTC()
+	}
+	if err := r.DB.WithContext(ctx).Clauses(clause.OnConflict{DoNothing: true}).Create(a).Error; err != nil {
+		return nil, err
+	}
+	var got Approval
+	err := r.DB.WithContext(ctx).Where("turn_id = ? AND tool_call_id = ?", a.TurnID, a.ToolCallID).First(&got).Error
+	return &got, err
+}
+
+// Get loads an approval by id.
+func (r ApprovalRepository) Get(ctx context.Context, id string) (*Approval, error) {
+	var a Approval
+	err := r.DB.WithContext(ctx).Where("id = ?", id).First(&a).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return nil, ErrNotFound
+	}
+	return &a, err
+}
+
+// Decide records the decision of a pending approval. Deciding again with the same outcome is a
+// no-op (a retried activity); a different outcome on a decided approval is refused, so the
+// first decision stands.
+func (r ApprovalRepository) Decide(ctx context.Context, id, status, by, comment string, at time.Time) (*Approval, error) {
+	res := r.DB.WithContext(ctx).Model(&Approval{}).Where("id = ? AND status = ?", id, ApprovalPending).
+		Updates(map[string]any{"status": status, "decided_by": by, "comment": comment, "decided_at": at.UTC()})
+	if res.Error != nil {
+		return nil, res.Error
+	}
+	a, err := r.Get(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if res.RowsAffected == 0 && a.Status != status {
+		return a, ErrAlreadyDecided
+	}
+	return a, nil
+}
+
+// ErrAlreadyDecided is returned when an approval already has a different decision.
+var ErrAlreadyDecided = errors.New("the approval was already decided")
+
+// ForSession lists a session's approvals, oldest first.
+func (r ApprovalRepository) ForSession(ctx context.Context, sessionID string) ([]Approval, error) {
+	var out []Approval
+	err := r.DB.WithContext(ctx).Where("session_id = ?", sessionID).Order("created_at").Order("id").Find(&out).Error
+	return out, err
+}
+
+// ConfigJob statuses.
+const (
+	JobPlanning  = "planning"
+	JobWaiting   = "waiting_approval"
+	JobApplying  = "applying"
+	JobCompleted = "completed" // every device took every line
+	JobPartial   = "partial"   // some lines did not take, or some devices failed
+	JobFailed    = "failed"    // nothing took
+	JobRejected  = "rejected"
+	JobExpired   = "expired"
+	JobCancelled = "cancelled"
+)
+
+// ConfigJob is one configuration tool call run as its own workflow: the audit's entry point.
+// What was sent, read before and read after is in the device command records of the same turn
+// and tool call; Summary is the per-device outcome and diff as the tool result reported it.
+type ConfigJob struct {
+	ID         string `gorm:"primaryKey;size:300"` // the ConfigJob workflow id
+	SessionID  string `gorm:"size:64;not null;index"`
+	TurnID     string `gorm:"size:64;not null"`
+	ToolCallID string `gorm:"size:200;not null"`
+	ProjectID  string `gorm:"size:64;not null;index"`
+	UserID     string `gorm:"size:64;not null;index"`
+	ToolName   string `gorm:"size:100;not null"`
+	ApprovalID string `gorm:"size:64"`
+	Status     string `gorm:"size:20;not null"`
+	Devices    int    `gorm:"not null;default:0"`
+	Summary    string `gorm:"type:text"`
+	CreatedAt  time.Time
+	UpdatedAt  time.Time
+	FinishedAt *time.Time
+}
+
+// ConfigJobRepository reads and writes configuration jobs.
+type ConfigJobRepository struct{ DB *gorm.DB }
+
+// Save creates or updates a job.
+func (r ConfigJobRepository) Save(ctx context.Context, j *ConfigJob) error {
+	now := time.Now().UTC()
+	if j.CreatedAt.IsZero() {
+		j.CreatedAt = now
+	}
+	j.UpdatedAt = now
+	return r.DB.WithContext(ctx).Clauses(clause.OnConflict{
+		Columns:   []clause.Column{{Name: "id"}},
+		DoUpdates: clause.AssignmentColumns([]string{"approval_id", "status", "devices", "summary", "updated_at", "finished_at"}),
+	}).Create(j).Error
+}
+
+// Get loads a job by id.
+func (r ConfigJobRepository) Get(ctx context.Context, id string) (*ConfigJob, error) {
+	var j ConfigJob
+	err := r.DB.WithContext(ctx).Where("id = ?", id).First(&j).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return nil, ErrNotFound
+	}
+	return &j, err
+}
+
+// List returns a project's jobs, newest first; userID "" lists every user's.
+func (r ConfigJobRepository) List(ctx context.Context, projectID, userID string, limit int) ([]ConfigJob, error) {
+	q := r.DB.WithContext(ctx).Where("project_id = ?", projectID)
+	if userID != "" {
+		q = q.Where("user_id = ?", userID)
+	}
+	var out []ConfigJob
+	err := q.Order("created_at DESC").Order("id DESC").Limit(limit).Find(&out).Error
+	return out, err
+}
+
+// MigrateApprovals creates the approval and configuration job tables.
+func MigrateApprovals(db *gorm.DB) error { return db.AutoMigrate(&Approval{}, &ConfigJob{}) }
+
+// ApprovalView is an approval as clients see it: in approval_required and approval_resolved
+// events, and from the session's approvals route.
+type ApprovalView struct {
+	ApprovalID string          `json:"approval_id"`
+	SessionID  string          `json:"session_id"`
+	TurnID     string          `json:"turn_id"`
+	ToolCallID string          `json:"tool_call_id"`
+	ToolName   string          `json:"tool_name"`
+	Kind       string          `json:"kind"`
+	Status     string          `json:"status"`
+	Plan       json.RawMessage `json:"plan"`
+	CreatedAt  string          `json:"created_at"`
+	ExpiresAt  string          `json:"expires_at"`
+	DecidedAt  *string         `json:"decided_at"`
+	DecidedBy  string          `json:"decided_by,omitempty"`
+	Comment    string          `json:"comment,omitempty"`
+}
+
+// View renders the approval for clients.
+func (a *Approval) View() ApprovalView {
+	plan := json.RawMessage(a.Plan)
+	if !json.Valid(plan) {
+		plan = json.RawMessage(`{}`)
+	}
+	v := ApprovalView{ApprovalID: a.ID, SessionID: a.SessionID, TurnID: a.TurnID, ToolCallID: a.ToolCallID,
+		ToolName: a.ToolName, Kind: a.Kind, Status: a.Status, Plan: plan,
+		CreatedAt: a.CreatedAt.UTC().Format(time.RFC3339Nano), ExpiresAt: a.ExpiresAt.UTC().Format(time.RFC3339Nano),
+		DecidedBy: a.DecidedBy, Comment: a.Comment}
+	if a.DecidedAt != nil {
+		t := a.DecidedAt.UTC().Format(time.RFC3339Nano)
+		v.DecidedAt = &t
+	}
+	return v
+}

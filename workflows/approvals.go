@@ -1,0 +1,284 @@
+package workflows
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/google/uuid"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/gns3-copilot/gns3-copilot/tools"
+)
+
+// Approval settings: which tool calls wait for the session owner's decision.
+const (
+	// ApprovalChanges asks before configuration and before destructive lab tools.
+	ApprovalChanges = "changes"
+	// ApprovalConfig asks before configuration only.
+	ApprovalConfig = "config"
+	// ApprovalNever asks nothing; configuration still runs as a job, with its diff.
+	ApprovalNever = "never"
+	// DefaultApprovalTimeout is how long an unanswered approval waits before it expires.
+	DefaultApprovalTimeout = 30 * time.Minute
+)
+
+// Names of the approval update and its activities.
+const (
+	ApprovalUpdate          = "approval"
+	RequestApprovalActivity = "RequestApproval"
+	RecordDecisionActivity  = "RecordApprovalDecision"
+	RenewCredentialActivity = "RenewTurnCredential"
+)
+
+// RenewCredentialInput extends the lifetime of a turn's stored GNS3 credential.
+type RenewCredentialInput struct {
+	Turn TurnRef
+	TTL  time.Duration
+}
+
+// keepCredential renews the turn's credential every half of its lifetime until ctx ends, so a
+// turn that waits for hours on an approval can still act for its user afterwards. Renewal
+// failures are left to the activities that need the credential to report.
+func keepCredential(ctx workflow.Context, ref TurnRef, ttl time.Duration) {
+	if ttl <= 0 {
+		return
+	}
+	rctx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: 30 * time.Second,
+		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, MaximumInterval: 30 * time.Second, MaximumAttempts: 10},
+	})
+	workflow.Go(ctx, func(gctx workflow.Context) {
+		for {
+			if err := workflow.Sleep(gctx, ttl/2); err != nil {
+				return
+			}
+			if err := workflow.ExecuteActivity(rctx, RenewCredentialActivity, RenewCredentialInput{Turn: ref, TTL: ttl}).Get(gctx, nil); err != nil {
+				if gctx.Err() != nil {
+					return
+				}
+				workflow.GetLogger(gctx).Warn("renewing the turn's credential failed", "error", err)
+			}
+		}
+	})
+}
+
+// Decisions a person can send, and the outcomes an approval ends with.
+const (
+	DecisionApprove = "approve"
+	DecisionReject  = "reject"
+
+	OutcomeApproved = "approved"
+	OutcomeRejected = "rejected"
+	OutcomeExpired  = "expired"
+)
+
+// MaxApprovalComment bounds the comment that goes into the history and to the model.
+const MaxApprovalComment = 2000
+
+// Kinds of approval (the models package uses the same words for its rows).
+const (
+	ApprovalKindConfig      = "config"
+	ApprovalKindDestructive = "destructive"
+)
+
+// destructiveTools are the lab tools that lose state or take the lab apart; under
+// ApprovalChanges they wait for a decision.
+var destructiveTools = map[string]bool{
+	"delete_gns3_node": true, "delete_gns3_link": true, "stop_gns3_node": true, "reload_gns3_node": true,
+}
+
+// IsDestructiveTool reports whether a tool asks for approval under ApprovalChanges.
+func IsDestructiveTool(name string) bool { return destructiveTools[name] }
+
+// ValidApprovalSetting reports whether s is one of the operator's approval settings.
+func ValidApprovalSetting(s string) bool {
+	return s == ApprovalChanges || s == ApprovalConfig || s == ApprovalNever
+}
+
+// ApprovalID is the id of the approval a tool call of a turn waits for: derived, not random, so
+// a replay, a retried activity and the page all name the same approval.
+func ApprovalID(turnID, callID string) string {
+	return uuid.NewSHA1(uuid.NameSpaceURL, []byte("gns3-copilot:approval:"+turnID+":"+callID)).String()
+}
+
+// ApprovalDecision is the argument of the approval update.
+type ApprovalDecision struct {
+	ApprovalID string
+	Decision   string
+	Comment    string
+	// UserID and Username are the person deciding; the API fills them from the caller's token.
+	UserID   string
+	Username string
+}
+
+// ApprovalOutcome is how an approval ended.
+type ApprovalOutcome struct {
+	ApprovalID string
+	Status     string // OutcomeApproved, OutcomeRejected or OutcomeExpired
+	DecidedBy  string
+	Comment    string
+}
+
+// Approved reports whether the person said yes.
+func (o ApprovalOutcome) Approved() bool { return o.Status == OutcomeApproved }
+
+// ApprovalRequest asks the activity to store a pending approval and announce it.
+type ApprovalRequest struct {
+	Turn       TurnRef
+	Call       ToolCall
+	ApprovalID string
+	Kind       string
+	// WorkflowID is the workflow that waits, where the API sends the decision.
+	WorkflowID string
+	ExpiresAt  time.Time
+	// JobID names the configuration job whose plan (and read-before) the approval shows.
+	JobID string
+	// Plan is the configuration job's validated plan (nil for a destructive tool).
+	Plan *tools.DevicePlan
+}
+
+// DecisionRecord asks the activity to store a decision and announce it.
+type DecisionRecord struct {
+	Turn    TurnRef
+	Call    ToolCall
+	Outcome ApprovalOutcome
+}
+
+// approvalGate is a workflow's side of approvals: the update handler that receives decisions,
+// and what each approval it asked for has become. The wait is a timer and a condition, so it
+// holds no activity while the person thinks and survives any restart.
+type approvalGate struct {
+	turn    TurnRef
+	waiting map[string]*approvalState
+}
+
+type approvalState struct {
+	call    ToolCall
+	decided bool
+	outcome ApprovalOutcome
+	// recordErr is set when the decision could not be stored; then nothing may go ahead on it.
+	recordErr error
+}
+
+func newApprovalGate(ctx workflow.Context, turn TurnRef) (*approvalGate, error) {
+	g := &approvalGate{turn: turn, waiting: map[string]*approvalState{}}
+	err := workflow.SetUpdateHandlerWithOptions(ctx, ApprovalUpdate, g.decide, workflow.UpdateHandlerOptions{Validator: g.validate})
+	return g, err
+}
+
+// validate rejects a decision before it reaches the history: unknown or foreign approvals,
+// words other than approve/reject, a comment too long, and any second decision.
+func (g *approvalGate) validate(_ workflow.Context, d ApprovalDecision) error {
+	st, ok := g.waiting[d.ApprovalID]
+	switch {
+	case !ok:
+		return fmt.Errorf("approval %s is not waiting in this workflow", d.ApprovalID)
+	case st.decided:
+		return fmt.Errorf("approval %s was already decided: %s", d.ApprovalID, describeOutcome(st.outcome))
+	case d.Decision != DecisionApprove && d.Decision != DecisionReject:
+		return fmt.Errorf("decision must be %q or %q, got %q", DecisionApprove, DecisionReject, d.Decision)
+	case d.UserID != g.turn.UserID:
+		return errors.New("only the session's owner can decide its approvals")
+	case utf8.RuneCountInString(d.Comment) > MaxApprovalComment:
+		return fmt.Errorf("comment is longer than %d characters", MaxApprovalComment)
+	}
+	return nil
+}
+
+// decide takes the decision, stores it and answers only once it is stored, so the caller knows
+// nothing can happen on the old assumption.
+func (g *approvalGate) decide(ctx workflow.Context, d ApprovalDecision) (ApprovalOutcome, error) {
+	st := g.waiting[d.ApprovalID]
+	out := ApprovalOutcome{ApprovalID: d.ApprovalID, Status: OutcomeRejected, DecidedBy: d.Username, Comment: strings.TrimSpace(d.Comment)}
+	if d.Decision == DecisionApprove {
+		out.Status = OutcomeApproved
+	}
+	// Set before the activity runs: a second update validated meanwhile sees it decided.
+	st.decided, st.outcome = true, out
+	err := workflow.ExecuteActivity(recordOptions(ctx), RecordDecisionActivity, DecisionRecord{Turn: g.turn, Call: st.call, Outcome: out}).Get(ctx, nil)
+	st.recordErr = err
+	return out, err
+}
+
+func describeOutcome(o ApprovalOutcome) string {
+	switch {
+	case o.Status == OutcomeExpired:
+		return "it expired"
+	case o.DecidedBy != "":
+		return o.Status + " by " + o.DecidedBy
+	}
+	return o.Status
+}
+
+func recordOptions(ctx workflow.Context) workflow.Context {
+	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: 30 * time.Second,
+		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, MaximumInterval: 10 * time.Second, MaximumAttempts: 20},
+	})
+}
+
+// ask stores a pending approval, announces it, and waits for the decision or the timeout. A
+// cancelled turn ends the wait as rejected; the decision is stored either way.
+func (g *approvalGate) ask(ctx workflow.Context, req ApprovalRequest, timeout time.Duration) (ApprovalOutcome, error) {
+	if timeout <= 0 {
+		timeout = DefaultApprovalTimeout
+	}
+	req.ApprovalID = ApprovalID(g.turn.TurnID, req.Call.ID)
+	req.Turn = g.turn
+	req.WorkflowID = workflow.GetInfo(ctx).WorkflowExecution.ID
+	req.ExpiresAt = workflow.Now(ctx).Add(timeout).UTC()
+	st := &approvalState{call: req.Call}
+	g.waiting[req.ApprovalID] = st
+	if err := workflow.ExecuteActivity(recordOptions(ctx), RequestApprovalActivity, req).Get(ctx, nil); err != nil {
+		return ApprovalOutcome{}, err
+	}
+	answered, err := workflow.AwaitWithTimeout(ctx, timeout, func() bool { return st.decided })
+	if err != nil || !answered {
+		if st.decided {
+			return st.outcome, nil
+		}
+		out := ApprovalOutcome{ApprovalID: req.ApprovalID, Status: OutcomeExpired}
+		if err != nil {
+			out = ApprovalOutcome{ApprovalID: req.ApprovalID, Status: OutcomeRejected, Comment: "the turn was aborted"}
+		}
+		st.decided, st.outcome = true, out
+		dctx, _ := workflow.NewDisconnectedContext(ctx)
+		if rerr := workflow.ExecuteActivity(recordOptions(dctx), RecordDecisionActivity, DecisionRecord{Turn: g.turn, Call: req.Call, Outcome: out}).Get(dctx, nil); rerr != nil {
+			return out, rerr
+		}
+		return out, err
+	}
+	// The handler stores the decision; the workflow goes on once it has, and only if it has.
+	if err := workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) }); err != nil {
+		return st.outcome, err
+	}
+	if st.recordErr != nil {
+		return st.outcome, fmt.Errorf("the decision could not be stored, so nothing was done: %w", st.recordErr)
+	}
+	return st.outcome, nil
+}
+
+// RejectionMessage is what the model reads when a person said no (or nobody answered).
+func RejectionMessage(o ApprovalOutcome) string {
+	var msg string
+	switch o.Status {
+	case OutcomeExpired:
+		msg = "Nothing was done: the approval expired without an answer from the user."
+	case OutcomeRejected:
+		who := "the user"
+		if o.DecidedBy != "" {
+			who = o.DecidedBy
+		}
+		msg = "Nothing was done: " + who + " rejected it."
+	default:
+		return ""
+	}
+	if o.Comment != "" {
+		msg += " Comment: " + o.Comment
+	}
+	return msg
+}
