@@ -153,10 +153,14 @@ func (r *deviceRunner) record(job tools.DeviceJob, seq int, cmd, status string) 
 // RunDevice implements tools.DeviceRunner.
 func (r *deviceRunner) RunDevice(ctx context.Context, job tools.DeviceJob) tools.DeviceOutcome {
 	repo := r.a.DeviceRecords
+	platform := job.Platform // until the console says which platform it is
 	save := func(c *models.DeviceCommand) {
 		// Records must be written even when the turn is being cancelled.
 		if err := repo.Save(context.WithoutCancel(ctx), c); err != nil {
-			r.a.logger().Error("recording a device command", "device", job.Name, "error", err)
+			r.a.logger(ctx).Error("recording a device command", "device", job.Name, "error", err)
+		}
+		if c.Seq != deviceErrorSeq {
+			r.a.Metrics.DeviceCommand(platform, c.Status)
 		}
 	}
 	existing, err := repo.Commands(ctx, r.ref.TurnID, r.ref.CallID, job.NodeID)
@@ -208,6 +212,9 @@ func (r *deviceRunner) RunDevice(ctx context.Context, job tools.DeviceJob) tools
 	opts := r.a.Devices.Options
 	opts.Policy = r.a.Devices.Policy
 	err = devices.Use(ctx, r.a.Devices.Locker, job.Target, r.a.GNS3.Host(), opts, func(s *devices.Session) error {
+		if p := s.Profile(); p != nil {
+			platform = p.Name
+		}
 		r.progress(ctx, job, "running", fmt.Sprintf("%d command(s)", len(pending)))
 		if !job.Config {
 			for _, i := range pending {

@@ -25,6 +25,8 @@ func (s *Server) streamTurn(c *gin.Context, sessionID, turnID, afterID string) {
 	w.Flush()
 
 	ctx := c.Request.Context()
+	follow, closed := s.followStream(c)
+	defer closed()
 	heartbeat, _ := json.Marshal(relay.Payload{Type: relay.TypeHeartbeat, SessionID: sessionID})
 	last := afterID
 	for {
@@ -47,6 +49,7 @@ func (s *Server) streamTurn(c *gin.Context, sessionID, turnID, afterID string) {
 			w.Flush()
 			continue
 		}
+		follow.delivered(events)
 		for _, ev := range events {
 			writeFrame(w, ev.ID, ev.Type, ev.Data)
 			last = ev.ID

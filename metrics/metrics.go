@@ -58,7 +58,7 @@ func New() *Metrics {
 			"provider", "model", "outcome"),
 		llmTokens: f.counter("llm_tokens_total", "Tokens reported by LLM providers, by provider, model and direction (input, output).",
 			"provider", "model", "direction"),
-		toolCalls: f.counter("tool_calls_total", "Tool calls the model made, by tool and outcome (success, failure, error).",
+		toolCalls: f.counter("tool_calls_total", "Tool calls the model made, by tool and outcome (success, failure) as the tool reported it.",
 			"tool", "outcome"),
 		toolDuration: f.histogramVec("tool_call_duration_seconds", "Duration of a tool call, by tool.",
 			[]float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 120}, "tool"),
@@ -162,14 +162,20 @@ func (m *Metrics) LLMCall(provider, model string, err error, inputTokens, output
 	}
 }
 
-// ToolCall counts a finished tool call: success and failure are what the tool reported to the
-// model, error is a failure of the machinery around it.
-func (m *Metrics) ToolCall(tool, outcome string, d time.Duration) {
+// ToolCall counts a finished tool call by what it reported to the model, and observes its
+// duration from the result's metadata (execution_time, in seconds, as every tool reports it).
+func (m *Metrics) ToolCall(tool string, success bool, metadata map[string]any) {
 	if m == nil {
 		return
 	}
+	outcome := "failure"
+	if success {
+		outcome = "success"
+	}
 	m.toolCalls.WithLabelValues(tool, outcome).Inc()
-	m.toolDuration.WithLabelValues(tool).Observe(d.Seconds())
+	if secs, ok := metadata["execution_time"].(float64); ok {
+		m.toolDuration.WithLabelValues(tool).Observe(secs)
+	}
 }
 
 // deviceOutcomes are the statuses a device command ends in; "queued" and "sent" are the steps on

@@ -75,7 +75,8 @@ func TestProductMetricsAndTheTextHandler(t *testing.T) {
 	m.TurnFinished("completed", "teaching_assistant", 1500*time.Millisecond)
 	m.LLMCall("openai", "gpt-4o-mini", nil, 120, 30)
 	m.LLMCall("openai", "gpt-4o-mini", errors.New("boom"), 0, 0)
-	m.ToolCall("get_gns3_topology", "success", 20*time.Millisecond)
+	m.ToolCall("get_gns3_topology", true, map[string]any{"execution_time": 0.02})
+	m.ToolCall("get_gns3_topology", false, nil)
 	m.DeviceCommand("vpcs", "sent") // a step on the way: not counted
 	m.DeviceCommand("vpcs", "ok")
 	m.DeviceCommand("", "blocked")
@@ -97,6 +98,8 @@ func TestProductMetricsAndTheTextHandler(t *testing.T) {
 		`gns3_copilot_llm_tokens_total{direction="input",model="gpt-4o-mini",provider="openai"} 120`,
 		`gns3_copilot_llm_tokens_total{direction="output",model="gpt-4o-mini",provider="openai"} 30`,
 		`gns3_copilot_tool_calls_total{outcome="success",tool="get_gns3_topology"} 1`,
+		`gns3_copilot_tool_calls_total{outcome="failure",tool="get_gns3_topology"} 1`,
+		`gns3_copilot_tool_call_duration_seconds_sum{tool="get_gns3_topology"} 0.02`,
 		`gns3_copilot_device_commands_total{outcome="ok",platform="vpcs"} 1`,
 		`gns3_copilot_device_commands_total{outcome="blocked",platform="unknown"} 1`,
 		`gns3_copilot_sse_streams_open 1`,
@@ -119,7 +122,7 @@ func TestNilMetricsRecordNothingAndDoNotPanic(t *testing.T) {
 	m.TurnFinished("completed", "x", time.Second)
 	m.FirstToken(time.Second)
 	m.LLMCall("p", "m", nil, 1, 1)
-	m.ToolCall("t", "success", time.Second)
+	m.ToolCall("t", true, nil)
 	m.DeviceCommand("vpcs", "ok")
 	m.StreamOpened()()
 	m.EventDelivered("1-0", time.Now())
