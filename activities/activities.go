@@ -20,6 +20,7 @@ import (
 	"github.com/gns3-copilot/gns3-copilot/credentials"
 	"github.com/gns3-copilot/gns3-copilot/gns3"
 	"github.com/gns3-copilot/gns3-copilot/llmconfig"
+	"github.com/gns3-copilot/gns3-copilot/metrics"
 	"github.com/gns3-copilot/gns3-copilot/models"
 	"github.com/gns3-copilot/gns3-copilot/relay"
 	"github.com/gns3-copilot/gns3-copilot/skills"
@@ -61,9 +62,22 @@ type Activities struct {
 	// Approvals and ConfigJobs are the rows the page and the audit read.
 	Approvals  models.ApprovalRepository
 	ConfigJobs models.ConfigJobRepository
+	// Metrics records LLM calls, tools, device commands and finished turns; nil records nothing.
+	Metrics *metrics.Metrics
 }
 
-func (a *Activities) logger() *slog.Logger {
+// logger is the activities' log; inside an activity every line carries the turn id.
+func (a *Activities) logger(ctx context.Context) *slog.Logger {
+	l := a.baseLogger()
+	if activity.IsActivity(ctx) {
+		if turn := workflows.TurnIDOf(activity.GetInfo(ctx).WorkflowExecution.ID); turn != "" {
+			l = l.With("turn_id", turn)
+		}
+	}
+	return l
+}
+
+func (a *Activities) baseLogger() *slog.Logger {
 	if a.Logger != nil {
 		return a.Logger
 	}
@@ -78,7 +92,7 @@ func (a *Activities) publish(ctx context.Context, turnID string, p relay.Payload
 		_, err = a.Events.Append(ctx, turnID, p.Type, data)
 	}
 	if err != nil {
-		a.logger().Warn("publishing a turn event", "turn", turnID, "type", p.Type, "error", err)
+		a.logger(ctx).Warn("publishing a turn event", "type", p.Type, "error", err)
 	}
 }
 
@@ -119,7 +133,7 @@ func (a *Activities) abortable(ctx context.Context, turnID string) (context.Cont
 			evs, err := a.Events.Wait(ctx, stream, "", 30*time.Second)
 			if err != nil {
 				if ctx.Err() == nil {
-					a.logger().Warn("watching the turn's control stream", "turn", turnID, "error", err)
+					a.logger(ctx).Warn("watching the turn's control stream", "error", err)
 				}
 				return
 			}

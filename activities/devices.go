@@ -176,17 +176,21 @@ func (r *deviceRunner) record(job tools.DeviceJob, seq int, cmd, status string) 
 // RunDevice implements tools.DeviceRunner.
 func (r *deviceRunner) RunDevice(ctx context.Context, job tools.DeviceJob) tools.DeviceOutcome {
 	repo := r.a.DeviceRecords
+	platform := job.Platform // until the console says which platform it is
 	save := func(c *models.DeviceCommand) {
 		// Records must be written even when the turn is being cancelled.
 		if err := repo.Save(context.WithoutCancel(ctx), c); err != nil {
-			r.a.logger().Error("recording a device command", "device", job.Name, "error", err)
+			r.a.logger(ctx).Error("recording a device command", "device", job.Name, "error", err)
+		}
+		if c.Seq != deviceErrorSeq {
+			r.a.Metrics.DeviceCommand(platform, c.Status)
 		}
 	}
 	// A command goes out only once its "about to send" record is written: without it a retry
 	// could not know the command may already be in effect, and the audit would miss it.
 	saveBeforeSend := func(c *models.DeviceCommand) error {
 		if err := repo.Save(context.WithoutCancel(ctx), c); err != nil {
-			r.a.logger().Error("recording a device command before sending it; not sending it", "device", job.Name, "error", err)
+			r.a.logger(ctx).Error("recording a device command before sending it; not sending it", "device", job.Name, "error", err)
 			return fmt.Errorf("%q on %s %w: %v", c.Command, job.Name, errNotRecorded, err)
 		}
 		return nil
@@ -259,6 +263,9 @@ func (r *deviceRunner) RunDevice(ctx context.Context, job tools.DeviceJob) tools
 	opts := r.a.Devices.Options
 	opts.Policy = r.a.Devices.Policy
 	err = devices.Use(ctx, r.a.Devices.Locker, job.Target, r.a.GNS3.Host(), opts, func(s *devices.Session) error {
+		if p := s.Profile(); p != nil {
+			platform = p.Name
+		}
 		r.progress(ctx, job, "running", fmt.Sprintf("%d command(s)", len(pending)))
 		if !job.Config {
 			for _, i := range pending {
@@ -384,7 +391,7 @@ func (r *deviceRunner) verifyInterrupted(ctx context.Context, job tools.DeviceJo
 	cfg, profile, err := r.readConfig(ctx, job, models.SeqReadRecovery)
 	if err != nil || profile == nil {
 		if err != nil {
-			r.a.logger().Warn("reading a device back after a crash", "device", job.Name, "error", err)
+			r.a.logger(ctx).Warn("reading a device back after a crash", "device", job.Name, "error", err)
 		}
 		return out
 	}

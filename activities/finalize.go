@@ -22,8 +22,11 @@ func (a *Activities) FinalizeTurn(ctx context.Context, in workflows.FinalizeInpu
 	if err != nil {
 		return fmt.Errorf("finalizing turn: %w", err)
 	}
+	if applied {
+		a.turnEnded(ctx, in)
+	}
 	if err := a.Credentials.Delete(ctx, in.Turn.TurnID); err != nil {
-		a.logger().Warn("deleting turn credentials", "turn", in.Turn.TurnID, "error", err)
+		a.logger(ctx).Warn("deleting turn credentials", "error", err)
 	}
 	// The done event repeats the error, so a retry that finds the turn already finalized need
 	// not send this one again.
@@ -56,7 +59,7 @@ func (a *Activities) FinalizeTurn(ctx context.Context, in workflows.FinalizeInpu
 func (a *Activities) publishAbort(ctx context.Context, turn workflows.TurnRef) {
 	events, err := a.Events.Range(ctx, turn.TurnID, "", 0)
 	if err != nil {
-		a.logger().Warn("reading the aborted turn's events", "turn", turn.TurnID, "error", err)
+		a.logger(ctx).Warn("reading the aborted turn's events", "error", err)
 	}
 	names := map[string]string{}
 	var order []string
@@ -93,4 +96,21 @@ func (a *Activities) publishAbort(ctx context.Context, turn workflows.TurnRef) {
 	}
 	a.publish(ctx, turn.TurnID, relay.Payload{Type: relay.TypeAbort, SessionID: turn.SessionID, TurnID: turn.TurnID,
 		Status: models.TurnCancelled})
+}
+
+// turnEnded writes the turn's closing log line and metrics, once: only the finalizer that
+// applied the end gets here. The line has ids and numbers only, never the conversation.
+func (a *Activities) turnEnded(ctx context.Context, in workflows.FinalizeInput) {
+	var d time.Duration
+	if t, err := a.Repo.Turn(ctx, in.Turn.TurnID); err == nil {
+		end := time.Now()
+		if t.FinishedAt != nil {
+			end = *t.FinishedAt
+		}
+		d = end.Sub(t.CreatedAt)
+	}
+	a.Metrics.TurnFinished(in.Status, in.Turn.Mode, d)
+	a.baseLogger().Info("turn", "event", "end", "turn_id", in.Turn.TurnID, "session_id", in.Turn.SessionID,
+		"project_id", in.Turn.ProjectID, "user_id", in.Turn.UserID, "mode", in.Turn.Mode, "status", in.Status,
+		"steps", in.LLMCalls, "input_tokens", in.InputTokens, "output_tokens", in.OutputTokens, "duration", d)
 }

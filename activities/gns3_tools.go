@@ -72,8 +72,9 @@ func (a *Activities) RecordToolFailure(ctx context.Context, in workflows.ToolFai
 	return a.storeToolResult(ctx, in.Turn, in.Call, in.MessageIndex, res)
 }
 
-// storeToolResult writes the tool message and then announces it, so a client that sees
-// tool_end can already read the result from the history.
+// storeToolResult stages the tool message and then announces it with the full result in
+// tool_end. The message joins the session's history when the turn is finalized, so a client
+// reads the result from tool_end while the turn runs, and from the history afterwards.
 func (a *Activities) storeToolResult(ctx context.Context, ref workflows.TurnRef, call workflows.ToolCall, idx int, res tools.Result) error {
 	full := res.JSON()
 	turn, err := a.Repo.Turn(context.WithoutCancel(ctx), ref.TurnID)
@@ -88,6 +89,7 @@ func (a *Activities) storeToolResult(ctx context.Context, ref workflows.TurnRef,
 	if err := a.Repo.SaveMessage(context.WithoutCancel(ctx), &msg); err != nil {
 		return fmt.Errorf("storing tool result: %w", err)
 	}
+	a.Metrics.ToolCall(call.Name, res.Success, res.Metadata)
 	a.publish(context.WithoutCancel(ctx), ref.TurnID, relay.Payload{Type: relay.TypeToolEnd, SessionID: ref.SessionID,
 		ToolName: call.Name, ToolCallID: call.ID, ToolOutput: full})
 	return nil

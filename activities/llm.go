@@ -60,7 +60,7 @@ func (a *Activities) LLMCall(ctx context.Context, in workflows.LLMInput) (workfl
 	if !in.NoTools {
 		offered = toolDefinitions(a.Tools.For(mode))
 	}
-	msgs := a.promptMessages(system, transcript, in.MessageIndex, turn.ID, settings, offered)
+	msgs := a.promptMessages(ctx, system, transcript, in.MessageIndex, turn.ID, settings, offered)
 
 	if n := attempt(ctx); n > 1 {
 		a.publish(ctx, turn.ID, relay.Payload{Type: relay.TypeRetry, SessionID: in.Turn.SessionID, Attempt: n})
@@ -94,6 +94,7 @@ func (a *Activities) LLMCall(ctx context.Context, in workflows.LLMInput) (workfl
 	if release() && callErr != nil {
 		callErr = abortedError()
 	}
+	a.Metrics.LLMCall(settings.Provider, settings.Model, callErr, out.inTokens, out.outTokens)
 
 	// Whatever arrived is stored, also when the call failed or was cancelled: a retry replaces
 	// it, and otherwise it is the partial answer the user already saw.
@@ -159,7 +160,7 @@ func toolDefinitions(ts []tools.Tool) []openai.Tool {
 
 // promptMessages turns the stored transcript into the request's messages, leaving out the
 // message this call is about to write (a retry must not see its own failed attempt).
-func (a *Activities) promptMessages(system string, transcript []models.ChatMessage, ownIdx int, turnID string,
+func (a *Activities) promptMessages(ctx context.Context, system string, transcript []models.ChatMessage, ownIdx int, turnID string,
 	settings llmconfig.Settings, offered []openai.Tool) []openai.ChatCompletionMessage {
 	msgs := []openai.ChatCompletionMessage{{Role: openai.ChatMessageRoleSystem, Content: system}}
 	for _, m := range transcript {
@@ -171,7 +172,7 @@ func (a *Activities) promptMessages(system string, transcript []models.ChatMessa
 		}
 		msgs = append(msgs, toOpenAI(m))
 	}
-	return a.fitContext(msgs, settings, offered)
+	return a.fitContext(ctx, msgs, settings, offered)
 }
 
 func toOpenAI(m models.ChatMessage) openai.ChatCompletionMessage {

@@ -60,6 +60,7 @@ func (a *Activities) GenerateTitle(ctx context.Context, in workflows.TitleInput)
 		},
 		MaxTokens: 24,
 	})
+	a.Metrics.LLMCall(settings.Provider, settings.Model, err, int64(resp.Usage.PromptTokens), int64(resp.Usage.CompletionTokens))
 	if err != nil {
 		return workflows.TitleResult{}, classifyLLMError(ctx, err, settings)
 	}
@@ -95,9 +96,13 @@ func cleanTitle(s string) string {
 	return s
 }
 
+// clip keeps at most n bytes of s, never cutting a character in two.
 func clip(s string, n int) string {
 	if len(s) <= n {
 		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
 	}
 	return s[:n]
 }

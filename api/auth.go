@@ -6,11 +6,12 @@ import (
 	"errors"
 	"net/http"
 	"strings"
-	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/gin-gonic/gin"
 	"github.com/google/uuid"
+	"github.com/hashicorp/golang-lru/v2/expirable"
 
 	"github.com/gns3-copilot/gns3-copilot/gns3"
 )
@@ -31,45 +32,19 @@ const (
 )
 
 // userCache remembers GET /v3/access/users/me answers briefly, keyed by a hash of the token so
-// the cache itself holds no usable secret.
-type userCache struct {
-	mu      sync.Mutex
-	ttl     time.Duration
-	entries map[string]cachedUser
-}
+// the cache itself holds no usable secret. It is bounded: past maxCachedUsers the least
+// recently used entries go first.
+type userCache = expirable.LRU[string, gns3.User]
 
-type cachedUser struct {
-	user    gns3.User
-	expires time.Time
-}
+const maxCachedUsers = 10000
 
 func newUserCache(ttl time.Duration) *userCache {
-	return &userCache{ttl: ttl, entries: map[string]cachedUser{}}
+	return expirable.NewLRU[string, gns3.User](maxCachedUsers, nil, ttl)
 }
 
 func tokenKey(token string) string {
 	sum := sha256.Sum256([]byte(token))
 	return hex.EncodeToString(sum[:])
-}
-
-func (u *userCache) get(key string, now time.Time) (gns3.User, bool) {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	e, ok := u.entries[key]
-	if !ok || now.After(e.expires) {
-		delete(u.entries, key)
-		return gns3.User{}, false
-	}
-	return e.user, true
-}
-
-func (u *userCache) put(key string, user gns3.User, now time.Time) {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	if len(u.entries) > 10000 { // bounded: drop everything rather than grow without limit
-		u.entries = map[string]cachedUser{}
-	}
-	u.entries[key] = cachedUser{user: user, expires: now.Add(u.ttl)}
 }
 
 func bearerToken(c *gin.Context) string {
@@ -89,9 +64,8 @@ func (s *Server) requireUser(c *gin.Context) {
 		return
 	}
 	key := tokenKey(token)
-	now := time.Now()
 	client := s.deps.GNS3.WithToken(token)
-	user, ok := s.users.get(key, now)
+	user, ok := s.users.Get(key)
 	if !ok {
 		u, err := client.CurrentUser(c.Request.Context())
 		if err != nil {
@@ -106,7 +80,7 @@ func (s *Server) requireUser(c *gin.Context) {
 			return
 		}
 		user = *u
-		s.users.put(key, user, now)
+		s.users.Add(key, user)
 	}
 	c.Set(ctxUser, &authUser{ID: user.UserID, Username: user.Username, Superadmin: user.IsSuperadmin, Token: token, GNS3: client})
 	c.Next()
@@ -145,9 +119,13 @@ func (s *Server) requireOpenedProject(c *gin.Context) {
 
 func currentProject(c *gin.Context) *gns3.Project { return c.MustGet(ctxProject).(*gns3.Project) }
 
+// truncate shortens s to at most n bytes for an error message, never cutting a character in two.
 func truncate(s string, n int) string {
 	if len(s) <= n {
 		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
 	}
 	return s[:n] + "…"
 }

@@ -33,7 +33,7 @@ type heldTurns struct {
 	start  chan workflows.ChatTurnInput
 }
 
-func (h *heldTurns) StartTurn(_ context.Context, _ string, in workflows.ChatTurnInput) error {
+func (h *heldTurns) StartTurn(_ context.Context, _ string, in workflows.ChatTurnInput, _ TurnDescription) error {
 	h.mu.Lock()
 	h.inputs = append(h.inputs, in)
 	h.mu.Unlock()

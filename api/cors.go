@@ -4,34 +4,39 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"time"
 
+	"github.com/gin-contrib/cors"
 	"github.com/gin-gonic/gin"
 )
 
-// cors lets the GNS3 web UI, served from the GNS3 server's own origin, call this API from the
-// browser. Only the origins the operator lists are allowed; credentials travel in the
-// Authorization header, never in cookies, so no Allow-Credentials is needed.
-func (s *Server) cors(c *gin.Context) {
-	origin := c.GetHeader("Origin")
-	if origin == "" || !s.originAllowed(origin) {
-		if c.Request.Method == http.MethodOptions && origin != "" {
-			abort(c, http.StatusForbidden, "Origin "+origin+" is not allowed; add it to --cors-origins.")
+// corsMiddleware lets the GNS3 web UI, served from the GNS3 server's own origin, call this API
+// from the browser. Only the origins the operator lists are allowed; credentials travel in the
+// Authorization header, never in cookies, so no Allow-Credentials is needed. gin-contrib/cors
+// writes the headers; in front of it, a refused preflight gets a message that says which flag
+// to change, and a plain request from another origin goes on without CORS headers (the browser
+// then keeps the answer from the page) instead of the library's bare 403.
+func (s *Server) corsMiddleware() gin.HandlerFunc {
+	allow := cors.New(cors.Config{
+		AllowOriginFunc:  s.originAllowed,
+		AllowMethods:     []string{"GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"},
+		AllowHeaders:     []string{"Authorization", "Content-Type", "Last-Event-ID", RequestIDHeader},
+		ExposeHeaders:    []string{RequestIDHeader},
+		MaxAge:           10 * time.Minute,
+		AllowCredentials: false,
+	})
+	return func(c *gin.Context) {
+		origin := c.GetHeader("Origin")
+		if origin != "" && !s.originAllowed(origin) {
+			if c.Request.Method == http.MethodOptions {
+				abort(c, http.StatusForbidden, "Origin "+origin+" is not allowed; add it to --cors-origins.")
+				return
+			}
+			c.Next()
 			return
 		}
-		c.Next()
-		return
+		allow(c)
 	}
-	h := c.Writer.Header()
-	h.Set("Access-Control-Allow-Origin", origin)
-	h.Add("Vary", "Origin")
-	if c.Request.Method == http.MethodOptions && c.GetHeader("Access-Control-Request-Method") != "" {
-		h.Set("Access-Control-Allow-Methods", "GET, POST, PUT, PATCH, DELETE, OPTIONS")
-		h.Set("Access-Control-Allow-Headers", "Authorization, Content-Type, Last-Event-ID")
-		h.Set("Access-Control-Max-Age", "600")
-		c.AbortWithStatus(http.StatusNoContent)
-		return
-	}
-	c.Next()
 }
 
 func (s *Server) originAllowed(origin string) bool {

@@ -26,36 +26,6 @@ const maxLLMConfigBody = 64 << 10
 
 const ctxLLMOwner = "gns3copilot.llmowner"
 
-// LLMConfigRoutes serves the LLM model configuration API of the reference implementation under
-// /v3/access (users' and groups' configurations) and the provider presets the web page offers.
-// Pass it in Deps.Routes.
-func LLMConfigRoutes(store *llmconfig.Store) func(r *gin.Engine, s *Server) {
-	return func(r *gin.Engine, s *Server) {
-		h := &llmConfigAPI{s: s, store: store}
-		r.GET("/v3/access/llm-providers", s.requireUser, h.providers)
-
-		u := r.Group("/v3/access/users/:user_id/llm-model-configs", s.requireUser, h.userOwner)
-		u.GET("", h.listInherited)
-		u.GET("/own", h.listOwn)
-		u.GET("/default", h.getDefault)
-		u.POST("", h.create)
-		u.GET("/:config_id", h.get)
-		u.PUT("/:config_id", h.update)
-		u.DELETE("/:config_id", h.delete)
-		u.PUT("/default/:config_id", h.setDefault)
-
-		read, write := h.groupOwner(false), h.groupOwner(true)
-		g := r.Group("/v3/access/groups/:group_id/llm-model-configs", s.requireUser)
-		g.GET("", read, h.listGroup)
-		g.GET("/default", read, h.getDefault)
-		g.POST("", write, h.create)
-		g.GET("/:config_id", read, h.get)
-		g.PUT("/:config_id", write, h.update)
-		g.DELETE("/:config_id", write, h.delete)
-		g.PUT("/default/:config_id", write, h.setDefault)
-	}
-}
-
 type llmConfigAPI struct {
 	s     *Server
 	store *llmconfig.Store

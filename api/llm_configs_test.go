@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gin-gonic/gin"
 	"github.com/google/uuid"
 	"gorm.io/gorm"
 
@@ -60,7 +59,7 @@ func newLLMEnv(t *testing.T, db *gorm.DB) *llmEnv {
 	e.store = llmconfig.NewStore(db, sealer, &llmconfig.Settings{Provider: "openai", BaseURL: "https://api.openai.com/v1",
 		Model: "gpt-4o-mini", APIKey: llmServerSecret})
 	s := New(Deps{GNS3: gns3.NewServer(fake.URL, 5*time.Second), Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		Routes: []func(*gin.Engine, *Server){LLMConfigRoutes(e.store)}})
+		LLMConfigs: e.store})
 	e.handler = s.Handler()
 	return e
 }

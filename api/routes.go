@@ -7,9 +7,15 @@ import (
 	"github.com/gin-gonic/gin"
 )
 
-// routes is the whole HTTP surface in one place.
+// routes is the whole HTTP surface in one place; openapi.json describes each of these routes,
+// and a test fails for any route it does not describe. Deps.Routes is the one way in for a
+// front door of another package mounted on the same engine.
 func (s *Server) routes(r *gin.Engine) {
 	r.GET("/healthz", func(c *gin.Context) { c.JSON(http.StatusOK, gin.H{"status": "ok"}) })
+	r.GET("/openapi.json", serveOpenAPI)
+	if s.deps.MetricsHandler != nil {
+		r.GET("/metrics", gin.WrapH(s.deps.MetricsHandler))
+	}
 
 	// The same chat API under the prefix of GNS3 3.0 and the one newer releases use.
 	for _, prefix := range []string{"/v3/projects/:project_id/chat", "/v3/copilot/projects/:project_id/chat"} {
@@ -33,6 +39,33 @@ func (s *Server) routes(r *gin.Engine) {
 		r.GET("/v3/access/users/me", s.requireUser, s.me)
 		r.GET("/v3/projects", s.requireUser, s.listProjects)
 		r.POST("/v3/projects/:project_id/open", s.requireUser, s.openProject)
+	}
+
+	// LLM model configurations, as the reference implementation serves them: users' and groups'
+	// own, and the provider presets the page offers.
+	if store := s.deps.LLMConfigs; store != nil {
+		h := &llmConfigAPI{s: s, store: store}
+		r.GET("/v3/access/llm-providers", s.requireUser, h.providers)
+
+		u := r.Group("/v3/access/users/:user_id/llm-model-configs", s.requireUser, h.userOwner)
+		u.GET("", h.listInherited)
+		u.GET("/own", h.listOwn)
+		u.GET("/default", h.getDefault)
+		u.POST("", h.create)
+		u.GET("/:config_id", h.get)
+		u.PUT("/:config_id", h.update)
+		u.DELETE("/:config_id", h.delete)
+		u.PUT("/default/:config_id", h.setDefault)
+
+		read, write := h.groupOwner(false), h.groupOwner(true)
+		g := r.Group("/v3/access/groups/:group_id/llm-model-configs", s.requireUser)
+		g.GET("", read, h.listGroup)
+		g.GET("/default", read, h.getDefault)
+		g.POST("", write, h.create)
+		g.GET("/:config_id", read, h.get)
+		g.PUT("/:config_id", write, h.update)
+		g.DELETE("/:config_id", write, h.delete)
+		g.PUT("/default/:config_id", write, h.setDefault)
 	}
 
 	for _, add := range s.deps.Routes {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/gns3-copilot/gns3-copilot/gns3"
 	"github.com/gns3-copilot/gns3-copilot/llmconfig"
+	"github.com/gns3-copilot/gns3-copilot/metrics"
 	"github.com/gns3-copilot/gns3-copilot/models"
 	"github.com/gns3-copilot/gns3-copilot/relay"
 	"github.com/gns3-copilot/gns3-copilot/workflows"
@@ -21,7 +22,7 @@ import (
 
 // TurnRunner starts and cancels ChatTurn workflows.
 type TurnRunner interface {
-	StartTurn(ctx context.Context, workflowID string, in workflows.ChatTurnInput) error
+	StartTurn(ctx context.Context, workflowID string, in workflows.ChatTurnInput, d TurnDescription) error
 	CancelTurn(ctx context.Context, workflowID string) error
 	// TurnEnded reports whether the workflow has ended, and whether it ever started.
 	TurnEnded(ctx context.Context, workflowID string) (ended, started bool, err error)
@@ -50,8 +51,14 @@ type Deps struct {
 	Logger      *slog.Logger
 	// Web serves the chat page at / when set.
 	Web http.Handler
-	// Routes lets other parts of the service (LLM configuration) add their routes.
+	// LLMConfigs serves the LLM model configuration routes when set.
+	LLMConfigs *llmconfig.Store
+	// Routes lets a front door of another package mount its routes on the same engine.
 	Routes []func(r *gin.Engine, s *Server)
+	// Metrics records request and turn metrics (nil records nothing); MetricsHandler, when set,
+	// is served at /metrics (unset when --metrics-listen moves it to an address of its own).
+	Metrics        *metrics.Metrics
+	MetricsHandler http.Handler
 
 	Heartbeat time.Duration // SSE heartbeat when nothing else is sent; default 15 s
 	// WriteTimeout bounds how long a burst of SSE frames may wait for a client that does not
@@ -107,13 +114,13 @@ func New(d Deps) *Server {
 	gin.SetMode(gin.ReleaseMode)
 	s := &Server{deps: d, log: d.Logger, users: newUserCache(d.UserCacheTTL)}
 	s.engine = gin.New()
-	s.engine.Use(gin.Recovery())
 	if d.GNS3Proxy != nil {
 		// GNS3 gets the path exactly as the browser sent it.
 		s.engine.RedirectTrailingSlash = false
 	}
+	s.engine.Use(s.requestLog, gin.Recovery())
 	if len(d.CORSOrigins) > 0 {
-		s.engine.Use(s.cors)
+		s.engine.Use(s.corsMiddleware())
 	}
 	s.routes(s.engine)
 	return s
@@ -121,15 +128,3 @@ func New(d Deps) *Server {
 
 // Handler is the http.Handler to serve.
 func (s *Server) Handler() http.Handler { return s.engine }
-
-// RequireUser is the authentication middleware, for routes added through Deps.Routes.
-func (s *Server) RequireUser(c *gin.Context) { s.requireUser(c) }
-
-// CurrentUser returns the authenticated caller's id, name, superadmin flag and GNS3 client.
-func CurrentUser(c *gin.Context) (id, username string, superadmin bool, client *gns3.Client) {
-	u := currentUser(c)
-	return u.ID, u.Username, u.Superadmin, u.GNS3
-}
-
-// Abort answers with the API's error shape.
-func Abort(c *gin.Context, status int, message string) { abort(c, status, message) }

@@ -46,6 +46,8 @@ func (s *Server) streamTurn(c *gin.Context, sessionID, turnID, afterID string) {
 	}
 
 	ctx := c.Request.Context()
+	follow, closed := s.followStream(c)
+	defer closed()
 	heartbeat, _ := json.Marshal(relay.Payload{Type: relay.TypeHeartbeat, SessionID: sessionID})
 	last := afterID
 	var failingSince time.Time
@@ -93,6 +95,7 @@ func (s *Server) streamTurn(c *gin.Context, sessionID, turnID, afterID string) {
 			buf.frame(last, relay.TypeHeartbeat, heartbeat)
 		}
 		ended := false
+		follow.delivered(events)
 		for _, ev := range events {
 			buf.frame(ev.ID, ev.Type, ev.Data)
 			last = ev.ID

@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 
 	"go.temporal.io/api/enums/v1"
@@ -19,9 +20,27 @@ type TemporalTurns struct {
 	TaskQueue string
 }
 
+// TurnDescription is what the Temporal UI shows of a turn: names and ids only, never a token,
+// a key or the conversation's text.
+type TurnDescription struct {
+	Summary string // one line, e.g. "turn 3 of session 1f2e…, project lab2, user alice"
+	Details string // a few lines of Markdown
+}
+
+// describeTurn words a turn for the Temporal UI. The session's title is left out: the first one
+// is made of the user's message.
+func describeTurn(seq int, in workflows.ChatTurnInput, projectName, username, provider, model string) TurnDescription {
+	return TurnDescription{
+		Summary: fmt.Sprintf("turn %d of session %.8s…, project %s, user %s", seq, in.SessionID, projectName, username),
+		Details: fmt.Sprintf("**project** %s (`%s`)  \n**user** %s (`%s`)  \n**session** `%s`  \n**turn** %d (`%s`)  \n**mode** %s  \n**model** %s / %s",
+			projectName, in.ProjectID, username, in.UserID, in.SessionID, seq, in.TurnID, in.Mode, provider, model),
+	}
+}
+
 // StartTurn starts the workflow. The memo names the project, session and user so a turn can be
-// found in the Temporal UI; none of them is a secret.
-func (t TemporalTurns) StartTurn(ctx context.Context, workflowID string, in workflows.ChatTurnInput) error {
+// found in the Temporal UI, and the static summary and details tell its story there; none of
+// them is a secret.
+func (t TemporalTurns) StartTurn(ctx context.Context, workflowID string, in workflows.ChatTurnInput, d TurnDescription) error {
 	q := t.TaskQueue
 	if q == "" {
 		q = workflows.TaskQueue
@@ -31,6 +50,8 @@ func (t TemporalTurns) StartTurn(ctx context.Context, workflowID string, in work
 		TaskQueue:        q,
 		EnableEagerStart: true,
 		Memo:             map[string]any{"project_id": in.ProjectID, "session_id": in.SessionID, "user_id": in.UserID, "turn_id": in.TurnID},
+		StaticSummary:    d.Summary,
+		StaticDetails:    d.Details,
 		TypedSearchAttributes: temporal.NewSearchAttributes(
 			temporal.NewSearchAttributeKeyKeyword(workflows.SearchAttrProjectID).ValueSet(in.ProjectID),
 			temporal.NewSearchAttributeKeyKeyword(workflows.SearchAttrSessionID).ValueSet(in.SessionID),

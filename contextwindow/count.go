@@ -11,7 +11,9 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"time"
 
+	"github.com/hashicorp/golang-lru/v2/expirable"
 	openai "github.com/sashabaranov/go-openai"
 	"github.com/tiktoken-go/tokenizer"
 )
@@ -110,11 +112,11 @@ func (c *Counter) raw(s string) int {
 		return c.count(s)
 	}
 	key := countKey{c.encoding, maphash.String(cacheSeed, s), len(s)}
-	if n, ok := counts.get(key); ok {
+	if n, ok := counts.Get(key); ok {
 		return n
 	}
 	n := c.count(s)
-	counts.put(key, n)
+	counts.Add(key, n)
 	return n
 }
 
@@ -127,10 +129,12 @@ func (c *Counter) count(s string) int {
 }
 
 // The transcript is counted again before every LLM call of a turn, and tokenizing runs at about
-// 10 MB/s; remembering the counts of long texts (tool outputs) makes the repeats free.
+// 10 MB/s; remembering the counts of long texts (tool outputs) makes the repeats free. The
+// cache keeps the most recently used counts, and forgets those of conversations that went quiet.
 const (
 	cacheMinBytes = 512
 	cacheEntries  = 8192
+	cacheTTL      = 30 * time.Minute
 )
 
 var cacheSeed = maphash.MakeSeed()
@@ -141,28 +145,7 @@ type countKey struct {
 	size     int
 }
 
-type countCache struct {
-	mu sync.Mutex
-	m  map[countKey]int
-}
-
-var counts = &countCache{m: map[countKey]int{}}
-
-func (cc *countCache) get(k countKey) (int, bool) {
-	cc.mu.Lock()
-	defer cc.mu.Unlock()
-	n, ok := cc.m[k]
-	return n, ok
-}
-
-func (cc *countCache) put(k countKey, n int) {
-	cc.mu.Lock()
-	defer cc.mu.Unlock()
-	if len(cc.m) >= cacheEntries { // bounded: start over rather than grow
-		cc.m = make(map[countKey]int, cacheEntries)
-	}
-	cc.m[k] = n
-}
+var counts = expirable.NewLRU[countKey, int](cacheEntries, nil, cacheTTL)
 
 func (c *Counter) scale(n int) int {
 	if c.margin == 1 || n == 0 {

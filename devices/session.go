@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -346,12 +347,12 @@ func (s *Session) wake(ctx context.Context) (string, int, error) {
 
 // answerLogin handles the non-prompt lines a console can show on connect.
 func (s *Session) answerLogin(line string, logins *int) (bool, error) {
-	answers := s.opts.Answers
+	// A new slice: appending to s.opts.Answers could write into the caller's array.
+	fallback := profiles["cisco_ios"].Answers
 	if s.profile != nil {
-		answers = append(answers, s.profile.Answers...)
-	} else {
-		answers = append(answers, profiles["cisco_ios"].Answers...)
+		fallback = s.profile.Answers
 	}
+	answers := slices.Concat(s.opts.Answers, fallback)
 	for _, a := range answers {
 		if a.applies("", line) {
 			s.stats.Answers++

@@ -57,15 +57,17 @@ func requireSecretsNotInHistory(t *testing.T, env *e2eenv.Env, workflowID string
 }
 
 // The user's GNS3 token and the LLM API key must appear nowhere in the workflow's history:
-// not in inputs, results, memo, headers or failure text.
+// not in inputs, results, memo, headers, user metadata or failure text. Nor in the service's
+// log, captured at debug level, which must not hold the conversation's text either.
 func TestSecretsNeverEnterTemporalHistory(t *testing.T) {
-	env := e2eenv.Start(t, e2eenv.Options{})
+	env := e2eenv.Start(t, e2eenv.Options{LogLevel: "debug"})
 	env.LLM.SetHandler(titleReplies("Secrets"))
+	const message, answer = "show me the rack-7731 wiring", "The rack-9044 answer"
 	env.LLM.Enqueue(
 		fakeopenai.Calls(fakeopenai.ToolCall{ID: "c1", Name: "get_gns3_topology", Arguments: `{}`}),
-		fakeopenai.Text("done"),
+		fakeopenai.Text(answer),
 	)
-	frames := env.OpenStream(http.MethodPost, env.ChatPath("/stream"), map[string]any{"message": "show me"}, "").UntilDone(t, true)
+	frames := env.OpenStream(http.MethodPost, env.ChatPath("/stream"), map[string]any{"message": message}, "").UntilDone(t, true)
 	sessionID, turnID := startedIDs(t, frames)
 	require.Equal(t, "completed", frames[len(frames)-1].Data["status"])
 
@@ -75,6 +77,12 @@ func TestSecretsNeverEnterTemporalHistory(t *testing.T) {
 	require.Equal(t, "Bearer "+e2eenv.LLMKey, req.Authorization)
 
 	requireSecretsNotInHistory(t, env, workflows.WorkflowID(sessionID, turnID), 10, e2eenv.UserToken, e2eenv.LLMKey)
+
+	logs := env.Logs()
+	require.Contains(t, logs, turnID, "the log was captured")
+	for _, secret := range []string{e2eenv.UserToken, e2eenv.LLMKey, "rack-7731", "rack-9044"} {
+		require.NotContains(t, logs, secret)
+	}
 }
 
 // A client that drops its stream and rejoins with Last-Event-ID gets exactly the frames it

@@ -5,6 +5,7 @@
 package service
 
 import (
+	"io"
 	"time"
 
 	"github.com/gns3-copilot/gns3-copilot/egress"
@@ -65,6 +66,15 @@ type Config struct {
 	// ProxyGNS3 puts the copilot in front of GNS3: what is not the copilot's own is forwarded
 	// to GNS3URL, so GNS3's web UI and its AI chat panel work at the copilot's address.
 	ProxyGNS3 bool
+	// LogFormat is "text" (the default) or "json".
+	LogFormat string
+	// LogOutput receives the log; nil is standard error (tests capture it).
+	LogOutput io.Writer
+	// MetricsListen serves /metrics on an address of its own instead of the API's; a worker,
+	// which has no API, serves it there or else on Listen.
+	MetricsListen string
+	// MaxConcurrentActivities bounds the activities one worker runs at once (0: the SDK's default).
+	MaxConcurrentActivities int
 	// Heartbeat overrides the SSE heartbeat interval (tests shorten it).
 	Heartbeat time.Duration
 }

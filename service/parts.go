@@ -33,6 +33,7 @@ type parts struct {
 	// untrustedHTTP reaches the endpoints of regular users' LLM configurations, through the
 	// outbound policy.
 	untrustedHTTP *http.Client
+	llmConfigs    *llmconfig.Store
 }
 
 func buildParts(db *gorm.DB, sealer *credentials.Sealer, rdb *redis.Client, cfg Config, log *slog.Logger) (parts, error) {
@@ -77,7 +78,8 @@ func buildParts(db *gorm.DB, sealer *credentials.Sealer, rdb *redis.Client, cfg 
 		llmLoader:  store,
 		llmChooser: store,
 		tools:      tools.NewRegistry(tools.AllTools()...),
-		routes:     []func(*gin.Engine, *api.Server){api.LLMConfigRoutes(store), api.SkillsRoutes(sk)},
+		routes:     []func(*gin.Engine, *api.Server){api.SkillsRoutes(sk)},
+		llmConfigs: store,
 		web:        web.Handler(),
 
 		untrustedHTTP: outbound.Client(),

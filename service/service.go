@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -22,6 +23,7 @@ import (
 	"github.com/gns3-copilot/gns3-copilot/api"
 	"github.com/gns3-copilot/gns3-copilot/credentials"
 	"github.com/gns3-copilot/gns3-copilot/gns3"
+	"github.com/gns3-copilot/gns3-copilot/metrics"
 	"github.com/gns3-copilot/gns3-copilot/models"
 	"github.com/gns3-copilot/gns3-copilot/quota"
 	"github.com/gns3-copilot/gns3-copilot/relay"
@@ -35,6 +37,9 @@ type Running struct {
 	log          *slog.Logger
 	listener     net.Listener
 	http         *http.Server
+	metricsLn    net.Listener
+	metricsHTTP  *http.Server
+	metrics      *metrics.Metrics
 	worker       sdkworker.Worker
 	temporal     client.Client
 	dev          *temporaldev.Server
@@ -52,6 +57,17 @@ func (r *Running) Addr() string {
 	return r.listener.Addr().String()
 }
 
+// MetricsAddr is where /metrics is served apart from the API ("" when it is on the API).
+func (r *Running) MetricsAddr() string {
+	if r.metricsLn == nil {
+		return ""
+	}
+	return r.metricsLn.Addr().String()
+}
+
+// Metrics is the process's metrics registry.
+func (r *Running) Metrics() *metrics.Metrics { return r.metrics }
+
 // Temporal is the process's Temporal client.
 func (r *Running) Temporal() client.Client { return r.temporal }
 
@@ -68,6 +84,9 @@ func Run(ctx context.Context, role Role, cfg Config) error {
 	case r.listener != nil:
 		fmt.Printf("gns3-copilot: API and chat page on http://%s/\n", r.Addr())
 	}
+	if r.metricsLn != nil {
+		fmt.Printf("gns3-copilot: metrics on http://%s/metrics\n", r.MetricsAddr())
+	}
 	fmt.Printf("gns3-copilot: Temporal at %s", r.temporalAddr)
 	if r.uiAddr != "" {
 		fmt.Printf(", its Web UI on http://%s/", r.uiAddr)
@@ -80,8 +99,15 @@ func Run(ctx context.Context, role Role, cfg Config) error {
 
 // Start builds and starts everything the role needs. On error, whatever was started is stopped.
 func Start(ctx context.Context, role Role, cfg Config) (_ *Running, err error) {
-	log := newLogger(cfg.LogLevel)
-	r := &Running{log: log}
+	logOut := cfg.LogOutput
+	if logOut == nil {
+		logOut = os.Stderr
+	}
+	log, err := newLogger(logOut, cfg.LogLevel, cfg.LogFormat)
+	if err != nil {
+		return nil, err
+	}
+	r := &Running{log: log, metrics: metrics.New()}
 	defer func() {
 		if err != nil {
 			_ = r.Stop()
@@ -156,7 +182,9 @@ func Start(ctx context.Context, role Role, cfg Config) (_ *Running, err error) {
 	r.temporal, err = client.DialContext(ctx, client.Options{
 		HostPort:  r.temporalAddr,
 		Namespace: cfg.TemporalNamespace,
-		Logger:    sdklog.NewStructuredLogger(log.With("component", "temporal")),
+		Logger:    sdklog.NewStructuredLogger(slog.New(withTurnIDs(log.Handler())).With("component", "temporal")),
+		// The SDK's client and worker metrics join the product's in one registry.
+		MetricsHandler: r.metrics.Temporal(),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("connecting to Temporal at %s: %w", r.temporalAddr, err)
@@ -173,22 +201,36 @@ func Start(ctx context.Context, role Role, cfg Config) (_ *Running, err error) {
 		acts := &activities.Activities{Repo: repo, Events: events, LLM: parts.llmLoader, Credentials: creds,
 			GNS3: gns3Server, Tools: parts.tools, Logger: log, EventTTL: cfg.EventTTL,
 			Devices: parts.devices, DeviceRecords: models.DeviceRepository{DB: db}, UntrustedHTTP: parts.untrustedHTTP,
-			Skills: parts.skills, Approvals: models.ApprovalRepository{DB: db}, ConfigJobs: models.ConfigJobRepository{DB: db}}
+			Skills: parts.skills, Approvals: models.ApprovalRepository{DB: db}, ConfigJobs: models.ConfigJobRepository{DB: db}, Metrics: r.metrics}
 		if role == RoleWorker {
 			r.closers = append(r.closers, followSkillReloads(events, parts.skills, log, nil))
 		}
-		r.worker = worker.New(r.temporal, acts, worker.Options{})
+		r.worker = worker.New(r.temporal, acts, worker.Options{MaxConcurrentActivities: cfg.MaxConcurrentActivities})
 		if err := r.worker.Start(); err != nil {
 			return nil, fmt.Errorf("starting the worker: %w", err)
 		}
 	}
+	metricsAddr := cfg.MetricsListen
+	if role == RoleWorker && metricsAddr == "" {
+		metricsAddr = cfg.Listen // a worker has no API to serve /metrics on
+	}
+	if metricsAddr != "" {
+		if err := r.serveMetrics(metricsAddr); err != nil {
+			return nil, err
+		}
+	}
 	if role != RoleWorker {
+		var metricsOnAPI http.Handler
+		if metricsAddr == "" {
+			metricsOnAPI = r.metrics.Handler()
+		}
 		turns := api.TemporalTurns{Client: r.temporal, TaskQueue: workflows.TaskQueue}
 		routes := append(parts.routes, api.ApprovalRoutes(models.ApprovalRepository{DB: db}, models.ConfigJobRepository{DB: db},
 			models.DeviceRepository{DB: db}, turns))
 		deps := api.Deps{Repo: repo, GNS3: gns3Server, Events: events,
 			Turns:       turns,
-			Credentials: creds, LLM: parts.llmChooser, Logger: log, Web: parts.web, Routes: routes,
+			Credentials: creds, LLM: parts.llmChooser, LLMConfigs: parts.llmConfigs, Logger: log, Web: parts.web,
+			Routes: routes, Metrics: r.metrics, MetricsHandler: metricsOnAPI,
 			Heartbeat: cfg.Heartbeat, DeviceConcurrency: cfg.DeviceConcurrency, CORSOrigins: cfg.CORSOrigins,
 			Limits: turnLimits(cfg, rdb), Approval: cfg.Approval, ApprovalTimeout: cfg.ApprovalTimeout}
 		if cfg.ProxyGNS3 {
@@ -210,6 +252,24 @@ func Start(ctx context.Context, role Role, cfg Config) (_ *Running, err error) {
 		}()
 	}
 	return r, nil
+}
+
+// serveMetrics serves /metrics on an address of its own.
+func (r *Running) serveMetrics(addr string) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("listening for metrics on %s: %w", addr, err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", r.metrics.Handler())
+	r.metricsLn = ln
+	r.metricsHTTP = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		if err := r.metricsHTTP.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			r.log.Error("metrics server stopped", "error", err)
+		}
+	}()
+	return nil
 }
 
 func (r *Running) startDevServer(ctx context.Context, cfg Config, log *slog.Logger) error {
@@ -288,6 +348,10 @@ func (r *Running) Stop() error {
 		cancel()
 		r.http = nil
 	}
+	if r.metricsHTTP != nil {
+		_ = r.metricsHTTP.Close()
+		r.metricsHTTP = nil
+	}
 	if r.worker != nil {
 		r.worker.Stop()
 		r.worker = nil
@@ -311,7 +375,8 @@ func (r *Running) Stop() error {
 	return errors.Join(errs...)
 }
 
-func newLogger(level string) *slog.Logger {
+// newLogger writes to w in slog's text or JSON format.
+func newLogger(w io.Writer, level, format string) (*slog.Logger, error) {
 	var l slog.Level
 	switch strings.ToLower(level) {
 	case "debug":
@@ -323,5 +388,13 @@ func newLogger(level string) *slog.Logger {
 	default:
 		l = slog.LevelInfo
 	}
-	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: l}))
+	opts := &slog.HandlerOptions{Level: l}
+	switch strings.ToLower(format) {
+	case "", "text":
+		return slog.New(slog.NewTextHandler(w, opts)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, opts)), nil
+	default:
+		return nil, fmt.Errorf("--log-format must be json or text, got %q", format)
+	}
 }

@@ -15,3 +15,8 @@ func TestSplitHalvesNeedTemporalAndRedis(t *testing.T) {
 		require.ErrorContains(t, err, "--redis-url")
 	}
 }
+
+func TestUnknownLogFormatIsRefusedClearly(t *testing.T) {
+	_, err := Start(context.Background(), RoleServe, Config{DataDir: t.TempDir(), LogFormat: "xml"})
+	require.ErrorContains(t, err, `--log-format must be json or text, got "xml"`)
+}

@@ -17,7 +17,7 @@ import (
 type Options struct {
 	TaskQueue string
 	// MaxConcurrentActivities bounds how many LLM calls, tools and device sessions one worker
-	// runs at once.
+	// runs at once (--max-concurrent-activities); 0 keeps the SDK's default.
 	MaxConcurrentActivities int
 }
 

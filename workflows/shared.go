@@ -6,6 +6,7 @@ package workflows
 import (
 	"fmt"
 	"time"
+	"strings"
 
 	"github.com/gns3-copilot/gns3-copilot/tools"
 )
@@ -38,6 +39,15 @@ const (
 // WorkflowID makes a turn readable in the Temporal UI and unique per turn.
 func WorkflowID(sessionID, turnID string) string {
 	return fmt.Sprintf("chat-%s-turn-%s", sessionID, turnID)
+}
+
+// TurnIDOf reads the turn id back out of a WorkflowID ("" for another workflow's id), so log
+// lines of the turn's workflow and activities can carry it.
+func TurnIDOf(workflowID string) string {
+	if i := strings.LastIndex(workflowID, "-turn-"); i >= 0 && strings.HasPrefix(workflowID, "chat-") {
+		return workflowID[i+len("-turn-"):]
+	}
+	return ""
 }
 
 // ChatTurnInput carries identifiers only: the transcript lives in the database and secrets live

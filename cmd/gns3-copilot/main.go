@@ -115,6 +115,9 @@ func parseConfig(cmd string, args []string) (service.Config, error) {
 		"apply the per-user limits to GNS3 superadmins too (env GNS3_COPILOT_LIMIT_SUPERADMINS)")
 	fs.BoolVar(&c.ProxyGNS3, "proxy-gns3", envBool("GNS3_COPILOT_PROXY_GNS3", false),
 		"serve GNS3 itself (web UI, API, WebSockets) at the listen address, forwarded to --gns3-url, so GNS3's AI chat panel works against the copilot; the copilot's page moves to /copilot/ (env GNS3_COPILOT_PROXY_GNS3)")
+	str(&c.LogFormat, "log-format", "GNS3_COPILOT_LOG_FORMAT", "text", "log format: text (key=value) or json (one object a line)")
+	str(&c.MetricsListen, "metrics-listen", "GNS3_COPILOT_METRICS_LISTEN", "", "serve /metrics on this address instead of the API's (a worker serves it here, else on --listen)")
+	num(&c.MaxConcurrentActivities, "max-concurrent-activities", "GNS3_COPILOT_MAX_CONCURRENT_ACTIVITIES", 0, "activities (LLM calls, tools, device sessions) one worker runs at once; 0 keeps the Temporal SDK's default")
 	var cors string
 	str(&cors, "cors-origins", "GNS3_COPILOT_CORS_ORIGINS", "", "comma-separated browser origins allowed to call the API, e.g. the GNS3 web UI's http://gns3.example:3080")
 	if err := fs.Parse(args); err != nil {

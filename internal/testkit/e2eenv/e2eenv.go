@@ -14,10 +14,12 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/gns3-copilot/gns3-copilot/egress"
+	"github.com/gns3-copilot/gns3-copilot/internal/testkit/apicheck"
 	"github.com/gns3-copilot/gns3-copilot/internal/testkit/fakegns3"
 	"github.com/gns3-copilot/gns3-copilot/internal/testkit/fakeopenai"
 	"github.com/gns3-copilot/gns3-copilot/service"
@@ -64,6 +66,9 @@ type Options struct {
 	Approval string
 	// ApprovalTimeout shortens how long approvals wait.
 	ApprovalTimeout time.Duration
+	// LogLevel and LogFormat of the service's log, which Env.Logs captures (default warn, text).
+	LogLevel  string
+	LogFormat string
 }
 
 // Env is a running copilot with its fakes.
@@ -75,6 +80,29 @@ type Env struct {
 	URL       string
 	ProjectID string
 	Config    service.Config
+	// HTTP is the client the env's requests go through; it validates every exchange.
+	HTTP *http.Client
+	logs *lockedBuffer
+}
+
+// Logs is everything the service logged so far.
+func (e *Env) Logs() string { return e.logs.String() }
+
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
 
 // RequireTemporalCLI returns the CLI's path, skipping the test when it is missing outside CI.
@@ -101,6 +129,12 @@ func Start(t testing.TB, opts Options) *Env {
 	llm := fakeopenai.New(t)
 	llm.RequireAPIKey(LLMKey)
 
+	logs := &lockedBuffer{}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("the service's log:\n%s", logs.String())
+		}
+	})
 	dataDir := opts.DataDir
 	if dataDir == "" {
 		dataDir = t.TempDir()
@@ -112,6 +146,10 @@ func Start(t testing.TB, opts Options) *Env {
 		DeviceConcurrency: 16, EventTTL: time.Hour, LogLevel: "warn", Heartbeat: opts.Heartbeat, ProxyGNS3: opts.ProxyGNS3,
 		LLMAllowHosts: opts.LLMAllowHosts, LLMResolver: opts.LLMResolver,
 		Approval: opts.Approval, ApprovalTimeout: opts.ApprovalTimeout,
+		LogFormat: opts.LogFormat, LogOutput: logs,
+	}
+	if opts.LogLevel != "" {
+		cfg.LogLevel = opts.LogLevel
 	}
 	if cfg.LLMAllowHosts == nil {
 		cfg.LLMAllowHosts = []string{"127.0.0.1"}
@@ -133,7 +171,12 @@ func Start(t testing.TB, opts Options) *Env {
 			t.Logf("stopping the service: %v", err)
 		}
 	})
-	e := &Env{T: t, GNS3: g, LLM: llm, Service: run, ProjectID: pid, Config: cfg}
+	checker, err := apicheck.New()
+	if err != nil {
+		t.Fatalf("the OpenAPI document: %v", err)
+	}
+	client := &http.Client{Transport: checker.Transport(nil, func(err error) { t.Errorf("OpenAPI: %v", err) })}
+	e := &Env{T: t, GNS3: g, LLM: llm, Service: run, ProjectID: pid, Config: cfg, HTTP: client, logs: logs}
 	if run.Addr() != "" {
 		e.URL = "http://" + run.Addr()
 	}
@@ -191,7 +234,7 @@ func (e *Env) send(ctx context.Context, token, method, path string, body any, la
 	if lastID != "" {
 		req.Header.Set("Last-Event-ID", lastID)
 	}
-	return http.DefaultClient.Do(req)
+	return e.HTTP.Do(req)
 }
 
 // Frame is one SSE frame as a client receives it.
