@@ -54,6 +54,10 @@ type Activities struct {
 	DeviceRecords models.DeviceRepository
 	// Skills gives the prompts, which a reload may change between turns; nil means the built-in.
 	Skills *skills.Store
+	// Live is the live topology (nil: every model call reads GNS3); Marks keeps what each
+	// session last saw of its lab, for the drift note (nil: no note).
+	Live  LiveTopology
+	Marks *models.TopologyMarks
 }
 
 func (a *Activities) logger() *slog.Logger {

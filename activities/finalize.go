@@ -22,6 +22,7 @@ func (a *Activities) FinalizeTurn(ctx context.Context, in workflows.FinalizeInpu
 	if err != nil {
 		return fmt.Errorf("finalizing turn: %w", err)
 	}
+	a.markTopology(ctx, in.Turn)
 	if err := a.Credentials.Delete(ctx, in.Turn.TurnID); err != nil {
 		a.logger().Warn("deleting turn credentials", "turn", in.Turn.TurnID, "error", err)
 	}

@@ -65,6 +65,8 @@ type Deps struct {
 	// GNS3Proxy, when set, receives every request that is not the copilot's own (NewGNS3Proxy):
 	// the copilot then fronts GNS3 at one address, and its page moves to CopilotPagePath.
 	GNS3Proxy http.Handler
+	// Live is the live topology (nil: every check reads GNS3, and no topology stream).
+	Live LiveTopology
 }
 
 // Server is the gin engine with its dependencies.

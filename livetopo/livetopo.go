@@ -306,3 +306,28 @@ func (h *Hub) Subscribed(projectID string) bool {
 	_, ok := h.projects[projectID]
 	return ok
 }
+
+// Project returns the project for a check of the user behind c: from the live copy while it is
+// current, else from GNS3. Like Read, it checks the user's access and starts the subscription.
+func (h *Hub) Project(ctx context.Context, c *gns3.Client, projectID string) (*gns3.Project, error) {
+	proj, err := h.CheckAccess(ctx, c, projectID)
+	if err != nil {
+		return nil, err
+	}
+	p, err := h.watch(projectID, c)
+	if err != nil {
+		return nil, err
+	}
+	if snap, fresh := p.snapshot(h.opts.MaxSilence); fresh {
+		return &snap.Project, nil
+	}
+	if proj == nil {
+		if proj, err = c.GetProject(ctx, projectID); err != nil {
+			return nil, err
+		}
+	}
+	if proj.Status == gns3.ProjectOpened && p.closedCopy() {
+		p.requestResync()
+	}
+	return proj, nil
+}

@@ -73,5 +73,8 @@ func Migrate(db *gorm.DB) error {
 	if err := MigrateDeviceCommands(db); err != nil {
 		return fmt.Errorf("migrating device commands: %w", err)
 	}
+	if err := MigrateTopologyMarks(db); err != nil {
+		return fmt.Errorf("migrating topology marks: %w", err)
+	}
 	return MigrateLLMConfigs(db)
 }

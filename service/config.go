@@ -64,4 +64,6 @@ type Config struct {
 	ProxyGNS3 bool
 	// Heartbeat overrides the SSE heartbeat interval (tests shorten it).
 	Heartbeat time.Duration
+	// NoLiveTopology reads GNS3 per request instead of keeping a live topology (package livetopo).
+	NoLiveTopology bool
 }

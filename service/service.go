@@ -21,6 +21,7 @@ import (
 	"github.com/gns3-copilot/gns3-copilot/api"
 	"github.com/gns3-copilot/gns3-copilot/credentials"
 	"github.com/gns3-copilot/gns3-copilot/gns3"
+	"github.com/gns3-copilot/gns3-copilot/livetopo"
 	"github.com/gns3-copilot/gns3-copilot/models"
 	"github.com/gns3-copilot/gns3-copilot/quota"
 	"github.com/gns3-copilot/gns3-copilot/relay"
@@ -162,6 +163,13 @@ func Start(ctx context.Context, role Role, cfg Config) (_ *Running, err error) {
 	}
 
 	gns3Server := gns3.NewServer(cfg.GNS3URL, cfg.GNS3Timeout)
+	// One live topology per process, shared by its API and worker (see package livetopo for why
+	// not one shared through Redis).
+	var live *livetopo.Hub
+	if !cfg.NoLiveTopology {
+		live = livetopo.New(gns3Server, livetopo.Options{Logger: log.With("component", "livetopo")})
+		r.closers = append(r.closers, func() error { live.Close(); return nil })
+	}
 	repo := models.NewChatRepository(db)
 	parts, err := buildParts(db, sealer, rdb, cfg, log)
 	if err != nil {
@@ -172,9 +180,12 @@ func Start(ctx context.Context, role Role, cfg Config) (_ *Running, err error) {
 		acts := &activities.Activities{Repo: repo, Events: events, LLM: parts.llmLoader, Credentials: creds,
 			GNS3: gns3Server, Tools: parts.tools, Logger: log, EventTTL: cfg.EventTTL,
 			Devices: parts.devices, DeviceRecords: models.DeviceRepository{DB: db}, UntrustedHTTP: parts.untrustedHTTP,
-			Skills: parts.skills}
+			Skills: parts.skills, Marks: &models.TopologyMarks{DB: db}}
 		if role == RoleWorker {
 			r.closers = append(r.closers, followSkillReloads(events, parts.skills, log, nil))
+		}
+		if live != nil {
+			acts.Live = live
 		}
 		r.worker = worker.New(r.temporal, acts, worker.Options{})
 		if err := r.worker.Start(); err != nil {
@@ -186,7 +197,7 @@ func Start(ctx context.Context, role Role, cfg Config) (_ *Running, err error) {
 			Turns:       api.TemporalTurns{Client: r.temporal, TaskQueue: workflows.TaskQueue},
 			Credentials: creds, LLM: parts.llmChooser, Logger: log, Web: parts.web, Routes: parts.routes,
 			Heartbeat: cfg.Heartbeat, DeviceConcurrency: cfg.DeviceConcurrency, CORSOrigins: cfg.CORSOrigins,
-			Limits: turnLimits(cfg, rdb)}
+			Limits: turnLimits(cfg, rdb), Live: liveAPI(live)}
 		if cfg.ProxyGNS3 {
 			if deps.GNS3Proxy, err = api.NewGNS3Proxy(cfg.GNS3URL); err != nil {
 				return nil, fmt.Errorf("--proxy-gns3: %w", err)
@@ -307,4 +318,12 @@ func newLogger(level string) *slog.Logger {
 		l = slog.LevelInfo
 	}
 	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: l}))
+}
+
+// liveAPI keeps a disabled live topology a nil interface, not an interface holding a nil hub.
+func liveAPI(h *livetopo.Hub) api.LiveTopology {
+	if h == nil {
+		return nil
+	}
+	return h
 }

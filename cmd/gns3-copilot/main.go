@@ -113,6 +113,9 @@ func parseConfig(cmd string, args []string) (service.Config, error) {
 		"apply the per-user limits to GNS3 superadmins too (env GNS3_COPILOT_LIMIT_SUPERADMINS)")
 	fs.BoolVar(&c.ProxyGNS3, "proxy-gns3", envBool("GNS3_COPILOT_PROXY_GNS3", false),
 		"serve GNS3 itself (web UI, API, WebSockets) at the listen address, forwarded to --gns3-url, so GNS3's AI chat panel works against the copilot; the copilot's page moves to /copilot/ (env GNS3_COPILOT_PROXY_GNS3)")
+	var live bool
+	fs.BoolVar(&live, "live-topology", envBool("GNS3_COPILOT_LIVE_TOPOLOGY", true),
+		"keep opened projects' topology current from GNS3's notification stream instead of reading it per request (env GNS3_COPILOT_LIVE_TOPOLOGY)")
 	var cors string
 	str(&cors, "cors-origins", "GNS3_COPILOT_CORS_ORIGINS", "", "comma-separated browser origins allowed to call the API, e.g. the GNS3 web UI's http://gns3.example:3080")
 	if err := fs.Parse(args); err != nil {
@@ -130,6 +133,7 @@ func parseConfig(cmd string, args []string) (service.Config, error) {
 			return c, fmt.Errorf("--%s must be 0 (no limit) or more, got %d", name, v)
 		}
 	}
+	c.NoLiveTopology = !live
 	if fs.NArg() > 0 {
 		return c, fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
