@@ -60,6 +60,10 @@ type Options struct {
 	Configure func(*service.Config)
 	// ProxyGNS3 puts the service in front of the fake GNS3 (--proxy-gns3).
 	ProxyGNS3 bool
+	// GNS3 configures the fake GNS3 (e.g. fakegns3.WithLatency for benchmarks).
+	GNS3 []fakegns3.Option
+	// NoLiveTopology makes the service read GNS3 per request instead of keeping a live topology.
+	NoLiveTopology bool
 }
 
 // Env is a running copilot with its fakes.
@@ -90,7 +94,7 @@ func RequireTemporalCLI(t testing.TB) string {
 func Start(t testing.TB, opts Options) *Env {
 	t.Helper()
 	cli := RequireTemporalCLI(t)
-	g := fakegns3.New(t)
+	g := fakegns3.New(t, opts.GNS3...)
 	g.AddUser(Username, UserToken, false)
 	g.SetPassword(Username, Password)
 	pid := g.AddProject("lab1", fakegns3.Members(Username))
@@ -107,6 +111,7 @@ func Start(t testing.TB, opts Options) *Env {
 		RedisURL: opts.RedisURL, DatabaseURL: opts.DatabaseURL, LLMProvider: "openai", LLMContextLimitK: 128, CopilotMode: opts.Mode,
 		DeviceConcurrency: 16, EventTTL: time.Hour, LogLevel: "warn", Heartbeat: opts.Heartbeat, ProxyGNS3: opts.ProxyGNS3,
 		LLMAllowHosts: opts.LLMAllowHosts, LLMResolver: opts.LLMResolver,
+		NoLiveTopology: opts.NoLiveTopology,
 	}
 	if cfg.LLMAllowHosts == nil {
 		cfg.LLMAllowHosts = []string{"127.0.0.1"}
