@@ -221,7 +221,9 @@ func TestUnreadableNotificationRereads(t *testing.T) {
 	s0, _ := r.hub.Topology(context.Background(), r.pid)
 	reads := r.g.Count(fakegns3.OpListNodes)
 	r.g.Notify(r.pid, `{"action": "node.updated", "event": {"name": `)
-	r.waitFor(t, "a re-read", func(s *livetopo.Snapshot) bool { return r.g.Count(fakegns3.OpListNodes) > reads })
+	r.waitFor(t, "a re-read", func(s *livetopo.Snapshot) bool {
+		return s.Version > s0.Version && r.g.Count(fakegns3.OpListNodes) > reads
+	})
 	if _, _, _, ok := r.hub.Changes(r.pid, s0.Version); ok {
 		t.Error("after a re-read, changes since the old version must ask for a snapshot")
 	}
@@ -363,5 +365,40 @@ func waitUntil(t *testing.T, what string, cond func() bool) {
 			t.Fatalf("timed out waiting for %s", what)
 		}
 		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// Refresh re-reads on the subscription and returns once the copy holds the result; without a
+// connection (or a subscription) it returns at once.
+func TestRefreshRereads(t *testing.T) {
+	r := newRig(t, livetopo.Options{})
+	ctx := context.Background()
+	if err := r.hub.Refresh(ctx, r.pid); err != nil {
+		t.Fatalf("refresh without a subscription: %v", err)
+	}
+	before := r.live(t)
+	reads := r.g.Count(fakegns3.OpListNodes)
+	if err := r.hub.Refresh(ctx, r.pid); err != nil {
+		t.Fatal(err)
+	}
+	if got := r.g.Count(fakegns3.OpListNodes); got != reads+1 {
+		t.Errorf("refresh made %d node lists, want 1", got-reads)
+	}
+	s, fresh := r.hub.Topology(ctx, r.pid)
+	if !fresh || s.Version <= before.Version {
+		t.Errorf("after a refresh the copy is current and newer: fresh=%v version %d → %d", fresh, before.Version, s.Version)
+	}
+	r.g.Inject(fakegns3.Failure{Op: fakegns3.OpNotifications, Status: http.StatusServiceUnavailable, Message: "down"})
+	r.g.DropNotifications(r.pid)
+	waitUntil(t, "the copy to go stale", func() bool { _, fresh := r.hub.Topology(ctx, r.pid); return !fresh })
+	done := make(chan error, 1)
+	go func() { done <- r.hub.Refresh(ctx, r.pid) }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("refresh while reconnecting: %v", err)
+		}
+	case <-time.After(3 * time.Second):
+		t.Fatal("refresh blocked while the subscription was reconnecting")
 	}
 }

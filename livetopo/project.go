@@ -88,8 +88,17 @@ func (p *project) requestResync() {
 	}
 }
 
-// resync asks the subscription for a re-read and waits for its outcome.
+// resync asks the subscription for a re-read and waits for its outcome. A subscription between
+// connections has nothing to refresh: its reconnection reads everything anyway.
 func (p *project) resync(ctx context.Context) error {
+	p.mu.Lock()
+	connected := p.connected
+	p.mu.Unlock()
+	if !connected {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, 2*p.client.Server().Timeout())
+	defer cancel()
 	done := make(chan error, 1)
 	select {
 	case p.resyncs <- done:
