@@ -181,4 +181,5 @@ func TestTopologyStreamRefusesClosedProject(t *testing.T) {
 	require.Equal(t, http.StatusForbidden, resp.StatusCode)
 	body, _ := io.ReadAll(resp.Body)
 	require.Contains(t, string(body), "must be opened")
+	require.False(t, r.hub.Subscribed(r.pid), "a closed project gets no subscription")
 }

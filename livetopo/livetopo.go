@@ -147,6 +147,10 @@ func (h *Hub) Read(ctx context.Context, c *gns3.Client, projectID string) (*Snap
 	if err != nil {
 		return nil, err
 	}
+	if proj != nil && proj.Status != gns3.ProjectOpened {
+		// Nothing changes in a closed project: no subscription for it.
+		return ReadDirect(ctx, c, projectID, proj)
+	}
 	p, err := h.watch(projectID, c)
 	if err != nil {
 		return nil, err
@@ -313,6 +317,9 @@ func (h *Hub) Project(ctx context.Context, c *gns3.Client, projectID string) (*g
 	proj, err := h.CheckAccess(ctx, c, projectID)
 	if err != nil {
 		return nil, err
+	}
+	if proj != nil && proj.Status != gns3.ProjectOpened {
+		return proj, nil
 	}
 	p, err := h.watch(projectID, c)
 	if err != nil {
