@@ -144,6 +144,16 @@ describe('topology panel', { skip }, () => {
       });
     });
     assert.ok(fits, 'every node inside the picture');
+    // Zoom in to read a corner closely, then a double click shows the whole lab again.
+    const width = () => page.$eval('#topology .topo-svg', (svg) => Number(svg.getAttribute('viewBox').split(' ')[2]));
+    const whole = await width();
+    const box = await page.locator('#topology .topo-svg').boundingBox();
+    await page.mouse.move(box.x + box.width / 4, box.y + box.height / 3);
+    for (let i = 0; i < 6; i++) await page.mouse.wheel(0, -120);
+    await until((w) => Number(document.querySelector('#topology .topo-svg').getAttribute('viewBox').split(' ')[2]) < w / 2, whole);
+    await shot('topology-8-hundred-nodes-zoomed');
+    await page.dblclick('#topology .topo-svg');
+    assert.equal(await width(), whole);
     // The page still answers: collapsing is immediate.
     const t0 = Date.now();
     await page.click('#topology-toggle');

@@ -145,6 +145,8 @@ export class TopologyPanel {
     this.nodesG = svg('g', { class: 'topo-nodes' });
     this.svg.append(this.svgTitle, this.linksG, this.nodesG);
     root.querySelector('#topology-canvas').append(this.svg);
+    this.view = null; // the user's zoom and pan; null follows the lab's bounds
+    this.enableZoom();
     this.setCollapsed(localStorage.getItem(COLLAPSED_KEY) === '1');
     this.toggle.addEventListener('click', () => this.setCollapsed(this.toggle.getAttribute('aria-expanded') === 'true'));
     if (conversation) this.watchToolCards(conversation);
@@ -165,6 +167,7 @@ export class TopologyPanel {
     this.controller = null;
     this.projectId = projectId;
     this.model = new TopologyModel();
+    this.view = null;
     this.redraw();
     this.root.hidden = !projectId;
     if (!projectId) return;
@@ -251,7 +254,7 @@ export class TopologyPanel {
   }
 
   fit() {
-    const b = this.model.bounds();
+    const b = this.view || this.model.bounds();
     this.svg.setAttribute('viewBox', `${b.x} ${b.y} ${b.w} ${b.h}`);
     const nodes = this.model.nodes.size;
     const links = this.model.links.size;
@@ -321,6 +324,49 @@ export class TopologyPanel {
     if (old) old.replaceWith(g);
     else this.linksG.append(g);
     this.linkEls.set(l.link_id, g);
+  }
+
+  /**
+   * enableZoom lets a big lab be read closely: the wheel zooms around the pointer, dragging
+   * pans, a double click fits the whole lab again.
+   */
+  enableZoom() {
+    const toLab = (e) => {
+      const r = this.svg.getBoundingClientRect();
+      const b = this.view || this.model.bounds();
+      const scale = Math.max(b.w / r.width, b.h / r.height);
+      // preserveAspectRatio centres the box: offset by half the unused space.
+      const ox = (r.width * scale - b.w) / 2;
+      const oy = (r.height * scale - b.h) / 2;
+      return { x: b.x - ox + (e.clientX - r.left) * scale, y: b.y - oy + (e.clientY - r.top) * scale, scale };
+    };
+    this.svg.addEventListener('wheel', (e) => {
+      e.preventDefault();
+      const b = this.view || this.model.bounds();
+      const p = toLab(e);
+      const f = e.deltaY > 0 ? 1.2 : 1 / 1.2;
+      const w = Math.min(Math.max(b.w * f, 120), 40000);
+      const k = w / b.w;
+      this.view = { x: p.x - (p.x - b.x) * k, y: p.y - (p.y - b.y) * k, w, h: b.h * k };
+      this.fit();
+    }, { passive: false });
+    let drag = null;
+    this.svg.addEventListener('pointerdown', (e) => {
+      drag = { x: e.clientX, y: e.clientY, b: { ...(this.view || this.model.bounds()) }, scale: toLab(e).scale };
+    });
+    this.svg.addEventListener('pointermove', (e) => {
+      if (!drag || !(e.buttons & 1)) return;
+      const { b, scale } = drag;
+      this.view = { x: b.x - (e.clientX - drag.x) * scale, y: b.y - (e.clientY - drag.y) * scale, w: b.w, h: b.h };
+      this.fit();
+    });
+    this.svg.addEventListener('pointerup', () => {
+      drag = null;
+    });
+    this.svg.addEventListener('dblclick', () => {
+      this.view = null;
+      this.fit();
+    });
   }
 
   /** highlight marks the nodes ref names (a node name or id), or clears every mark. */
