@@ -27,7 +27,7 @@ async function shot(name) {
   await page.screenshot({ path: join(ARTIFACTS, name + '.png'), fullPage: false });
 }
 
-async function until(fn, arg, timeout = 20000) {
+async function until(fn, arg, timeout = 30000) {
   const handle = await page.waitForFunction(fn, arg, { timeout, polling: 50 });
   return handle.jsonValue();
 }
@@ -60,7 +60,8 @@ describe('topology panel', { skip }, () => {
     await signIn(page, USER, PASSWORD);
     await selectProject(PROJECT);
     await page.waitForSelector('#topology:not([hidden])');
-    await until(() => document.querySelector('#topology-status')?.dataset.state === 'live');
+    // A loaded machine may take a while to start the project's subscription.
+    await until(() => document.querySelector('#topology-status')?.dataset.state === 'live', undefined, 60000);
   });
 
   after(async () => {
