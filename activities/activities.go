@@ -64,6 +64,10 @@ type Activities struct {
 	ConfigJobs models.ConfigJobRepository
 	// Metrics records LLM calls, tools, device commands and finished turns; nil records nothing.
 	Metrics *metrics.Metrics
+	// Live is the live topology (nil: every model call reads GNS3); Marks keeps what each
+	// session last saw of its lab, for the drift note (nil: no note).
+	Live  LiveTopology
+	Marks *models.TopologyMarks
 }
 
 // logger is the activities' log; inside an activity every line carries the turn id.

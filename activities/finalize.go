@@ -25,6 +25,7 @@ func (a *Activities) FinalizeTurn(ctx context.Context, in workflows.FinalizeInpu
 	if applied {
 		a.turnEnded(ctx, in)
 	}
+	a.markTopology(ctx, in.Turn)
 	if err := a.Credentials.Delete(ctx, in.Turn.TurnID); err != nil {
 		a.logger(ctx).Warn("deleting turn credentials", "error", err)
 	}

@@ -26,6 +26,7 @@ func (a *Activities) RunTool(ctx context.Context, in workflows.ToolInput) (workf
 	runCtx, release := a.abortable(ctx, in.Turn.TurnID)
 	res := a.Tools.Execute(runCtx, env, mode, in.Call.Name, in.Call.Arguments)
 	aborted := release()
+	a.refreshAfter(ctx, in.Turn, in.Call.Name)
 	stop()
 	if err := a.storeToolResult(ctx, in.Turn, in.Call, in.MessageIndex, res); err != nil {
 		return workflows.ToolResult{}, err
@@ -57,6 +58,7 @@ func (a *Activities) startTool(ctx context.Context, in workflows.ToolInput) (too
 		GNS3:      a.GNS3.WithToken(token),
 		GNS3Host:  a.GNS3.Host(),
 		Attempt:   attempt(ctx),
+		Topology:  a.Live,
 		Progress: func(p tools.Progress) {
 			a.publish(ctx, in.Turn.TurnID, relay.Payload{Type: relay.TypeToolProgress, SessionID: in.Turn.SessionID,
 				ToolName: in.Call.Name, ToolCallID: in.Call.ID, Progress: p})

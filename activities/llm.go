@@ -22,6 +22,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/gns3-copilot/gns3-copilot/egress"
+	"github.com/gns3-copilot/gns3-copilot/livetopo"
 	"github.com/gns3-copilot/gns3-copilot/llmconfig"
 	"github.com/gns3-copilot/gns3-copilot/models"
 	"github.com/gns3-copilot/gns3-copilot/relay"
@@ -51,7 +52,7 @@ func (a *Activities) LLMCall(ctx context.Context, in workflows.LLMInput) (workfl
 		return workflows.LLMResult{}, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeLLMConfig, nil)
 	}
 
-	system := a.systemPrompt(ctx, in.Turn, mode)
+	system, snap := a.systemPrompt(ctx, in.Turn, mode)
 	transcript, err := a.Repo.Transcript(ctx, turn)
 	if err != nil {
 		return workflows.LLMResult{}, fmt.Errorf("loading transcript: %w", err)
@@ -61,6 +62,12 @@ func (a *Activities) LLMCall(ctx context.Context, in workflows.LLMInput) (workfl
 		offered = toolDefinitions(a.Tools.For(mode))
 	}
 	msgs := a.promptMessages(ctx, system, transcript, in.MessageIndex, turn.ID, settings, offered)
+	if in.Step == 1 {
+		// Only the turn's first call: later calls of the turn already had the note.
+		if note := a.driftNote(ctx, in.Turn, snap); note != "" {
+			msgs = append(msgs, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleSystem, Content: note})
+		}
+	}
 
 	if n := attempt(ctx); n > 1 {
 		a.publish(ctx, turn.ID, relay.Payload{Type: relay.TypeRetry, SessionID: in.Turn.SessionID, Attempt: n})
@@ -129,23 +136,24 @@ func (a *Activities) LLMCall(ctx context.Context, in workflows.LLMInput) (workfl
 }
 
 // systemPrompt is the mode's prompt plus the project as it is now, so the user never has to tell
-// the model ids the copilot can look up itself.
-func (a *Activities) systemPrompt(ctx context.Context, ref workflows.TurnRef, mode tools.Mode) string {
+// the model ids the copilot can look up itself. It also returns that project (nil when it could
+// not be read).
+func (a *Activities) systemPrompt(ctx context.Context, ref workflows.TurnRef, mode tools.Mode) (string, *livetopo.Snapshot) {
 	var b strings.Builder
 	b.WriteString(a.Skills.Current().SystemPrompt(mode))
 	b.WriteString("\n\n## The project the user has open\n\n")
 	token, err := a.Credentials.Get(ctx, ref.TurnID)
 	if err != nil {
 		b.WriteString("(The topology could not be read: the turn's GNS3 credentials are unavailable.)\n")
-		return b.String()
+		return b.String(), nil
 	}
-	pc, err := tools.ProjectContext(ctx, a.GNS3.WithToken(token), ref.ProjectID)
+	snap, err := a.readProject(ctx, a.GNS3.WithToken(token), ref.ProjectID)
 	if err != nil {
 		fmt.Fprintf(&b, "Project id: %s\n(The current topology could not be read: %v. Use get_gns3_topology.)\n", ref.ProjectID, err)
-		return b.String()
+		return b.String(), nil
 	}
-	b.WriteString(pc)
-	return b.String()
+	b.WriteString(tools.SnapshotContext(snap, a.GNS3.Host()))
+	return b.String(), snap
 }
 
 func toolDefinitions(ts []tools.Tool) []openai.Tool {

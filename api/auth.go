@@ -96,7 +96,7 @@ func (s *Server) requireOpenedProject(c *gin.Context) {
 		abort(c, http.StatusUnprocessableEntity, "project_id must be a UUID, got '"+truncate(id, 80)+"'.")
 		return
 	}
-	p, err := currentUser(c).GNS3.GetProject(c.Request.Context(), id)
+	p, err := s.lookupProject(c, id)
 	if err != nil {
 		if errors.Is(err, gns3.ErrNotFound) {
 			abort(c, http.StatusNotFound, "Project '"+id+"' not found.")

@@ -30,6 +30,7 @@ func (s *Server) routes(r *gin.Engine) {
 		g.POST("/sessions/:session_id/abort", s.abortTurn)
 		g.GET("/sessions/:session_id/stream", s.joinStream)
 		g.GET("/sessions/:session_id/export", s.exportSession)
+		g.GET("/topology/stream", s.topologyStream)
 	}
 
 	if s.deps.GNS3Proxy == nil {

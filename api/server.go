@@ -81,6 +81,8 @@ type Deps struct {
 	// device tools directly, as before approvals existed); ApprovalTimeout is how long they wait.
 	Approval        string
 	ApprovalTimeout time.Duration
+	// Live is the live topology (nil: every check reads GNS3, and no topology stream).
+	Live LiveTopology
 }
 
 // Server is the gin engine with its dependencies.

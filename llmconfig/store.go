@@ -43,6 +43,7 @@ type Store struct {
 	def    *Settings
 	log    *slog.Logger
 	egress *egress.Policy
+	groups groupCache // the groups of users starting turns (groups_cache.go)
 }
 
 // NewStore returns a store on db (migrated with models.MigrateLLMConfigs). sealer encrypts the
@@ -359,7 +360,7 @@ func (s *Store) GroupsOf(ctx context.Context, client *gns3.Client, userID string
 }
 
 func (s *Store) groupsOf(ctx context.Context, client *gns3.Client, userID string) ([]gns3.Group, error) {
-	groups, visible, err := s.GroupsOf(ctx, client, userID)
+	groups, visible, err := s.cachedGroupsOf(ctx, client, userID)
 	if err == nil && !visible {
 		s.log.Info("GNS3 does not let this user read their group memberships; group LLM configurations do not apply", "user_id", userID)
 	}

@@ -474,3 +474,38 @@ func TestEndpointTrustFollowsItsWriter(t *testing.T) {
 		t.Error("an address outside the allowed hosts was accepted")
 	}
 }
+
+// With the group cache, a user's turns ask GNS3 for their groups once per TTL; a cached answer
+// is theirs only.
+func TestChooseRemembersGroupsWithCache(t *testing.T) {
+	fake := fakegns3.New(t)
+	aliceID := fake.AddUser("alice", "tok-alice", false)
+	fake.AddGroup("alice", "lab")
+	bobID := fake.AddUser("bob", "tok-bob", false)
+	server := gns3.NewServer(fake.URL, 5*time.Second)
+	ctx := context.Background()
+	def := &Settings{Provider: "openai", BaseURL: "https://api.openai.com/v1", Model: "gpt-4o-mini", APIKey: "sk-server"}
+	st := NewStore(testDB(t), sealer(t, 1), def).WithGroupCache(time.Minute)
+	for i := 0; i < 3; i++ {
+		if _, err := st.Choose(ctx, aliceID, server.WithToken("tok-alice")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := fake.Count(fakegns3.OpUserGroups); got != 1 {
+		t.Fatalf("three turns asked GNS3 for groups %d times, want 1", got)
+	}
+	if _, err := st.Choose(ctx, bobID, server.WithToken("tok-bob")); err != nil {
+		t.Fatal(err)
+	}
+	if got := fake.Count(fakegns3.OpUserGroups); got != 2 {
+		t.Fatalf("bob's groups must be his own read: %d reads", got)
+	}
+	fake.FailNext(fakegns3.OpUserGroups, "", http.StatusInternalServerError, "boom")
+	st2 := NewStore(testDB(t), sealer(t, 1), def).WithGroupCache(time.Minute)
+	if _, err := st2.Choose(ctx, aliceID, server.WithToken("tok-alice")); err == nil {
+		t.Fatal("a failed read is reported")
+	}
+	if _, err := st2.Choose(ctx, aliceID, server.WithToken("tok-alice")); err != nil {
+		t.Fatalf("a failed read is not remembered: %v", err)
+	}
+}

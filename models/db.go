@@ -76,5 +76,8 @@ func Migrate(db *gorm.DB) error {
 	if err := MigrateApprovals(db); err != nil {
 		return fmt.Errorf("migrating approvals: %w", err)
 	}
+	if err := MigrateTopologyMarks(db); err != nil {
+		return fmt.Errorf("migrating topology marks: %w", err)
+	}
 	return MigrateLLMConfigs(db)
 }

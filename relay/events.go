@@ -100,3 +100,15 @@ const (
 	TypeSkillsReload = "skills_reload"
 	SkillsStream     = "copilot:skills"
 )
+
+// Topology stream events (GET …/chat/topology/stream, package livetopo). They travel on their
+// own SSE stream, never in a turn's log: the first frame is always a topology_snapshot (the
+// project, every node and link, and the version of the live copy), then one topology_change per
+// applied GNS3 notification (action node.created|updated|deleted, link.created|updated|deleted
+// or project.updated, with the node, link or project as it is now), and a new
+// topology_snapshot whenever the changes in between cannot be known. heartbeat and error are
+// the chat stream's own types.
+const (
+	TypeTopologySnapshot = "topology_snapshot"
+	TypeTopologyChange   = "topology_change"
+)

@@ -77,4 +77,6 @@ type Config struct {
 	MaxConcurrentActivities int
 	// Heartbeat overrides the SSE heartbeat interval (tests shorten it).
 	Heartbeat time.Duration
+	// NoLiveTopology reads GNS3 per request instead of keeping a live topology (package livetopo).
+	NoLiveTopology bool
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/gns3-copilot/gns3-copilot/api"
 	"github.com/gns3-copilot/gns3-copilot/credentials"
 	"github.com/gns3-copilot/gns3-copilot/gns3"
+	"github.com/gns3-copilot/gns3-copilot/livetopo"
 	"github.com/gns3-copilot/gns3-copilot/metrics"
 	"github.com/gns3-copilot/gns3-copilot/models"
 	"github.com/gns3-copilot/gns3-copilot/quota"
@@ -191,6 +192,13 @@ func Start(ctx context.Context, role Role, cfg Config) (_ *Running, err error) {
 	}
 
 	gns3Server := gns3.NewServer(cfg.GNS3URL, cfg.GNS3Timeout)
+	// One live topology per process, shared by its API and worker (see package livetopo for why
+	// not one shared through Redis).
+	var live *livetopo.Hub
+	if !cfg.NoLiveTopology {
+		live = livetopo.New(gns3Server, livetopo.Options{Logger: log.With("component", "livetopo")})
+		r.closers = append(r.closers, func() error { live.Close(); return nil })
+	}
 	repo := models.NewChatRepository(db)
 	parts, err := buildParts(db, sealer, rdb, cfg, log)
 	if err != nil {
@@ -201,9 +209,13 @@ func Start(ctx context.Context, role Role, cfg Config) (_ *Running, err error) {
 		acts := &activities.Activities{Repo: repo, Events: events, LLM: parts.llmLoader, Credentials: creds,
 			GNS3: gns3Server, Tools: parts.tools, Logger: log, EventTTL: cfg.EventTTL,
 			Devices: parts.devices, DeviceRecords: models.DeviceRepository{DB: db}, UntrustedHTTP: parts.untrustedHTTP,
-			Skills: parts.skills, Approvals: models.ApprovalRepository{DB: db}, ConfigJobs: models.ConfigJobRepository{DB: db}, Metrics: r.metrics}
+			Skills: parts.skills, Approvals: models.ApprovalRepository{DB: db}, ConfigJobs: models.ConfigJobRepository{DB: db}, Metrics: r.metrics,
+			Marks: &models.TopologyMarks{DB: db}}
 		if role == RoleWorker {
 			r.closers = append(r.closers, followSkillReloads(events, parts.skills, log, nil))
+		}
+		if live != nil {
+			acts.Live = live
 		}
 		r.worker = worker.New(r.temporal, acts, worker.Options{MaxConcurrentActivities: cfg.MaxConcurrentActivities})
 		if err := r.worker.Start(); err != nil {
@@ -232,7 +244,7 @@ func Start(ctx context.Context, role Role, cfg Config) (_ *Running, err error) {
 			Credentials: creds, LLM: parts.llmChooser, LLMConfigs: parts.llmConfigs, Logger: log, Web: parts.web,
 			Routes: routes, Metrics: r.metrics, MetricsHandler: metricsOnAPI,
 			Heartbeat: cfg.Heartbeat, DeviceConcurrency: cfg.DeviceConcurrency, CORSOrigins: cfg.CORSOrigins,
-			Limits: turnLimits(cfg, rdb), Approval: cfg.Approval, ApprovalTimeout: cfg.ApprovalTimeout}
+			Limits: turnLimits(cfg, rdb), Approval: cfg.Approval, ApprovalTimeout: cfg.ApprovalTimeout, Live: liveAPI(live)}
 		if cfg.ProxyGNS3 {
 			if deps.GNS3Proxy, err = api.NewGNS3Proxy(cfg.GNS3URL); err != nil {
 				return nil, fmt.Errorf("--proxy-gns3: %w", err)
@@ -397,4 +409,12 @@ func newLogger(w io.Writer, level, format string) (*slog.Logger, error) {
 	default:
 		return nil, fmt.Errorf("--log-format must be json or text, got %q", format)
 	}
+}
+
+// liveAPI keeps a disabled live topology a nil interface, not an interface holding a nil hub.
+func liveAPI(h *livetopo.Hub) api.LiveTopology {
+	if h == nil {
+		return nil
+	}
+	return h
 }

@@ -149,7 +149,7 @@ func PlanDevices(ctx context.Context, env Env, name string, args json.RawMessage
 		r := Failure("at most %d devices per call (got %d)", maxDevicesPerCall, len(a.DeviceConfigs))
 		return plan, &r
 	}
-	topo, err := readTopology(ctx, env.GNS3, env.ProjectID)
+	topo, err := loadTopology(ctx, env)
 	if err != nil {
 		r := Failure("could not read the project: %v", explain(err))
 		return plan, &r

@@ -21,7 +21,7 @@ const maxNodesPerCall = 30
 // openTopology reads the project and refuses a closed one, whose nodes
 // cannot be changed.
 func openTopology(ctx context.Context, env Env) (*topology, error) {
-	t, err := readTopology(ctx, env.GNS3, env.ProjectID)
+	t, err := loadTopology(ctx, env)
 	if err != nil {
 		return nil, fmt.Errorf("could not read the project: %w", explain(err))
 	}

@@ -167,6 +167,8 @@ type Env struct {
 	Devices           DeviceRunner
 	DevicePolicy      *devices.Policy
 	DeviceConcurrency int
+	// Topology is the live topology; nil reads GNS3 for every tool call.
+	Topology TopologyReader
 }
 
 func (e Env) progress(id, name, status, msg string) {

@@ -361,7 +361,7 @@ func (tt *topologyTool) Run(ctx context.Context, env Env, raw json.RawMessage) R
 	if err := args.check(env); err != nil {
 		return failWith(err)
 	}
-	t, err := readTopology(ctx, env.GNS3, env.ProjectID)
+	t, err := loadTopology(ctx, env)
 	if err != nil {
 		return failWith(fmt.Errorf("could not read the project topology: %w", explain(err)))
 	}

@@ -5,8 +5,8 @@ package workflows
 
 import (
 	"fmt"
-	"time"
 	"strings"
+	"time"
 
 	"github.com/gns3-copilot/gns3-copilot/tools"
 )

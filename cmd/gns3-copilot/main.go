@@ -118,6 +118,9 @@ func parseConfig(cmd string, args []string) (service.Config, error) {
 	str(&c.LogFormat, "log-format", "GNS3_COPILOT_LOG_FORMAT", "text", "log format: text (key=value) or json (one object a line)")
 	str(&c.MetricsListen, "metrics-listen", "GNS3_COPILOT_METRICS_LISTEN", "", "serve /metrics on this address instead of the API's (a worker serves it here, else on --listen)")
 	num(&c.MaxConcurrentActivities, "max-concurrent-activities", "GNS3_COPILOT_MAX_CONCURRENT_ACTIVITIES", 0, "activities (LLM calls, tools, device sessions) one worker runs at once; 0 keeps the Temporal SDK's default")
+	var live bool
+	fs.BoolVar(&live, "live-topology", envBool("GNS3_COPILOT_LIVE_TOPOLOGY", true),
+		"keep opened projects' topology current from GNS3's notification stream instead of reading it per request (env GNS3_COPILOT_LIVE_TOPOLOGY)")
 	var cors string
 	str(&cors, "cors-origins", "GNS3_COPILOT_CORS_ORIGINS", "", "comma-separated browser origins allowed to call the API, e.g. the GNS3 web UI's http://gns3.example:3080")
 	if err := fs.Parse(args); err != nil {
@@ -135,6 +138,7 @@ func parseConfig(cmd string, args []string) (service.Config, error) {
 			return c, fmt.Errorf("--%s must be 0 (no limit) or more, got %d", name, v)
 		}
 	}
+	c.NoLiveTopology = !live
 	if fs.NArg() > 0 {
 		return c, fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}

@@ -10,6 +10,7 @@ import { exportMenu } from './exportmenu.js';
 import { icon } from './icons.js';
 import { initSettings, showSettings } from './settings.js';
 import { readEvents } from './sse.js';
+import { TopologyPanel } from './topology.js';
 
 const KEYS = {
   project: 'gns3copilot.project',
@@ -47,6 +48,8 @@ const el = {
   confirmText: $('confirm-text'),
   confirmOk: $('confirm-ok'),
 };
+
+const topology = new TopologyPanel($('topology'), el.conversation);
 
 const state = {
   user: null,
@@ -134,6 +137,7 @@ el.signinForm.addEventListener('submit', async (e) => {
 
 el.signout.addEventListener('click', () => {
   detachStream();
+  topology.follow('');
   setToken('');
   for (const k of Object.values(KEYS)) sessionStorage.removeItem(k);
   state.user = null;
@@ -146,6 +150,7 @@ setExpiredHandler(() => {
   // The running turn's record is kept: after signing in again the page rejoins it.
   setToken('');
   state.user = null;
+  topology.follow('');
   showSignIn('Your GNS3 session has expired. Sign in again to continue.');
 });
 
@@ -238,6 +243,7 @@ async function selectProject(id) {
   el.projectOpen.hidden = !p || opened;
   el.newChat.disabled = !opened;
   setComposerEnabled(!!opened);
+  topology.follow(opened ? id : '');
   clear(el.sessionList);
   state.sessions = [];
   if (!p) {

@@ -69,6 +69,10 @@ type Options struct {
 	// LogLevel and LogFormat of the service's log, which Env.Logs captures (default warn, text).
 	LogLevel  string
 	LogFormat string
+	// GNS3 configures the fake GNS3 (e.g. fakegns3.WithLatency for benchmarks).
+	GNS3 []fakegns3.Option
+	// NoLiveTopology makes the service read GNS3 per request instead of keeping a live topology.
+	NoLiveTopology bool
 }
 
 // Env is a running copilot with its fakes.
@@ -122,7 +126,7 @@ func RequireTemporalCLI(t testing.TB) string {
 func Start(t testing.TB, opts Options) *Env {
 	t.Helper()
 	cli := RequireTemporalCLI(t)
-	g := fakegns3.New(t)
+	g := fakegns3.New(t, opts.GNS3...)
 	g.AddUser(Username, UserToken, false)
 	g.SetPassword(Username, Password)
 	pid := g.AddProject("lab1", fakegns3.Members(Username))
@@ -147,6 +151,7 @@ func Start(t testing.TB, opts Options) *Env {
 		LLMAllowHosts: opts.LLMAllowHosts, LLMResolver: opts.LLMResolver,
 		Approval: opts.Approval, ApprovalTimeout: opts.ApprovalTimeout,
 		LogFormat: opts.LogFormat, LogOutput: logs,
+		NoLiveTopology: opts.NoLiveTopology,
 	}
 	if opts.LogLevel != "" {
 		cfg.LogLevel = opts.LogLevel

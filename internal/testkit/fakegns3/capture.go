@@ -61,6 +61,7 @@ func (s *Server) StartCaptureOn(linkID string) {
 		for _, l := range p.links {
 			if l.id == linkID {
 				s.startCapture(p, l)
+				s.emitLink(p, l, "link.updated")
 				return
 			}
 		}
@@ -112,19 +113,30 @@ func (s *Server) startCaptureHandler(r *http.Request, body []byte, u *user) (rep
 		return reply{}, e
 	}
 	s.startCapture(p, l)
+	s.emitLink(p, l, "link.updated")
 	return reply{201, s.linkJSON(p, l, true)}, nil
 }
 
 func (s *Server) stopCaptureHandler(r *http.Request, _ []byte, u *user) (reply, *httpErr) {
-	_, l, e := s.linkFor(r, u, "Link.Capture")
+	p, l, e := s.linkFor(r, u, "Link.Capture")
 	if e != nil {
 		return reply{}, e
 	}
-	if c := s.captures[l.id]; c != nil && c.running {
-		c.running = false
-		close(c.stopped)
+	if s.stopCapture(l) {
+		s.emitLink(p, l, "link.updated")
 	}
 	return reply{status: http.StatusNoContent}, nil
+}
+
+// stopCapture ends the link's capture; false when none ran.
+func (s *Server) stopCapture(l *link) bool {
+	c := s.captures[l.id]
+	if c == nil || !c.running {
+		return false
+	}
+	c.running = false
+	close(c.stopped)
+	return true
 }
 
 // captureFields fills a link's capture fields from its state.

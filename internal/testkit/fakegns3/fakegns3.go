@@ -23,6 +23,7 @@
 //   - links: create (404 unknown node or port, 409 port already used,
 //     422 malformed body), list, get, delete, node links;
 //   - link captures: start, stop, and the live pcap stream (capture.go).
+//   - a project's notification stream announcing every state change (notifications.go).
 //
 // Tests drive and inspect it with Go methods: AddUser, AddProject, AddNode,
 // AddLink, SetConsole (point a node at a real vpcs process), SetStartPolls
@@ -194,6 +195,7 @@ type Server struct {
 	startPolls        map[string]int           // node ID → configured polls for its next start
 	captures          map[string]*captureState // by link ID (capture.go)
 	feeds             map[string]CaptureFeed   // by link ID, "" for any
+	notes             notifier                 // notification streams (notifications.go)
 }
 
 type user struct {
@@ -264,7 +266,7 @@ func New(t testing.TB, opts ...Option) *Server {
 	s.handler = s.routes()
 	s.hs = httptest.NewServer(s.handler)
 	s.URL = s.hs.URL
-	t.Cleanup(s.hs.Close)
+	t.Cleanup(s.Close)
 	return s
 }
 
@@ -272,8 +274,18 @@ func New(t testing.TB, opts ...Option) *Server {
 // (say, the WebSockets and streams a proxy in front of GNS3 must carry).
 func (s *Server) Handler() http.Handler { return s.handler }
 
-// Close stops the server early (it is also closed by t.Cleanup).
-func (s *Server) Close() { s.hs.Close() }
+// Close stops the server early (it is also closed by t.Cleanup). Open notification streams are
+// ended first: the server waits for its open requests.
+func (s *Server) Close() {
+	s.mu.Lock()
+	for _, subs := range s.notes.subs {
+		for sub := range subs {
+			sub.close()
+		}
+	}
+	s.mu.Unlock()
+	s.hs.Close()
+}
 
 func newID() string { return uuid.NewString() }
 
@@ -361,7 +373,11 @@ func (s *Server) Grant(projectID, username string) {
 func (s *Server) SetProjectStatus(projectID, status string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.mustProject(projectID).status = status
+	p := s.mustProject(projectID)
+	p.status = status
+	if status == "closed" {
+		s.emit(p.id, "project.closed", s.projectJSON(p))
+	}
 }
 
 func (s *Server) mustProject(id string) *project {
@@ -430,6 +446,7 @@ func (s *Server) AddNode(projectID string, spec NodeSpec) Node {
 		n.console = spec.Console
 	}
 	n.locked = spec.Locked
+	s.emitNode(p, n, "node.created")
 	return n.snapshot(p.id)
 }
 
@@ -453,16 +470,18 @@ func (s *Server) AddLink(projectID, nodeA string, adapterA, portA int, nodeB str
 func (s *Server) SetConsole(nodeID, host string, port int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	_, n := s.mustNode(nodeID)
+	p, n := s.mustNode(nodeID)
 	n.consoleHost, n.console = host, port
+	s.emitNode(p, n, "node.updated")
 }
 
 // SetStatus sets a node's status directly.
 func (s *Server) SetStatus(nodeID, status string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	_, n := s.mustNode(nodeID)
+	p, n := s.mustNode(nodeID)
 	n.status, n.pendingPolls = status, 0
+	s.emitNode(p, n, "node.updated")
 }
 
 // SetStartPolls makes the node report "stopped" for n status reads (GET of

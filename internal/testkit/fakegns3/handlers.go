@@ -70,6 +70,7 @@ func (s *Server) routes() http.Handler {
 	add(OpGetLink, true, s.getLink)
 	add(OpDeleteLink, true, s.deleteLink)
 	s.captureRoutes(mux, add)
+	mux.HandleFunc(string(OpNotifications), s.notifications)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusNotFound, map[string]string{"detail": "Not Found"})
 	})
@@ -321,10 +322,12 @@ func (s *Server) closeProject(r *http.Request, _ []byte, u *user) (reply, *httpE
 	}
 	p.status = "closed"
 	for _, n := range p.nodes {
-		if !builtinType(n.nodeType) {
+		if !builtinType(n.nodeType) && n.status != "stopped" {
 			n.status = "stopped"
+			s.emitNode(p, n, "node.updated")
 		}
 	}
+	s.emit(p.id, "project.closed", s.projectJSON(p))
 	return reply{status: http.StatusNoContent}, nil
 }
 
@@ -416,6 +419,7 @@ func (s *Server) createNodeFromTemplate(r *http.Request, body []byte, u *user) (
 	if err != nil {
 		return reply{}, errf(http.StatusConflict, "%s", err.Error())
 	}
+	s.emitNode(p, n, "node.created")
 	return reply{201, s.nodeJSON(p, n, shapeFull)}, nil
 }
 
@@ -482,6 +486,7 @@ func (s *Server) updateNode(r *http.Request, body []byte, u *user) (reply, *http
 		n.name = newName
 	}
 	n.x, n.y = x, y
+	s.emitNode(p, n, "node.updated")
 	return reply{200, s.nodeJSON(p, n, shapeFull)}, nil
 }
 
@@ -497,9 +502,12 @@ func (s *Server) deleteNode(r *http.Request, _ []byte, u *user) (reply, *httpErr
 	for _, l := range p.links {
 		if l.ends[0].NodeID != n.id && l.ends[1].NodeID != n.id {
 			kept = append(kept, l)
+		} else {
+			s.emitLink(p, l, "link.deleted")
 		}
 	}
 	p.links = kept
+	s.emitNode(p, n, "node.deleted")
 	for i, x := range p.nodes {
 		if x == n {
 			p.nodes = append(p.nodes[:i], p.nodes[i+1:]...)
@@ -510,10 +518,16 @@ func (s *Server) deleteNode(r *http.Request, _ []byte, u *user) (reply, *httpErr
 	return reply{status: http.StatusNoContent}, nil
 }
 
-func (s *Server) applyPower(n *node, action string) {
+func (s *Server) applyPower(p *project, n *node, action string) {
 	if builtinType(n.nodeType) {
 		return
 	}
+	before := n.status
+	defer func() {
+		if n.status != before || action == "reload" {
+			s.emitNode(p, n, "node.updated")
+		}
+	}()
 	switch action {
 	case "start":
 		if n.status != "started" {
@@ -539,7 +553,7 @@ func (s *Server) applyPower(n *node, action string) {
 
 func (s *Server) power(action string) handler {
 	return func(r *http.Request, body []byte, u *user) (reply, *httpErr) {
-		_, n, e := s.nodeFor(r, u, "Node.PowerMgmt")
+		p, n, e := s.nodeFor(r, u, "Node.PowerMgmt")
 		if e != nil {
 			return reply{}, e
 		}
@@ -548,7 +562,7 @@ func (s *Server) power(action string) handler {
 				return reply{}, e
 			}
 		}
-		s.applyPower(n, action)
+		s.applyPower(p, n, action)
 		return reply{status: http.StatusNoContent}, nil
 	}
 }
@@ -560,7 +574,7 @@ func (s *Server) powerAll(action string) handler {
 			return reply{}, e
 		}
 		for _, n := range p.nodes {
-			s.applyPower(n, action)
+			s.applyPower(p, n, action)
 		}
 		return reply{status: http.StatusNoContent}, nil
 	}
@@ -674,6 +688,7 @@ func (s *Server) createLink(p *project, ends []linkEndIn) (*link, *httpErr) {
 		l.ends[i] = LinkEnd{NodeID: n.id, Adapter: a, Port: pt, Label: label}
 	}
 	p.links = append(p.links, l)
+	s.emitLink(p, l, "link.created")
 	return l, nil
 }
 
@@ -713,5 +728,6 @@ func (s *Server) deleteLink(r *http.Request, _ []byte, u *user) (reply, *httpErr
 			break
 		}
 	}
+	s.emitLink(p, l, "link.deleted")
 	return reply{status: http.StatusNoContent}, nil
 }

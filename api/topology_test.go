@@ -1,0 +1,185 @@
+package api
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/gns3-copilot/gns3-copilot/gns3"
+	"github.com/gns3-copilot/gns3-copilot/internal/testkit/fakegns3"
+	"github.com/gns3-copilot/gns3-copilot/livetopo"
+)
+
+type topoRig struct {
+	g   *fakegns3.Server
+	url string
+	pid string
+	hub *livetopo.Hub
+}
+
+func newTopoRig(t *testing.T) *topoRig {
+	t.Helper()
+	g := fakegns3.New(t)
+	g.AddUser("alice", "alice-token", false)
+	pid := g.AddProject("lab", fakegns3.Members("alice"))
+	srv := gns3.NewServer(g.URL, 5*time.Second)
+	hub := livetopo.New(srv, livetopo.Options{})
+	s := New(Deps{GNS3: srv, Live: hub, Heartbeat: 200 * time.Millisecond})
+	hs := httptest.NewServer(s.Handler())
+	// Streams end before the server closes (it waits for them), and the hub after both.
+	t.Cleanup(hub.Close)
+	t.Cleanup(hs.Close)
+	t.Cleanup(hs.CloseClientConnections)
+	return &topoRig{g: g, url: hs.URL, pid: pid, hub: hub}
+}
+
+type frame struct {
+	event string
+	data  map[string]any
+}
+
+type sseReader struct {
+	rd   *bufio.Reader
+	body io.Closer
+}
+
+func (r *topoRig) open(t *testing.T, token, prefix string) (*http.Response, *sseReader) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, r.url+prefix+"/projects/"+r.pid+"/chat/topology/stream", nil)
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	t.Cleanup(func() { resp.Body.Close() })
+	return resp, &sseReader{rd: bufio.NewReader(resp.Body), body: resp.Body}
+}
+
+// next returns the next frame that is not a heartbeat.
+func (s *sseReader) next(t *testing.T) frame {
+	t.Helper()
+	var f frame
+	for {
+		line, err := s.rd.ReadString('\n')
+		require.NoError(t, err, "the stream ended")
+		line = strings.TrimRight(line, "\n")
+		switch {
+		case strings.HasPrefix(line, "event: "):
+			f.event = line[len("event: "):]
+		case strings.HasPrefix(line, "data: "):
+			require.NoError(t, json.Unmarshal([]byte(line[len("data: "):]), &f.data))
+		case line == "" && f.event != "":
+			if f.event == "heartbeat" {
+				f = frame{}
+				continue
+			}
+			return f
+		}
+	}
+}
+
+// untilChange skips frames until a topology_change with this action.
+func (s *sseReader) untilChange(t *testing.T, action string) map[string]any {
+	t.Helper()
+	for {
+		f := s.next(t)
+		if f.event == "topology_change" && f.data["action"] == action {
+			return f.data
+		}
+	}
+}
+
+func TestTopologyStreamSnapshotThenChanges(t *testing.T) {
+	r := newTopoRig(t)
+	pc1 := r.g.AddNode(r.pid, fakegns3.NodeSpec{X: -100, Y: 40})
+	for _, prefix := range []string{"/v3", "/v3/copilot"} {
+		t.Run(prefix, func(t *testing.T) {
+			resp, s := r.open(t, "alice-token", prefix)
+			require.Equal(t, http.StatusOK, resp.StatusCode)
+			require.Equal(t, "text/event-stream", resp.Header.Get("Content-Type"))
+			first := s.next(t)
+			require.Equal(t, "topology_snapshot", first.event)
+			require.Equal(t, "topology_snapshot", first.data["type"])
+			nodes := first.data["nodes"].([]any)
+			require.NotEmpty(t, nodes)
+			n := nodes[0].(map[string]any)
+			require.Equal(t, "PC1", n["name"])
+			require.EqualValues(t, -100, n["x"])
+			require.EqualValues(t, 40, n["y"])
+			require.Equal(t, "stopped", n["status"])
+		})
+	}
+
+	_, s := r.open(t, "alice-token", "/v3")
+	require.Equal(t, "topology_snapshot", s.next(t).event)
+	pc2 := r.g.AddNode(r.pid, fakegns3.NodeSpec{X: 200, Y: 40})
+	created := s.untilChange(t, "node.created")
+	require.Equal(t, "PC2", created["node"].(map[string]any)["name"])
+	r.g.SetStatus(pc1.ID, "started")
+	updated := s.untilChange(t, "node.updated")
+	require.Equal(t, "started", updated["node"].(map[string]any)["status"])
+	l := r.g.AddLink(r.pid, pc1.ID, 0, 0, pc2.ID, 0, 0)
+	link := s.untilChange(t, "link.created")["link"].(map[string]any)
+	require.Equal(t, l.ID, link["link_id"])
+	require.Len(t, link["nodes"], 2)
+	require.Equal(t, false, link["capturing"])
+	r.g.SetCapturing(l.ID, true)
+	require.Equal(t, true, s.untilChange(t, "link.updated")["link"].(map[string]any)["capturing"])
+
+	// A gap (the stream to GNS3 dropped) sends a whole new picture.
+	r.g.DropNotifications(r.pid)
+	for {
+		f := s.next(t)
+		if f.event == "topology_snapshot" {
+			require.Len(t, f.data["nodes"], 2)
+			require.Len(t, f.data["links"], 1)
+			break
+		}
+	}
+}
+
+// While the live copy is current, the project check costs no GNS3 request; access is still
+// each user's own.
+func TestProjectCheckReadsTheLiveCopy(t *testing.T) {
+	r := newTopoRig(t)
+	_, s := r.open(t, "alice-token", "/v3")
+	require.Equal(t, "topology_snapshot", s.next(t).event)
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		if _, fresh := r.hub.Topology(context.Background(), r.pid); fresh {
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "the live copy never became current")
+		time.Sleep(5 * time.Millisecond)
+	}
+	r.g.ResetCounts()
+	resp, s2 := r.open(t, "alice-token", "/v3/copilot")
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.Equal(t, "topology_snapshot", s2.next(t).event)
+	require.Equal(t, 0, r.g.Count(fakegns3.OpGetProject), "project check")
+	require.Equal(t, 0, r.g.Count(fakegns3.OpListNodes), "topology read")
+
+	r.g.AddUser("mallory", "mallory-token", false)
+	resp, _ = r.open(t, "mallory-token", "/v3")
+	require.Equal(t, http.StatusForbidden, resp.StatusCode)
+	body, _ := io.ReadAll(resp.Body)
+	require.Contains(t, string(body), "do not have access")
+}
+
+func TestTopologyStreamRefusesClosedProject(t *testing.T) {
+	r := newTopoRig(t)
+	r.g.SetProjectStatus(r.pid, "closed")
+	resp, _ := r.open(t, "alice-token", "/v3")
+	require.Equal(t, http.StatusForbidden, resp.StatusCode)
+	body, _ := io.ReadAll(resp.Body)
+	require.Contains(t, string(body), "must be opened")
+	require.False(t, r.hub.Subscribed(r.pid), "a closed project gets no subscription")
+}

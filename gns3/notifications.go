@@ -1,0 +1,90 @@
+package gns3
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+)
+
+// Notification is one line of a project's notification stream: {"action": ..., "event": ...}.
+// The event is a node, a link, a project or compute statistics, depending on the action.
+type Notification struct {
+	Action string          `json:"action"`
+	Event  json.RawMessage `json:"event"`
+}
+
+// Notification actions the copilot reads; GNS3 sends others too (drawings, snapshots, logs).
+const (
+	ActionPing          = "ping"
+	ActionNodeCreated   = "node.created"
+	ActionNodeUpdated   = "node.updated"
+	ActionNodeDeleted   = "node.deleted"
+	ActionLinkCreated   = "link.created"
+	ActionLinkUpdated   = "link.updated"
+	ActionLinkDeleted   = "link.deleted"
+	ActionProjectClosed = "project.closed"
+	// ActionProjectUpdated carries the project (renamed, opened); read as a project change.
+	ActionProjectUpdated = "project.updated"
+)
+
+// ProjectNotifications opens GET /v3/projects/{id}/notifications, a stream of one JSON object a
+// line that stays open until ctx ends or the server goes away. The request's timeout bounds only
+// the wait for the answer's headers, never the stream itself. The caller closes the body.
+func (c *Client) ProjectNotifications(ctx context.Context, projectID string) (io.ReadCloser, error) {
+	path := pathf("/v3/projects/%s/notifications", projectID)
+	if c.s.base == "" {
+		return nil, &UnreachableError{URL: "(not configured)", Method: http.MethodGet, Path: path, Err: errors.New("no GNS3 server URL configured")}
+	}
+	sctx, cancel := context.WithCancel(ctx)
+	req, err := http.NewRequestWithContext(sctx, http.MethodGet, c.s.base+path, nil)
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	req.Header.Set("Accept", "application/json")
+	if c.token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.token)
+	}
+	headers := time.AfterFunc(c.s.timeout, cancel)
+	resp, err := c.s.http.Do(req)
+	timedOut := !headers.Stop()
+	if err != nil {
+		cancel()
+		if timedOut && ctx.Err() == nil {
+			return nil, &UnreachableError{URL: c.s.base, Method: http.MethodGet, Path: path, TimedOut: true, Err: fmt.Errorf("no answer within %s", c.s.timeout)}
+		}
+		return nil, c.s.transportError(ctx, sctx, http.MethodGet, path, err)
+	}
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		data, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+		resp.Body.Close()
+		cancel()
+		return nil, apiError(resp.StatusCode, http.MethodGet, path, data, c.token)
+	}
+	return &streamBody{ReadCloser: resp.Body, cancel: cancel}, nil
+}
+
+// streamBody ends the request's context with the body, so nothing outlives Close.
+type streamBody struct {
+	io.ReadCloser
+	cancel context.CancelFunc
+}
+
+func (b *streamBody) Close() error {
+	err := b.ReadCloser.Close()
+	b.cancel()
+	return err
+}
+
+// TokenDigest identifies the client's credential without revealing it (a SHA-256 of the token),
+// for caches keyed by user.
+func (c *Client) TokenDigest() string {
+	sum := sha256.Sum256([]byte(c.token))
+	return hex.EncodeToString(sum[:])
+}

@@ -1,0 +1,49 @@
+package models
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
+)
+
+// TopologyMark is what a chat session last saw of its lab, stored at the end of each turn, so
+// the next turn can tell the model what changed outside the chat in between. Summary is JSON
+// (livetopo.Summary); the table stays apart from the chat tables so dropping it loses only
+// that note.
+type TopologyMark struct {
+	SessionID string `gorm:"primaryKey;size:64"`
+	ProjectID string `gorm:"size:64;not null"`
+	Summary   string `gorm:"type:text;not null"`
+	UpdatedAt time.Time
+}
+
+// MigrateTopologyMarks creates the topology_marks table.
+func MigrateTopologyMarks(db *gorm.DB) error { return db.AutoMigrate(&TopologyMark{}) }
+
+// TopologyMarks reads and writes topology marks.
+type TopologyMarks struct{ DB *gorm.DB }
+
+// Get returns the session's mark, or ErrNotFound before its first finished turn.
+func (r TopologyMarks) Get(ctx context.Context, sessionID string) (*TopologyMark, error) {
+	var m TopologyMark
+	err := r.DB.WithContext(ctx).Where("session_id = ?", sessionID).Take(&m).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return nil, ErrNotFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &m, nil
+}
+
+// Put stores the session's mark, replacing the previous one.
+func (r TopologyMarks) Put(ctx context.Context, m *TopologyMark) error {
+	m.UpdatedAt = time.Now().UTC()
+	return r.DB.WithContext(ctx).Clauses(clause.OnConflict{
+		Columns:   []clause.Column{{Name: "session_id"}},
+		DoUpdates: clause.AssignmentColumns([]string{"project_id", "summary", "updated_at"}),
+	}).Create(m).Error
+}
