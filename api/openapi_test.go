@@ -13,6 +13,7 @@ import (
 	"github.com/gns3-copilot/gns3-copilot/api"
 	"github.com/gns3-copilot/gns3-copilot/internal/testkit/apicheck"
 	"github.com/gns3-copilot/gns3-copilot/llmconfig"
+	"github.com/gns3-copilot/gns3-copilot/models"
 	"github.com/gns3-copilot/gns3-copilot/skills"
 )
 
@@ -22,7 +23,8 @@ var ginParam = regexp.MustCompile(`[:*]([A-Za-z0-9_]+)`)
 // service adds through Deps.Routes), in the document's path syntax.
 func engineRoutes(t *testing.T) map[string]bool {
 	s := api.New(api.Deps{LLMConfigs: &llmconfig.Store{}, MetricsHandler: http.NotFoundHandler(),
-		Routes: []func(*gin.Engine, *api.Server){api.SkillsRoutes(&skills.Store{})}})
+		Routes: []func(*gin.Engine, *api.Server){api.SkillsRoutes(&skills.Store{}),
+			api.ApprovalRoutes(models.ApprovalRepository{}, models.ConfigJobRepository{}, models.DeviceRepository{}, nil)}})
 	out := map[string]bool{}
 	for _, r := range s.Handler().(*gin.Engine).Routes() {
 		out[r.Method+" "+ginParam.ReplaceAllString(r.Path, "{$1}")] = true
