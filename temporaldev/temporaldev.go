@@ -17,6 +17,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -125,8 +126,10 @@ type Server struct {
 }
 
 // FindCLI locates the temporal binary: the explicit path if given, then
-// PATH, then $GOBIN and $GOPATH/bin (default ~/go/bin). The error says how
-// to install it.
+// PATH, then $GOBIN and $GOPATH/bin (default ~/go/bin), then the directories
+// `go env GOBIN GOPATH` names (a GOPATH set with `go env -w` is not in the
+// environment, yet `go install` and scripts/install-temporal.sh use it). The
+// error says how to install it.
 func FindCLI(explicit string) (string, error) {
 	if explicit != "" {
 		if err := checkExecutable(explicit); err != nil {
@@ -138,12 +141,17 @@ func FindCLI(explicit string) (string, error) {
 		return p, nil
 	}
 	var tried []string
-	for _, dir := range goBinDirs() {
-		p := filepath.Join(dir, exeName("temporal"))
-		if checkExecutable(p) == nil {
-			return p, nil
+	for _, dirs := range []func() []string{goBinDirs, goEnvBinDirs} {
+		for _, dir := range dirs() {
+			p := filepath.Join(dir, exeName("temporal"))
+			if slices.Contains(tried, p) {
+				continue
+			}
+			if checkExecutable(p) == nil {
+				return p, nil
+			}
+			tried = append(tried, p)
 		}
-		tried = append(tried, p)
 	}
 	return "", fmt.Errorf("temporal CLI not found on PATH or at %s; install it with `%s` (or `make temporal`), or point the service at an existing Temporal server",
 		strings.Join(tried, ", "), InstallCommand)
@@ -170,6 +178,33 @@ func goBinDirs() []string {
 	for _, p := range filepath.SplitList(gopath) {
 		if p != "" {
 			dirs = append(dirs, filepath.Join(p, "bin"))
+		}
+	}
+	return dirs
+}
+
+// goEnvBinDirs asks the go command where `go install` puts binaries.
+func goEnvBinDirs() []string {
+	goCmd, err := exec.LookPath("go")
+	if err != nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, goCmd, "env", "GOBIN", "GOPATH").Output()
+	if err != nil {
+		return nil
+	}
+	lines := strings.Split(strings.TrimRight(string(out), "\n"), "\n")
+	var dirs []string
+	if len(lines) > 0 && lines[0] != "" {
+		dirs = append(dirs, lines[0])
+	}
+	if len(lines) > 1 {
+		for _, p := range filepath.SplitList(lines[1]) {
+			if p != "" {
+				dirs = append(dirs, filepath.Join(p, "bin"))
+			}
 		}
 	}
 	return dirs

@@ -445,3 +445,29 @@ func TestHelperStartAndBlock(t *testing.T) {
 	fmt.Printf("HELPER-CHILD-PID=%d\n", s.PID())
 	select {} // killed by the parent test
 }
+
+// Issue 15 point 4: a GOPATH set with `go env -w` lives in go's config file, not in the
+// environment; the CLI installed there is still found.
+func TestFindCLIAsksGoEnv(t *testing.T) {
+	goCmd, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go command on PATH")
+	}
+	gopath := t.TempDir()
+	cli := filepath.Join(gopath, "bin", "temporal")
+	require.NoError(t, os.MkdirAll(filepath.Dir(cli), 0o755))
+	require.NoError(t, os.WriteFile(cli, []byte("#!/bin/sh\n"), 0o755))
+	goenv := filepath.Join(t.TempDir(), "env")
+	require.NoError(t, os.WriteFile(goenv, []byte("GOPATH="+gopath+"\n"), 0o644))
+	t.Setenv("GOENV", goenv)
+	t.Setenv("GOPATH", "")
+	t.Setenv("GOBIN", "")
+	t.Setenv("HOME", t.TempDir())
+	t.Setenv("PATH", filepath.Dir(goCmd))
+	if _, err := exec.LookPath("temporal"); err == nil {
+		t.Skip("a temporal binary sits next to go")
+	}
+	p, err := temporaldev.FindCLI("")
+	require.NoError(t, err)
+	assert.Equal(t, cli, p)
+}
