@@ -389,7 +389,7 @@ func TestChildDiesWithParent(t *testing.T) {
 	cmd, childPID := startHelper(t, t.TempDir())
 	require.NoError(t, cmd.Process.Kill())
 	_ = cmd.Wait()
-	waitGone(t, childPID, 15*time.Second)
+	waitGone(t, childPID, temporaldev.DefaultLockWait) // a graceful shutdown; slow on a loaded machine
 }
 
 // startHelper runs TestHelperStartAndBlock in a child process that starts a dev server on dir,
@@ -470,4 +470,32 @@ func TestFindCLIAsksGoEnv(t *testing.T) {
 	p, err := temporaldev.FindCLI("")
 	require.NoError(t, err)
 	assert.Equal(t, cli, p)
+}
+
+// A real dev server left by a killed parent that does not shut down (here: stopped with SIGSTOP,
+// so the parent-death SIGTERM stays pending) is recognised from its pid file after the wait and
+// stopped by its PID; the data directory is then free and its database usable.
+func TestStuckLeftoverDevServerIsStopped(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("identifying a leftover needs /proc")
+	}
+	cli := requireCLI(t)
+	defer temporaldev.SetLeftoverGrace(time.Second)()
+	dir := t.TempDir()
+	helper, childPID := startHelper(t, dir)
+	require.NoError(t, syscall.Kill(childPID, syscall.SIGSTOP))
+	require.NoError(t, helper.Process.Kill())
+	_ = helper.Wait()
+
+	logger, logs := bufLogger()
+	lock, err := temporaldev.LockDataDir(ctxFor(t, 60*time.Second), dir, temporaldev.LockOptions{Wait: 500 * time.Millisecond, Logger: logger})
+	require.NoError(t, err, logs.String())
+	defer lock.Release()
+	assert.Contains(t, logs.String(), fmt.Sprintf("the Temporal dev server (pid %d) left by a previous run that ended", childPID))
+	assert.Contains(t, logs.String(), "stopping the Temporal dev server left by a previous run")
+	waitGone(t, childPID, 5*time.Second)
+
+	s, err := temporaldev.Start(ctxFor(t, 60*time.Second), temporaldev.Options{CLIPath: cli, DataDir: dir, Headless: true, Logger: testLogger(t), Lock: lock})
+	require.NoError(t, err)
+	require.NoError(t, s.Stop())
 }
