@@ -121,7 +121,9 @@ func TestServeComesBackAfterSIGKILL(t *testing.T) {
 	})
 	args := []string{"--listen", listen, "--data-dir", dataDir, "--gns3-url", g.URL,
 		"--llm-base-url", llm.URL, "--llm-model", "gpt-4o-mini", "--temporal-cli", cli,
-		"--temporal-ui-port", "-1", "--log-level", "info"}
+		"--temporal-ui-port", "-1", "--log-level", "info",
+		// Ten turns of one user run at once here, more than the per-user limits allow.
+		"--max-turns-per-user", "0", "--turns-per-minute", "0"}
 	env := &e2eenv.Env{T: t, GNS3: g, LLM: llm, URL: "http://" + listen, ProjectID: projectID}
 	logPath := filepath.Join(dataDir, "serve.log")
 	t.Cleanup(func() {
