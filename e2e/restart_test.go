@@ -25,14 +25,14 @@ import (
 	"github.com/gns3-copilot/gns3-copilot/temporaldev"
 )
 
-// serveProc is one `gns3-copilot serve` process of the restart test.
-type serveProc struct {
+// killableServe is one `gns3-copilot serve` process of the restart test.
+type killableServe struct {
 	cmd     *exec.Cmd
 	done    chan struct{}
 	started time.Time // when the process was running
 }
 
-func startServe(t *testing.T, bin string, args []string, logPath string) *serveProc {
+func startKillableServe(t *testing.T, bin string, args []string, logPath string) *killableServe {
 	t.Helper()
 	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	require.NoError(t, err)
@@ -40,7 +40,7 @@ func startServe(t *testing.T, bin string, args []string, logPath string) *serveP
 	cmd.Env = append(os.Environ(), "GNS3_COPILOT_LLM_API_KEY="+e2eenv.LLMKey)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	require.NoError(t, cmd.Start())
-	p := &serveProc{cmd: cmd, done: make(chan struct{}), started: time.Now()}
+	p := &killableServe{cmd: cmd, done: make(chan struct{}), started: time.Now()}
 	go func() { _ = cmd.Wait(); logf.Close(); close(p.done) }()
 	t.Cleanup(func() {
 		_ = cmd.Process.Signal(syscall.SIGTERM) // serve stops its dev server itself
@@ -54,8 +54,8 @@ func startServe(t *testing.T, bin string, args []string, logPath string) *serveP
 	return p
 }
 
-// waitAnswering polls the API until it answers an authenticated request or the process exits.
-func waitAnswering(ctx context.Context, env *e2eenv.Env, p *serveProc) error {
+// waitServeAnswering polls the API until it answers an authenticated request or the process exits.
+func waitServeAnswering(ctx context.Context, env *e2eenv.Env, p *killableServe) error {
 	for {
 		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, env.URL+env.ChatPath("/sessions"), nil)
 		req.Header.Set("Authorization", "Bearer "+e2eenv.UserToken)
@@ -135,8 +135,8 @@ func TestServeComesBackAfterSIGKILL(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	p := startServe(t, bin, args, logPath)
-	require.NoError(t, waitAnswering(ctx, env, p))
+	p := startKillableServe(t, bin, args, logPath)
+	require.NoError(t, waitServeAnswering(ctx, env, p))
 
 	var sessions []string
 	var took []time.Duration
@@ -158,7 +158,7 @@ func TestServeComesBackAfterSIGKILL(t *testing.T) {
 		// At once, as a supervisor restarting on exit would: the new serve waits for the
 		// data directory itself.
 		old := p
-		p = startServe(t, bin, args, logPath)
+		p = startKillableServe(t, bin, args, logPath)
 		// The test starts it at once; on a loaded machine fork and exec alone can take longer
 		// than the 100 ms the issue names, so only a harness that waits for something fails.
 		gap := p.started.Sub(killed)
@@ -167,7 +167,7 @@ func TestServeComesBackAfterSIGKILL(t *testing.T) {
 			maxGap = gap
 		}
 		<-old.done
-		require.NoError(t, waitAnswering(ctx, env, p), "restart %d", i+1)
+		require.NoError(t, waitServeAnswering(ctx, env, p), "restart %d", i+1)
 		took = append(took, time.Since(killed))
 		t.Logf("restart %d answered after %v", i+1, took[i].Round(time.Millisecond))
 	}
