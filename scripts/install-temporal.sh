@@ -1,15 +1,19 @@
 #!/usr/bin/env bash
 # Installs the pinned Temporal CLI, whose dev server `gns3-copilot serve`
 # starts and supervises, unless that version is already installed.
+# First the official release archive, checked against its published SHA-256
+# (scripts/fetch-temporal); when that cannot be fetched or does not match, a
+# build from source with `go install`.
 # Idempotent: a second run only prints where the CLI is.
 set -euo pipefail
+cd "$(dirname "$0")/.."
 
 VERSION=1.5.1
 PACKAGE=github.com/temporalio/cli/cmd/temporal
 
 die() { echo "install-temporal: $*" >&2; exit 1; }
 
-command -v go >/dev/null 2>&1 || die "Go is needed to build the Temporal CLI (https://go.dev/doc/install)"
+command -v go >/dev/null 2>&1 || die "Go is needed to install the Temporal CLI (https://go.dev/doc/install)"
 
 # version_of prints the CLI version of a binary without the leading "v":
 # from Go build info for `go install`ed binaries (their --version says
@@ -30,33 +34,44 @@ if [ -z "$gobin" ]; then
 fi
 target="$gobin/temporal"
 
-on_path=$(command -v temporal 2>/dev/null || true)
-
-# warn_path tells the user when the CLI found first on PATH is not the one
-# just reported, since gns3-copilot looks on PATH before $GOBIN.
-warn_path() {
-	if [ -n "$on_path" ] && [ "$on_path" != "$1" ]; then
-		echo "note: another temporal ($(version_of "$on_path")) comes first on PATH at $on_path;" \
-			"gns3-copilot uses the first one on PATH unless told the CLI path explicitly" >&2
-	elif [ -z "$on_path" ]; then
-		echo "note: $(dirname "$1") is not on PATH; gns3-copilot also looks in \$GOBIN and \$GOPATH/bin (default ~/go/bin)"
+# path_note looks at PATH as it is now, after any install: gns3-copilot finds
+# the CLI in $GOBIN or $(go env GOPATH)/bin whether or not that is on PATH,
+# but another temporal found first on PATH would be used instead.
+path_note() {
+	local first
+	first=$(command -v temporal 2>/dev/null || true)
+	if [ -n "$first" ] && [ "$first" != "$1" ]; then
+		echo "note: another temporal ($(version_of "$first")) comes first on PATH at $first;" \
+			"gns3-copilot uses the first one on PATH unless given --temporal-cli $1" >&2
+	elif [ -z "$first" ]; then
+		echo "note: $(dirname "$1") is not on PATH; gns3-copilot finds the CLI there anyway." \
+			"To run temporal yourself: export PATH=\"$(dirname "$1"):\$PATH\""
 	fi
 }
 
+on_path=$(command -v temporal 2>/dev/null || true)
 for candidate in "$on_path" "$target"; do
 	if [ -n "$candidate" ] && [ -x "$candidate" ] && [ "$(version_of "$candidate")" = "$VERSION" ]; then
 		echo "temporal $VERSION is installed: $candidate"
-		warn_path "$candidate"
+		path_note "$candidate"
 		exit 0
 	fi
 done
 
-echo "installing temporal $VERSION into $gobin (go install $PACKAGE@v$VERSION; the first build takes several minutes)"
-go install "$PACKAGE@v$VERSION"
+mkdir -p "$gobin"
+began=$(date +%s)
+echo "installing temporal $VERSION into $gobin: trying the release archive first (about 40 MB)"
+if go run ./scripts/fetch-temporal -version "$VERSION" -dest "$target"; then
+	:
+else
+	echo "install-temporal: no verified release archive; building temporal $VERSION from source instead"
+	echo "install-temporal: the first build takes about 6 minutes on 2 cores, needs the Go module proxy" \
+		"and about 2 GB of module and build cache; later runs take a second"
+	go install "$PACKAGE@v$VERSION"
+fi
 
-[ -x "$target" ] || die "go install finished but $target is missing"
+[ -x "$target" ] || die "the install finished but $target is missing"
 got=$(version_of "$target")
 [ "$got" = "$VERSION" ] || die "$target reports version '$got', expected $VERSION"
-echo "temporal $VERSION is installed: $target"
-
-warn_path "$target"
+echo "temporal $VERSION is installed: $target (took $(($(date +%s) - began)) s)"
+path_note "$target"

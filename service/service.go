@@ -10,13 +10,17 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 	"go.temporal.io/sdk/client"
 	sdklog "go.temporal.io/sdk/log"
 	sdkworker "go.temporal.io/sdk/worker"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/backoff"
 	"gorm.io/gorm"
 
 	"github.com/gns3-copilot/gns3-copilot/activities"
@@ -43,11 +47,19 @@ type Running struct {
 	metrics      *metrics.Metrics
 	worker       sdkworker.Worker
 	temporal     client.Client
-	dev          *temporaldev.Server
 	closers      []func() error
 	temporalAddr string
 	uiAddr       string
 	proxying     bool
+
+	// lock holds the data directory while this process (or its dev server) uses it.
+	lock *temporaldev.Lock
+	// devMu guards dev, which the supervisor replaces when the child dies.
+	devMu           sync.Mutex
+	dev             *temporaldev.Server
+	stopSupervising context.CancelFunc
+	supervised      chan struct{} // closed when the supervisor has returned
+	fatal           chan error    // the supervisor gave up: the process should exit
 }
 
 // Addr is where the API listens ("" for a worker).
@@ -93,7 +105,20 @@ func Run(ctx context.Context, role Role, cfg Config) error {
 		fmt.Printf(", its Web UI on http://%s/", r.uiAddr)
 	}
 	fmt.Println()
-	<-ctx.Done()
+	if r.DevServerPID() != 0 {
+		// The dev server's own log says "localhost"; this is what it really binds.
+		fmt.Printf("gns3-copilot: the Temporal dev server (pid %d) binds 127.0.0.1 only: gRPC on %s", r.DevServerPID(), r.temporalAddr)
+		if r.uiAddr != "" {
+			fmt.Printf(", Web UI on %s", r.uiAddr)
+		}
+		fmt.Println()
+	}
+	select {
+	case <-ctx.Done():
+	case err := <-r.fatal:
+		fmt.Println("gns3-copilot: stopping:", err)
+		return errors.Join(err, r.Stop())
+	}
 	fmt.Println("gns3-copilot: stopping")
 	return r.Stop()
 }
@@ -122,6 +147,14 @@ func Start(ctx context.Context, role Role, cfg Config) (_ *Running, err error) {
 		// on an in-process log would stream to nobody and look for credentials the API never
 		// stored where it looks.
 		return nil, errors.New("--redis-url is required for `api` and `worker`: the two halves share turn events and credentials through Redis")
+	}
+
+	if role == RoleServe && (cfg.TemporalAddress == "" || usesSQLite(cfg.DatabaseURL)) {
+		// Before the database is opened: a crashed predecessor's dev server may still be
+		// writing, and two processes must never share the dev server's database.
+		if r.lock, err = temporaldev.LockDataDir(ctx, cfg.DataDir, temporaldev.LockOptions{Logger: log}); err != nil {
+			return nil, err
+		}
 	}
 
 	db, err := models.Open(cfg.DatabaseURL, cfg.DataDir)
@@ -180,13 +213,21 @@ func Start(ctx context.Context, role Role, cfg Config) (_ *Running, err error) {
 			return nil, err
 		}
 	}
-	r.temporal, err = client.DialContext(ctx, client.Options{
+	copts := client.Options{
 		HostPort:  r.temporalAddr,
 		Namespace: cfg.TemporalNamespace,
 		Logger:    sdklog.NewStructuredLogger(slog.New(withTurnIDs(log.Handler())).With("component", "temporal")),
 		// The SDK's client and worker metrics join the product's in one registry.
 		MetricsHandler: r.metrics.Temporal(),
-	})
+	}
+	if r.dev != nil {
+		// Our own dev server comes back on the same address within a second or two when
+		// it dies; reconnect that soon instead of the SDK's backoff of up to 10 s.
+		cp := grpc.ConnectParams{Backoff: backoff.DefaultConfig, MinConnectTimeout: 5 * time.Second}
+		cp.Backoff.BaseDelay, cp.Backoff.MaxDelay = 100*time.Millisecond, time.Second
+		copts.ConnectionOptions.DialOptions = []grpc.DialOption{grpc.WithConnectParams(cp)}
+	}
+	r.temporal, err = client.DialContext(ctx, copts)
 	if err != nil {
 		return nil, fmt.Errorf("connecting to Temporal at %s: %w", r.temporalAddr, err)
 	}
@@ -290,21 +331,131 @@ func (r *Running) startDevServer(ctx context.Context, cfg Config, log *slog.Logg
 		return err
 	}
 	uiPort, headless := cfg.TemporalUIPort, false
-	if uiPort < 0 {
+	switch {
+	case uiPort < 0:
 		uiPort, headless = 0, true
+	case uiPort == 0:
+		uiPort = preferredUIPort(log)
 	}
-	r.dev, err = temporaldev.Start(ctx, temporaldev.Options{
+	opts := temporaldev.Options{
 		CLIPath: cli, DataDir: cfg.DataDir, Host: "127.0.0.1", Port: cfg.TemporalPort, UIPort: uiPort,
 		Headless: headless, Namespace: cfg.TemporalNamespace, Logger: log.With("component", "temporal-dev"),
-	})
+		Lock: r.lock,
+	}
+	dev, err := temporaldev.Start(ctx, opts)
 	if err != nil {
 		return fmt.Errorf("starting the Temporal dev server: %w", err)
 	}
-	r.temporalAddr = r.dev.Address()
+	r.dev = dev
+	r.temporalAddr = dev.Address()
 	if !headless {
-		r.uiAddr = r.dev.UIAddress()
+		r.uiAddr = dev.UIAddress()
 	}
+	// A restart binds the same ports, so the client, the worker and bookmarks of the UI keep working.
+	opts.Port = portOf(dev.Address())
+	opts.UIPort = portOf(dev.UIAddress())
+	sctx, cancel := context.WithCancel(context.Background())
+	r.stopSupervising, r.supervised, r.fatal = cancel, make(chan struct{}), make(chan error, 1)
+	go r.supervise(sctx, opts, log)
 	return nil
+}
+
+// Supervision bounds: a dev server that cannot be started again this many times in a row
+// makes the process exit (a supervisor such as systemd then restarts all of it).
+const (
+	devRestartAttempts = 5
+	devRestartBackoff  = 2 * time.Second
+)
+
+// supervise starts the dev server again, on the same database and ports, whenever it dies
+// while this process runs. The Temporal client and the worker reconnect by themselves to
+// the same address; turns in flight go on from their last recorded step.
+func (r *Running) supervise(ctx context.Context, opts temporaldev.Options, log *slog.Logger) {
+	defer close(r.supervised)
+	for {
+		dev := r.devServer()
+		select {
+		case <-ctx.Done():
+			return
+		case <-dev.Done():
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		log.Error("the Temporal dev server died; starting it again on the same database",
+			"pid", dev.PID(), "err", dev.Err(), "log", dev.LogPath())
+		_ = dev.Stop() // already gone: this only marks it stopped
+		began := time.Now()
+		for attempt := 1; ; attempt++ {
+			next, err := temporaldev.Start(ctx, opts)
+			if err == nil {
+				r.devMu.Lock()
+				r.dev = next
+				r.devMu.Unlock()
+				log.Info("the Temporal dev server is back", "pid", next.PID(), "address", next.Address(),
+					"took", time.Since(began).Round(time.Millisecond))
+				break
+			}
+			if ctx.Err() != nil {
+				return
+			}
+			if attempt == devRestartAttempts {
+				r.fatal <- fmt.Errorf("the Temporal dev server died and could not be started again (%d attempts): %w", attempt, err)
+				return
+			}
+			log.Error("starting the Temporal dev server again failed; trying again", "attempt", attempt, "err", err)
+			select {
+			case <-time.After(devRestartBackoff):
+			case <-ctx.Done():
+				return
+			}
+		}
+	}
+}
+
+func (r *Running) devServer() *temporaldev.Server {
+	r.devMu.Lock()
+	defer r.devMu.Unlock()
+	return r.dev
+}
+
+// DevServerPID is the PID of the Temporal dev server this process supervises (0 when it
+// uses a Temporal it was given).
+func (r *Running) DevServerPID() int {
+	if dev := r.devServer(); dev != nil {
+		return dev.PID()
+	}
+	return 0
+}
+
+// DefaultUIPort is where the dev server's Web UI goes when that port is free, so a bookmark
+// keeps working across restarts (Temporal's own default).
+const DefaultUIPort = 8233
+
+func preferredUIPort(log *slog.Logger) int {
+	l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(DefaultUIPort)))
+	if err != nil {
+		log.Info("port 8233 is taken; the Temporal Web UI gets another free port (set --temporal-ui-port to choose one)")
+		return 0
+	}
+	l.Close()
+	return DefaultUIPort
+}
+
+func portOf(hostPort string) int {
+	_, p, err := net.SplitHostPort(hostPort)
+	if err != nil {
+		return 0
+	}
+	n, _ := strconv.Atoi(p)
+	return n
+}
+
+// usesSQLite mirrors models.Open's choice: anything that is not a PostgreSQL URL or DSN is
+// the SQLite file in the data directory (or the sqlite: path given).
+func usesSQLite(databaseURL string) bool {
+	return !strings.HasPrefix(databaseURL, "postgres://") && !strings.HasPrefix(databaseURL, "postgresql://") &&
+		!strings.Contains(databaseURL, "host=")
 }
 
 // eventsAndCredentials picks Redis when configured (several processes share it), and otherwise
@@ -372,11 +523,18 @@ func (r *Running) Stop() error {
 		r.temporal.Close()
 		r.temporal = nil
 	}
-	if r.dev != nil {
-		if err := r.dev.Stop(); err != nil {
+	if r.stopSupervising != nil {
+		r.stopSupervising()
+		<-r.supervised
+		r.stopSupervising = nil
+	}
+	if dev := r.devServer(); dev != nil {
+		if err := dev.Stop(); err != nil {
 			errs = append(errs, err)
 		}
+		r.devMu.Lock()
 		r.dev = nil
+		r.devMu.Unlock()
 	}
 	for i := len(r.closers) - 1; i >= 0; i-- {
 		if err := r.closers[i](); err != nil {
@@ -384,6 +542,11 @@ func (r *Running) Stop() error {
 		}
 	}
 	r.closers = nil
+	if r.lock != nil {
+		// Last: everything that used the data directory is closed.
+		r.lock.Release()
+		r.lock = nil
+	}
 	return errors.Join(errs...)
 }
 

@@ -4,14 +4,17 @@ package temporaldev
 
 import (
 	"errors"
+	"os"
 	"syscall"
 )
 
 var errUnsupported = errors.New("supervising a Temporal dev server needs process groups (Linux, macOS, BSD); run `temporal server start-dev` yourself and point the service at it with --temporal-address")
 
-func lockDataDir(string) (func(), error) { return nil, errUnsupported }
+func tryLock(*os.File) (bool, error) { return false, errUnsupported }
 
 func childProcAttr() *syscall.SysProcAttr { return nil }
+
+func signalPID(int, bool) error { return errUnsupported }
 
 func terminateGroup(int) error { return errUnsupported }
 

@@ -4,28 +4,27 @@ package temporaldev
 
 import (
 	"errors"
-	"fmt"
 	"os"
-	"sync"
 	"syscall"
 )
 
-// lockDataDir takes an exclusive advisory lock so two dev servers never
-// share one SQLite database; the kernel drops it if this process dies.
-func lockDataDir(path string) (func(), error) {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
-	if err != nil {
-		return nil, err
+// tryLock takes an exclusive flock without blocking. flock belongs to the
+// open file description, so a child that inherits the descriptor holds the
+// lock too, and the kernel drops it when the last holder is gone.
+func tryLock(f *os.File) (bool, error) {
+	err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+	if errors.Is(err, syscall.EWOULDBLOCK) {
+		return false, nil
 	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		f.Close()
-		if errors.Is(err, syscall.EWOULDBLOCK) {
-			return nil, fmt.Errorf("another process is running a Temporal dev server on this data directory (lock %s held)", path)
-		}
-		return nil, fmt.Errorf("lock %s: %w", path, err)
+	return err == nil, err
+}
+
+func signalPID(pid int, kill bool) error {
+	sig := syscall.SIGTERM
+	if kill {
+		sig = syscall.SIGKILL
 	}
-	var once sync.Once
-	return func() { once.Do(func() { f.Close() }) }, nil
+	return syscall.Kill(pid, sig)
 }
 
 func terminateGroup(pid int) error { return syscall.Kill(-pid, syscall.SIGTERM) }

@@ -17,6 +17,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -67,7 +68,12 @@ const (
 	stopGrace           = 10 * time.Second
 	killWait            = 5 * time.Second
 	maxLogSize          = 16 << 20
+	busyRetryDelay      = time.Second
 )
+
+// A dev server that finds its database busy exits at once; busyAttempts
+// bounds how often Start tries before it says so (a variable for tests).
+var busyAttempts = 8
 
 // Options configures Start. Zero values pick sensible defaults.
 type Options struct {
@@ -92,16 +98,24 @@ type Options struct {
 	Logger *slog.Logger
 	// ExtraArgs are appended to the start-dev command line.
 	ExtraArgs []string
+	// Lock is the data directory's lock when the caller took it already
+	// (LockDataDir), to cover more than the dev server's database; nil makes
+	// Start take it, waiting up to LockWait. Either way the child inherits it.
+	Lock *Lock
+	// LockWait bounds the wait for the lock when Start takes it (default
+	// DefaultLockWait).
+	LockWait time.Duration
 }
 
 // Server is a running dev server.
 type Server struct {
 	addr, uiAddr string
 	namespace    string
+	dataDir      string
 	logPath      string
 	pid          int
 	logger       *slog.Logger
-	release      func()
+	release      func() // must be safe to call more than once
 
 	done    chan struct{}
 	waitErr error // set before done is closed
@@ -112,8 +126,10 @@ type Server struct {
 }
 
 // FindCLI locates the temporal binary: the explicit path if given, then
-// PATH, then $GOBIN and $GOPATH/bin (default ~/go/bin). The error says how
-// to install it.
+// PATH, then $GOBIN and $GOPATH/bin (default ~/go/bin), then the directories
+// `go env GOBIN GOPATH` names (a GOPATH set with `go env -w` is not in the
+// environment, yet `go install` and scripts/install-temporal.sh use it). The
+// error says how to install it.
 func FindCLI(explicit string) (string, error) {
 	if explicit != "" {
 		if err := checkExecutable(explicit); err != nil {
@@ -125,12 +141,17 @@ func FindCLI(explicit string) (string, error) {
 		return p, nil
 	}
 	var tried []string
-	for _, dir := range goBinDirs() {
-		p := filepath.Join(dir, exeName("temporal"))
-		if checkExecutable(p) == nil {
-			return p, nil
+	for _, dirs := range []func() []string{goBinDirs, goEnvBinDirs} {
+		for _, dir := range dirs() {
+			p := filepath.Join(dir, exeName("temporal"))
+			if slices.Contains(tried, p) {
+				continue
+			}
+			if checkExecutable(p) == nil {
+				return p, nil
+			}
+			tried = append(tried, p)
 		}
-		tried = append(tried, p)
 	}
 	return "", fmt.Errorf("temporal CLI not found on PATH or at %s; install it with `%s` (or `make temporal`), or point the service at an existing Temporal server",
 		strings.Join(tried, ", "), InstallCommand)
@@ -157,6 +178,33 @@ func goBinDirs() []string {
 	for _, p := range filepath.SplitList(gopath) {
 		if p != "" {
 			dirs = append(dirs, filepath.Join(p, "bin"))
+		}
+	}
+	return dirs
+}
+
+// goEnvBinDirs asks the go command where `go install` puts binaries.
+func goEnvBinDirs() []string {
+	goCmd, err := exec.LookPath("go")
+	if err != nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, goCmd, "env", "GOBIN", "GOPATH").Output()
+	if err != nil {
+		return nil
+	}
+	lines := strings.Split(strings.TrimRight(string(out), "\n"), "\n")
+	var dirs []string
+	if len(lines) > 0 && lines[0] != "" {
+		dirs = append(dirs, lines[0])
+	}
+	if len(lines) > 1 {
+		for _, p := range filepath.SplitList(lines[1]) {
+			if p != "" {
+				dirs = append(dirs, filepath.Join(p, "bin"))
+			}
 		}
 	}
 	return dirs
@@ -212,9 +260,15 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	if err := os.MkdirAll(dataDir, 0o700); err != nil {
 		return nil, fmt.Errorf("temporaldev: create data dir: %w", err)
 	}
-	release, err := lockDataDir(filepath.Join(dataDir, lockName))
-	if err != nil {
-		return nil, fmt.Errorf("temporaldev: data dir %s: %w", dataDir, err)
+	lock := opts.Lock
+	release := func() {}
+	if lock == nil {
+		if lock, err = LockDataDir(ctx, dataDir, LockOptions{Wait: opts.LockWait, Logger: logger}); err != nil {
+			return nil, err
+		}
+		release = lock.Release
+	} else if lock.Dir() != dataDir {
+		return nil, fmt.Errorf("temporaldev: the lock given is for %s, not the data dir %s", lock.Dir(), dataDir)
 	}
 	ok := false
 	defer func() {
@@ -269,49 +323,84 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	}
 	args = append(args, opts.ExtraArgs...)
 
-	logPath := filepath.Join(dataDir, LogFileName)
-	logFile, err := openLog(logPath)
-	if err != nil {
-		return nil, err
-	}
-	fmt.Fprintf(logFile, "\n=== %s: %s %s\n", time.Now().Format(time.RFC3339), cli, strings.Join(args, " "))
-
-	s := &Server{
-		addr:      net.JoinHostPort(dialHost(host), strconv.Itoa(port)),
-		namespace: namespace,
-		logPath:   logPath,
-		logger:    logger,
-		release:   release,
-		done:      make(chan struct{}),
-		stopping:  make(chan struct{}),
-	}
-	if uiPort != 0 {
-		s.uiAddr = net.JoinHostPort(dialHost(host), strconv.Itoa(uiPort))
-	}
-
-	cmd := exec.Command(cli, args...)
-	cmd.Dir = dataDir
-	cmd.Stdout = logFile
-	cmd.Stderr = logFile
-	cmd.SysProcAttr = childProcAttr()
-	if err := s.spawn(cmd, logFile); err != nil {
-		return nil, fmt.Errorf("temporaldev: start %s: %w", cli, err)
-	}
-
 	if _, has := ctx.Deadline(); !has {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, defaultStartTimeout)
 		defer cancel()
 	}
-	if err := s.waitHealthy(ctx); err != nil {
-		stopErr := s.Stop()
-		return nil, errors.Join(fmt.Errorf("temporaldev: dev server on %s did not become ready: %w%s", s.addr, err, s.logTail()), stopErr)
+	for attempt := 1; ; attempt++ {
+		s := &Server{
+			addr:      net.JoinHostPort(dialHost(host), strconv.Itoa(port)),
+			namespace: namespace,
+			dataDir:   dataDir,
+			logPath:   filepath.Join(dataDir, LogFileName),
+			logger:    logger,
+			release:   release,
+			done:      make(chan struct{}),
+			stopping:  make(chan struct{}),
+		}
+		if uiPort != 0 {
+			s.uiAddr = net.JoinHostPort(dialHost(host), strconv.Itoa(uiPort))
+		}
+		err := s.launch(ctx, cli, args, lock)
+		if err == nil {
+			ok = true
+			logger.Info("temporal dev server ready", "address", s.addr, "ui", s.UIURL(), "namespace", namespace,
+				"pid", s.pid, "db", filepath.Join(dataDir, DBFileName), "log", s.logPath, "took", time.Since(started).Round(time.Millisecond))
+			go s.watch()
+			return s, nil
+		}
+		if !s.databaseBusy() || ctx.Err() != nil {
+			return nil, err
+		}
+		if attempt == busyAttempts {
+			return nil, fmt.Errorf("temporaldev: the dev server's database %s stayed busy (SQLITE_BUSY) through %d starts over %s: another process still has it open (`fuser %s` names it); stop that process and start again",
+				filepath.Join(dataDir, DBFileName), attempt, time.Since(started).Round(time.Second), filepath.Join(dataDir, DBFileName))
+		}
+		logger.Warn("the dev server found its database busy (another process still has it open); starting it again",
+			"db", filepath.Join(dataDir, DBFileName), "attempt", attempt, "of", busyAttempts)
+		select {
+		case <-time.After(busyRetryDelay):
+		case <-ctx.Done():
+			return nil, errors.Join(err, ctx.Err())
+		}
 	}
-	ok = true
-	logger.Info("temporal dev server ready", "address", s.addr, "ui", s.UIURL(), "namespace", namespace,
-		"pid", s.pid, "db", filepath.Join(dataDir, DBFileName), "log", logPath, "took", time.Since(started).Round(time.Millisecond))
-	go s.watch()
-	return s, nil
+}
+
+// launch spawns one dev server process and waits until it is healthy; on
+// failure the process is stopped and the error quotes its log.
+func (s *Server) launch(ctx context.Context, cli string, args []string, lock *Lock) error {
+	logFile, err := openLog(s.logPath)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(logFile, "\n=== %s: %s %s\n", time.Now().Format(time.RFC3339), cli, strings.Join(args, " "))
+
+	cmd := exec.Command(cli, args...)
+	cmd.Dir = s.dataDir
+	cmd.Stdout = logFile
+	cmd.Stderr = logFile
+	cmd.SysProcAttr = childProcAttr()
+	// The child holds the data directory's lock as long as it runs, even
+	// after we are gone.
+	cmd.ExtraFiles = []*os.File{lock.f}
+	if err := s.spawn(cmd, logFile); err != nil {
+		return fmt.Errorf("temporaldev: start %s: %w", cli, err)
+	}
+	if err := writeChildRecord(s.dataDir, s.pid, cmd.Args); err != nil {
+		s.logger.Warn("temporaldev: cannot record the dev server's PID; a later start cannot recognise it as ours", "err", err)
+	}
+	if err := s.waitHealthy(ctx); err != nil {
+		stopErr := s.stopChild()
+		return errors.Join(fmt.Errorf("temporaldev: dev server on %s did not become ready: %w%s", s.addr, err, s.logTail()), stopErr)
+	}
+	return nil
+}
+
+// databaseBusy says whether this start's output shows SQLite's busy error.
+func (s *Server) databaseBusy() bool {
+	out := s.startLog()
+	return strings.Contains(out, "SQLITE_BUSY") || strings.Contains(out, "database is locked")
 }
 
 // spawn starts the child on a goroutine locked to its OS thread for the
@@ -333,6 +422,7 @@ func (s *Server) spawn(cmd *exec.Cmd, logFile *os.File) error {
 		started <- nil
 		err := cmd.Wait()
 		logFile.Close()
+		removeChildRecord(s.dataDir, s.pid)
 		s.waitErr = err
 		close(s.done)
 	}()
@@ -460,9 +550,16 @@ func (s *Server) Err() error {
 // SIGKILLs the group. It is idempotent and safe for concurrent use; later
 // calls return the first call's result.
 func (s *Server) Stop() error {
+	err := s.stopChild()
+	s.release()
+	return err
+}
+
+// stopChild stops the process but keeps the lock, so that Start can try
+// again while holding it.
+func (s *Server) stopChild() error {
 	s.stopOnce.Do(func() {
 		close(s.stopping)
-		defer s.release()
 		select {
 		case <-s.done:
 			return
@@ -492,14 +589,23 @@ func (s *Server) Stop() error {
 	return s.stopErr
 }
 
-func (s *Server) logTail() string {
+// startLog is the output of the latest start: the log is appended to across
+// starts.
+func (s *Server) startLog() string {
 	b, err := os.ReadFile(s.logPath)
-	if err != nil || len(b) == 0 {
+	if err != nil {
 		return ""
 	}
-	// Only this start's output: the log is appended to across starts.
 	if i := strings.LastIndex(string(b), "\n=== "); i >= 0 {
 		b = b[i+1:]
+	}
+	return string(b)
+}
+
+func (s *Server) logTail() string {
+	b := s.startLog()
+	if b == "" {
+		return ""
 	}
 	const max = 2000
 	if len(b) > max {

@@ -3,6 +3,7 @@ package temporaldev_test
 import (
 	"bufio"
 	"context"
+	"database/sql"
 	"fmt"
 	"log/slog"
 	"net"
@@ -17,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	_ "github.com/mattn/go-sqlite3"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/api/enums/v1"
@@ -237,10 +239,72 @@ func TestStopAfterCrash(t *testing.T) {
 
 func TestDataDirIsExclusive(t *testing.T) {
 	dir := t.TempDir()
-	start(t, temporaldev.Options{DataDir: dir, Headless: true})
-	_, err := temporaldev.Start(ctxFor(t, 30*time.Second), temporaldev.Options{CLIPath: requireCLI(t), DataDir: dir, Headless: true, Logger: testLogger(t)})
+	s := start(t, temporaldev.Options{DataDir: dir, Headless: true})
+	_, err := temporaldev.Start(ctxFor(t, 30*time.Second), temporaldev.Options{CLIPath: requireCLI(t), DataDir: dir, Headless: true, Logger: testLogger(t), LockWait: 300 * time.Millisecond})
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "another process is running a Temporal dev server on this data directory")
+	assert.Contains(t, err.Error(), fmt.Sprintf("still in use by the gns3-copilot process %d and its Temporal dev server (pid %d)", os.Getpid(), s.PID()))
+	assert.True(t, processAlive(s.PID()), "the running dev server was not touched")
+}
+
+// The data directory's lock outlives the process that took it for as long as its dev server
+// runs: a new start after a crash waits until the old dev server has gone, then comes up on
+// the same database.
+func TestLockLastsUntilTheDevServerHasGone(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("parent-death signal is Linux-only")
+	}
+	cli := requireCLI(t)
+	dir := t.TempDir()
+	helper, childPID := startHelper(t, dir)
+	require.NoError(t, helper.Process.Kill()) // SIGKILL, as a supervisor would: not the child's group
+	_ = helper.Wait()
+
+	began := time.Now()
+	lock, err := temporaldev.LockDataDir(ctxFor(t, 60*time.Second), dir, temporaldev.LockOptions{Logger: testLogger(t)})
+	require.NoError(t, err)
+	assert.False(t, processAlive(childPID), "the lock was free while the old dev server still ran")
+	t.Logf("the old dev server let go after %v", time.Since(began))
+	s, err := temporaldev.Start(ctxFor(t, 60*time.Second), temporaldev.Options{CLIPath: cli, DataDir: dir, Headless: true, Logger: testLogger(t), Lock: lock})
+	require.NoError(t, err)
+	require.NoError(t, s.Stop())
+	lock.Release()
+}
+
+// A start that finds the dev server's database busy tries again, and says why it finally
+// gives up.
+func TestBusyDatabaseIsRetried(t *testing.T) {
+	cli := requireCLI(t)
+	dir := t.TempDir()
+	s := start(t, temporaldev.Options{DataDir: dir, Headless: true})
+	require.NoError(t, s.Stop())
+
+	db, err := sql.Open("sqlite3", filepath.Join(dir, temporaldev.DBFileName))
+	require.NoError(t, err)
+	defer db.Close()
+	conn, err := db.Conn(context.Background())
+	require.NoError(t, err)
+	defer conn.Close()
+	_, err = conn.ExecContext(context.Background(), "BEGIN EXCLUSIVE")
+	require.NoError(t, err)
+
+	defer temporaldev.SetBusyAttempts(2)()
+	logger, logs := bufLogger()
+	_, err = temporaldev.Start(ctxFor(t, 60*time.Second), temporaldev.Options{CLIPath: cli, DataDir: dir, Headless: true, Logger: logger})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "stayed busy (SQLITE_BUSY) through 2 starts")
+	assert.Contains(t, logs.String(), "found its database busy")
+
+	// Freed while a start is retrying: that start comes up.
+	defer temporaldev.SetBusyAttempts(30)()
+	go func() {
+		for i := 0; i < 3000 && !strings.Contains(logs.String(), "attempt=3"); i++ {
+			time.Sleep(20 * time.Millisecond)
+		}
+		_, _ = conn.ExecContext(context.Background(), "ROLLBACK")
+	}()
+	s2, err := temporaldev.Start(ctxFor(t, 60*time.Second), temporaldev.Options{CLIPath: cli, DataDir: dir, Headless: true, Logger: logger})
+	require.NoError(t, err)
+	require.NoError(t, s2.Stop())
 }
 
 func TestPortInUseFailsClearly(t *testing.T) {
@@ -322,8 +386,18 @@ func TestChildDiesWithParent(t *testing.T) {
 		t.Skip("parent-death signal is Linux-only")
 	}
 	requireCLI(t)
+	cmd, childPID := startHelper(t, t.TempDir())
+	require.NoError(t, cmd.Process.Kill())
+	_ = cmd.Wait()
+	waitGone(t, childPID, temporaldev.DefaultLockWait) // a graceful shutdown; slow on a loaded machine
+}
+
+// startHelper runs TestHelperStartAndBlock in a child process that starts a dev server on dir,
+// and returns the helper and the dev server's PID.
+func startHelper(t *testing.T, dir string) (*exec.Cmd, int) {
+	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperStartAndBlock$", "-test.v")
-	cmd.Env = append(os.Environ(), "TEMPORALDEV_HELPER_DIR="+t.TempDir())
+	cmd.Env = append(os.Environ(), "TEMPORALDEV_HELPER_DIR="+dir)
 	stdout, err := cmd.StdoutPipe()
 	require.NoError(t, err)
 	require.NoError(t, cmd.Start())
@@ -350,11 +424,12 @@ func TestChildDiesWithParent(t *testing.T) {
 		t.Fatal("helper did not start a dev server")
 	}
 	require.True(t, processAlive(childPID))
-	t.Cleanup(func() { _ = syscall.Kill(-childPID, syscall.SIGKILL) })
-
-	require.NoError(t, cmd.Process.Kill())
-	_ = cmd.Wait()
-	waitGone(t, childPID, 15*time.Second)
+	t.Cleanup(func() {
+		if processAlive(childPID) {
+			_ = syscall.Kill(childPID, syscall.SIGKILL)
+		}
+	})
+	return cmd, childPID
 }
 
 func TestHelperStartAndBlock(t *testing.T) {
@@ -369,4 +444,58 @@ func TestHelperStartAndBlock(t *testing.T) {
 	}
 	fmt.Printf("HELPER-CHILD-PID=%d\n", s.PID())
 	select {} // killed by the parent test
+}
+
+// Issue 15 point 4: a GOPATH set with `go env -w` lives in go's config file, not in the
+// environment; the CLI installed there is still found.
+func TestFindCLIAsksGoEnv(t *testing.T) {
+	goCmd, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go command on PATH")
+	}
+	gopath := t.TempDir()
+	cli := filepath.Join(gopath, "bin", "temporal")
+	require.NoError(t, os.MkdirAll(filepath.Dir(cli), 0o755))
+	require.NoError(t, os.WriteFile(cli, []byte("#!/bin/sh\n"), 0o755))
+	goenv := filepath.Join(t.TempDir(), "env")
+	require.NoError(t, os.WriteFile(goenv, []byte("GOPATH="+gopath+"\n"), 0o644))
+	t.Setenv("GOENV", goenv)
+	t.Setenv("GOPATH", "")
+	t.Setenv("GOBIN", "")
+	t.Setenv("HOME", t.TempDir())
+	t.Setenv("PATH", filepath.Dir(goCmd))
+	if _, err := exec.LookPath("temporal"); err == nil {
+		t.Skip("a temporal binary sits next to go")
+	}
+	p, err := temporaldev.FindCLI("")
+	require.NoError(t, err)
+	assert.Equal(t, cli, p)
+}
+
+// A real dev server left by a killed parent that does not shut down (here: stopped with SIGSTOP,
+// so the parent-death SIGTERM stays pending) is recognised from its pid file after the wait and
+// stopped by its PID; the data directory is then free and its database usable.
+func TestStuckLeftoverDevServerIsStopped(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("identifying a leftover needs /proc")
+	}
+	cli := requireCLI(t)
+	defer temporaldev.SetLeftoverGrace(time.Second)()
+	dir := t.TempDir()
+	helper, childPID := startHelper(t, dir)
+	require.NoError(t, syscall.Kill(childPID, syscall.SIGSTOP))
+	require.NoError(t, helper.Process.Kill())
+	_ = helper.Wait()
+
+	logger, logs := bufLogger()
+	lock, err := temporaldev.LockDataDir(ctxFor(t, 60*time.Second), dir, temporaldev.LockOptions{Wait: 500 * time.Millisecond, Logger: logger})
+	require.NoError(t, err, logs.String())
+	defer lock.Release()
+	assert.Contains(t, logs.String(), fmt.Sprintf("the Temporal dev server (pid %d) left by a previous run that ended", childPID))
+	assert.Contains(t, logs.String(), "stopping the Temporal dev server left by a previous run")
+	waitGone(t, childPID, 5*time.Second)
+
+	s, err := temporaldev.Start(ctxFor(t, 60*time.Second), temporaldev.Options{CLIPath: cli, DataDir: dir, Headless: true, Logger: testLogger(t), Lock: lock})
+	require.NoError(t, err)
+	require.NoError(t, s.Stop())
 }

@@ -67,6 +67,23 @@ func main() {
 }
 
 func parseConfig(cmd string, args []string) (service.Config, error) {
+	fs, c, finish := newFlagSet(cmd)
+	if err := fs.Parse(args); err != nil {
+		return *c, err
+	}
+	if err := finish(); err != nil {
+		return *c, err
+	}
+	if fs.NArg() > 0 {
+		return *c, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	return *c, nil
+}
+
+// newFlagSet defines every flag (each with its environment variable, which sets the default)
+// into the returned Config, which finish completes after parsing; the README's configuration
+// table is checked against the flag set.
+func newFlagSet(cmd string) (*flag.FlagSet, *service.Config, func() error) {
 	var c service.Config
 	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
 	str := func(p *string, name, env, def, help string) {
@@ -84,9 +101,9 @@ func parseConfig(cmd string, args []string) (service.Config, error) {
 	dur(&c.GNS3Timeout, "gns3-timeout", "GNS3_COPILOT_GNS3_TIMEOUT", 15*time.Second, "timeout of one GNS3 API request")
 	str(&c.TemporalAddress, "temporal-address", "GNS3_COPILOT_TEMPORAL_ADDRESS", "", "Temporal frontend host:port; empty starts a local dev server (serve only)")
 	str(&c.TemporalNamespace, "temporal-namespace", "GNS3_COPILOT_TEMPORAL_NAMESPACE", "default", "Temporal namespace")
-	str(&c.TemporalCLI, "temporal-cli", "GNS3_COPILOT_TEMPORAL_CLI", "", "path of the temporal CLI used for the dev server (default: PATH, then $GOPATH/bin)")
+	str(&c.TemporalCLI, "temporal-cli", "GNS3_COPILOT_TEMPORAL_CLI", "", "path of the temporal CLI used for the dev server (default: PATH, then $GOBIN, $GOPATH/bin and where `go env GOPATH` says)")
 	num(&c.TemporalPort, "temporal-port", "GNS3_COPILOT_TEMPORAL_PORT", 0, "port of the dev server (0 picks a free one)")
-	num(&c.TemporalUIPort, "temporal-ui-port", "GNS3_COPILOT_TEMPORAL_UI_PORT", 0, "port of the dev server's Web UI (0 picks a free one, -1 disables it)")
+	num(&c.TemporalUIPort, "temporal-ui-port", "GNS3_COPILOT_TEMPORAL_UI_PORT", 0, "port of the dev server's Web UI (0: 8233 when free, else any free port; -1 disables it)")
 	str(&c.RedisURL, "redis-url", "GNS3_COPILOT_REDIS_URL", "", "Redis URL (redis://host:6379/0) for the event relay, credentials and device locks; empty keeps them in-process")
 	str(&c.DatabaseURL, "database-url", "GNS3_COPILOT_DATABASE_URL", "", "postgres:// URL; empty uses SQLite in the data directory")
 	str(&c.SecretKey, "secret-key", "GNS3_COPILOT_SECRET_KEY", "", "32-byte key (base64 or hex) that encrypts API keys and turn credentials; empty uses <data-dir>/secret.key, created on first start")
@@ -123,32 +140,30 @@ func parseConfig(cmd string, args []string) (service.Config, error) {
 		"keep opened projects' topology current from GNS3's notification stream instead of reading it per request (env GNS3_COPILOT_LIVE_TOPOLOGY)")
 	var cors string
 	str(&cors, "cors-origins", "GNS3_COPILOT_CORS_ORIGINS", "", "comma-separated browser origins allowed to call the API, e.g. the GNS3 web UI's http://gns3.example:3080")
-	if err := fs.Parse(args); err != nil {
-		return c, err
-	}
-	for _, o := range strings.Split(cors, ",") {
-		if o = strings.TrimSpace(o); o != "" {
-			c.CORSOrigins = append(c.CORSOrigins, o)
+	// finish turns the parsed values that need it into c's fields, and checks them.
+	finish := func() error {
+		for _, o := range strings.Split(cors, ",") {
+			if o = strings.TrimSpace(o); o != "" {
+				c.CORSOrigins = append(c.CORSOrigins, o)
+			}
 		}
-	}
-	c.LLMAllowHosts = splitList(allowHosts)
-	c.DailyTokenBudget = int64(budget)
-	for name, v := range map[string]int{"max-turns-per-user": c.MaxTurnsPerUser, "turns-per-minute": c.TurnsPerMinute, "daily-token-budget": budget} {
-		if v < 0 {
-			return c, fmt.Errorf("--%s must be 0 (no limit) or more, got %d", name, v)
+		c.LLMAllowHosts = splitList(allowHosts)
+		c.DailyTokenBudget = int64(budget)
+		c.NoLiveTopology = !live
+		for name, v := range map[string]int{"max-turns-per-user": c.MaxTurnsPerUser, "turns-per-minute": c.TurnsPerMinute, "daily-token-budget": budget} {
+			if v < 0 {
+				return fmt.Errorf("--%s must be 0 (no limit) or more, got %d", name, v)
+			}
 		}
+		if c.Approval != "changes" && c.Approval != "config" && c.Approval != "never" {
+			return fmt.Errorf("--approval must be changes, config or never, not %q", c.Approval)
+		}
+		if c.ApprovalTimeout < time.Minute || c.ApprovalTimeout > 7*24*time.Hour {
+			return fmt.Errorf("--approval-timeout must be between 1m and 168h, not %s", c.ApprovalTimeout)
+		}
+		return nil
 	}
-	c.NoLiveTopology = !live
-	if fs.NArg() > 0 {
-		return c, fmt.Errorf("unexpected argument %q", fs.Arg(0))
-	}
-	if c.Approval != "changes" && c.Approval != "config" && c.Approval != "never" {
-		return c, fmt.Errorf("--approval must be changes, config or never, not %q", c.Approval)
-	}
-	if c.ApprovalTimeout < time.Minute || c.ApprovalTimeout > 7*24*time.Hour {
-		return c, fmt.Errorf("--approval-timeout must be between 1m and 168h, not %s", c.ApprovalTimeout)
-	}
-	return c, nil
+	return fs, &c, finish
 }
 
 func envString(name, def string) string {

@@ -7,6 +7,8 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
+	"fmt"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -14,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/redis/go-redis/v9"
 	"gorm.io/driver/postgres"
 	"gorm.io/gorm"
@@ -43,10 +47,13 @@ func Postgres(t testing.TB) (dsn string, db *gorm.DB) {
 	}
 	schema := "test_" + randomHex()
 	dsn = withSearchPath(base, schema)
-	db, err := gorm.Open(postgres.Open(dsn), &gorm.Config{Logger: logger.Default.LogMode(logger.Silent)})
-	if err == nil {
-		if err = db.Exec("SELECT 1").Error; err != nil {
-			closeGorm(db)
+	db, err := openPostgres(dsn)
+	if missingDatabase(err) {
+		// A stock PostgreSQL has no database "test": make it when the role may.
+		if cerr := CreateDatabase(base); cerr != nil {
+			err = fmt.Errorf("%w (creating it failed: %v)", err, cerr)
+		} else {
+			db, err = openPostgres(dsn)
 		}
 	}
 	if err != nil {
@@ -63,6 +70,62 @@ func Postgres(t testing.TB) (dsn string, db *gorm.DB) {
 		closeGorm(db)
 	})
 	return dsn, db
+}
+
+func openPostgres(dsn string) (*gorm.DB, error) {
+	db, err := gorm.Open(postgres.Open(dsn), &gorm.Config{Logger: logger.Default.LogMode(logger.Silent)})
+	if err == nil {
+		if err = db.Exec("SELECT 1").Error; err != nil {
+			closeGorm(db)
+		}
+	}
+	return db, err
+}
+
+func missingDatabase(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == "3D000" // invalid_catalog_name
+}
+
+// CreateDatabase creates the database dsn names, connecting to the "postgres" database with the
+// same settings; an existing database is fine.
+func CreateDatabase(dsn string) error {
+	return onMaintenanceDB(dsn, func(ctx context.Context, conn *pgx.Conn, name string) error {
+		_, err := conn.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize())
+		var pgErr *pgconn.PgError
+		if errors.As(err, &pgErr) && pgErr.Code == "42P04" { // duplicate_database: another package made it
+			return nil
+		}
+		return err
+	})
+}
+
+// dropDatabase drops the database dsn names (for tests of CreateDatabase).
+func dropDatabase(dsn string) error {
+	return onMaintenanceDB(dsn, func(ctx context.Context, conn *pgx.Conn, name string) error {
+		_, err := conn.Exec(ctx, "DROP DATABASE IF EXISTS "+pgx.Identifier{name}.Sanitize()+" WITH (FORCE)")
+		return err
+	})
+}
+
+func onMaintenanceDB(dsn string, f func(context.Context, *pgx.Conn, string) error) error {
+	cfg, err := pgx.ParseConfig(dsn)
+	if err != nil {
+		return err
+	}
+	name := cfg.Database
+	if name == "" || name == "postgres" {
+		return fmt.Errorf("no database name to create in %q", dsn)
+	}
+	cfg.Database = "postgres"
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	conn, err := pgx.ConnectConfig(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(ctx)
+	return f(ctx, conn, name)
 }
 
 // Opener opens a database URL the way the product does. Tests pass models.Open, so the code under

@@ -2,6 +2,7 @@ package testdb
 
 import (
 	"context"
+	"os"
 	"strings"
 	"testing"
 )
@@ -58,5 +59,37 @@ func TestRedisKeysAreDeleted(t *testing.T) {
 	}
 	if addr := RedisAddr(t); addr != outside.Options().Addr {
 		t.Fatalf("RedisAddr = %s, client on %s", addr, outside.Options().Addr)
+	}
+}
+
+// Issue 15 point 6: a PostgreSQL without the tests' database gets it made.
+func TestPostgresCreatesItsDatabase(t *testing.T) {
+	base := os.Getenv(PostgresEnv)
+	if base == "" {
+		base = DefaultPostgresDSN
+	}
+	dsn := base + " dbname=gns3copilot_created_" + randomHex()
+	if strings.HasPrefix(base, "postgres://") || strings.HasPrefix(base, "postgresql://") {
+		t.Skip("this test appends dbname= to a key=value DSN")
+	}
+	// Registered first, so it runs after Postgres has closed its connection.
+	created := false
+	t.Cleanup(func() {
+		if !created {
+			return // skipped: no PostgreSQL
+		}
+		if err := dropDatabase(dsn); err != nil {
+			t.Errorf("dropping the created database: %v", err)
+		}
+	})
+	t.Setenv(PostgresEnv, dsn)
+	_, db := Postgres(t)
+	created = true
+	var name string
+	if err := db.Raw("SELECT current_database()").Scan(&name).Error; err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(name, "gns3copilot_created_") {
+		t.Fatalf("connected to %q", name)
 	}
 }
