@@ -239,7 +239,12 @@ func (e *Env) send(ctx context.Context, token, method, path string, body any, la
 	if lastID != "" {
 		req.Header.Set("Last-Event-ID", lastID)
 	}
-	return e.HTTP.Do(req)
+	client := e.HTTP
+	if client == nil {
+		// An Env put together by hand (a test running its own serve) has no checking client.
+		client = http.DefaultClient
+	}
+	return client.Do(req)
 }
 
 // Frame is one SSE frame as a client receives it.
