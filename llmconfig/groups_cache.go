@@ -44,15 +44,20 @@ func (s *Store) cachedGroupsOf(ctx context.Context, client *gns3.Client, userID 
 	if ok && now.Before(e.until) {
 		return append([]gns3.Group(nil), e.groups...), e.visible, nil
 	}
-	groups, visible, err := s.GroupsOf(ctx, client, userID)
-	if err != nil {
-		return nil, false, err
+	// GroupsOf remembers what it read.
+	return s.GroupsOf(ctx, client, userID)
+}
+
+// rememberGroups keeps a fresh GroupsOf answer for the turn-time cache.
+func (s *Store) rememberGroups(client *gns3.Client, userID string, groups []gns3.Group, visible bool) {
+	if s.groups.ttl <= 0 {
+		return
 	}
+	key := client.TokenDigest() + "|" + userID
 	s.groups.mu.Lock()
+	defer s.groups.mu.Unlock()
 	if s.groups.m == nil || len(s.groups.m) > 10000 { // bounded: drop everything rather than grow
 		s.groups.m = map[string]groupEntry{}
 	}
-	s.groups.m[key] = groupEntry{groups: append([]gns3.Group(nil), groups...), visible: visible, until: now.Add(s.groups.ttl)}
-	s.groups.mu.Unlock()
-	return groups, visible, nil
+	s.groups.m[key] = groupEntry{groups: append([]gns3.Group(nil), groups...), visible: visible, until: time.Now().Add(s.groups.ttl)}
 }

@@ -347,15 +347,19 @@ func (s *Store) Choose(ctx context.Context, userID string, client *gns3.Client) 
 
 // GroupsOf returns the user's GNS3 groups as the client may see them. A GNS3 that does not let
 // the user read their memberships (no Group.Audit privilege) means no group configuration
-// applies to them; that is reported as no groups, not as a failure.
+// applies to them; that is reported as no groups, not as a failure. Every fresh read also
+// refreshes the turn-time cache, so what a user sees on the settings routes is what their next
+// turn uses.
 func (s *Store) GroupsOf(ctx context.Context, client *gns3.Client, userID string) ([]gns3.Group, bool, error) {
 	groups, err := client.UserGroups(ctx, userID)
 	if errors.Is(err, gns3.ErrForbidden) {
+		s.rememberGroups(client, userID, nil, false)
 		return nil, false, nil
 	}
 	if err != nil {
 		return nil, false, fmt.Errorf("reading the user's GNS3 groups: %w", err)
 	}
+	s.rememberGroups(client, userID, groups, true)
 	return groups, true, nil
 }
 
