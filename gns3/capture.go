@@ -65,16 +65,5 @@ func (c *Client) StreamCapture(ctx context.Context, projectID, linkID string) (i
 		cancel()
 		return nil, apiError(resp.StatusCode, http.MethodGet, path, data, c.token)
 	}
-	return &cancelOnClose{ReadCloser: resp.Body, cancel: cancel}, nil
-}
-
-type cancelOnClose struct {
-	io.ReadCloser
-	cancel context.CancelFunc
-}
-
-func (r *cancelOnClose) Close() error {
-	err := r.ReadCloser.Close()
-	r.cancel()
-	return err
+	return &streamBody{ReadCloser: resp.Body, cancel: cancel}, nil
 }
