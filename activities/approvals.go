@@ -105,9 +105,10 @@ func (a *Activities) approvalPlan(ctx context.Context, req workflows.ApprovalReq
 			before[r.NodeID] = r
 		}
 	}
-	p.Failed = req.Plan.Failed
+	plan := toolsPlan(*req.Plan)
+	p.Failed = plan.Failed
 	lines := 0
-	for _, job := range req.Plan.Jobs {
+	for _, job := range plan.Jobs {
 		d := PlanDevice{NodeID: job.NodeID, Name: job.Name, Platform: job.Platform}
 		for _, c := range job.Commands {
 			v := "change"
@@ -127,7 +128,7 @@ func (a *Activities) approvalPlan(ctx context.Context, req workflows.ApprovalReq
 		}
 		p.Devices = append(p.Devices, d)
 	}
-	p.Summary = fmt.Sprintf("Send %d line(s) to %d device(s)", lines, len(req.Plan.Jobs))
+	p.Summary = fmt.Sprintf("Send %d line(s) to %d device(s)", lines, len(plan.Jobs))
 	return p, nil
 }
 

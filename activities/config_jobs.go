@@ -21,7 +21,8 @@ func (a *Activities) ReadDeviceConfig(ctx context.Context, in workflows.ReadConf
 		seq = models.SeqReadAfter
 	}
 	r := a.deviceRunner(in.Turn)
-	existing, err := a.DeviceRecords.Commands(ctx, in.Turn.TurnID, in.Turn.CallID, in.Job.NodeID)
+	job := toolsJob(in.Job)
+	existing, err := a.DeviceRecords.Commands(ctx, in.Turn.TurnID, in.Turn.CallID, job.NodeID)
 	if err != nil {
 		return fmt.Errorf("loading the device's records: %w", err)
 	}
@@ -32,13 +33,13 @@ func (a *Activities) ReadDeviceConfig(ctx context.Context, in workflows.ReadConf
 	}
 	stop := keepAlive(ctx, 2*time.Second)
 	defer stop()
-	r.progress(ctx, in.Job, "reading_config", "reading the configuration "+in.Phase+" the change")
-	_, profile, err := r.readConfig(ctx, in.Job, seq)
+	r.progress(ctx, job, "reading_config", "reading the configuration "+in.Phase+" the change")
+	_, profile, err := r.readConfig(ctx, job, seq)
 	if err != nil {
 		return err
 	}
 	if profile == nil {
-		c := r.record(in.Job, seq, "", models.CommandSkipped)
+		c := r.record(job, seq, "", models.CommandSkipped)
 		c.Error = "this platform has no configuration to read back"
 		if err := a.DeviceRecords.Save(context.WithoutCancel(ctx), c); err != nil {
 			return err
@@ -73,6 +74,7 @@ type DeviceChange struct {
 // the device partial_success). A job that sent nothing says why. The result is stored as the
 // tool's answer and the job's summary.
 func (a *Activities) FinishConfigJob(ctx context.Context, in workflows.FinishConfigJobInput) (workflows.FinishConfigJobResult, error) {
+	plan := toolsPlan(in.Plan)
 	var res tools.Result
 	var changes []DeviceChange
 	var status string
@@ -82,8 +84,8 @@ func (a *Activities) FinishConfigJob(ctx context.Context, in workflows.FinishCon
 		if msg == "" || (in.Approval.Status == workflows.OutcomeRejected && in.Approval.Comment == "the turn was aborted") {
 			msg, status = "Nothing was sent: the turn was cancelled before the change was approved.", models.JobCancelled
 		}
-		items := append([]tools.Item(nil), in.Plan.Failed...)
-		for _, job := range in.Plan.Jobs {
+		items := append([]tools.Item(nil), plan.Failed...)
+		for _, job := range plan.Jobs {
 			items = append(items, tools.Item{ID: job.NodeID, Name: job.Name, Status: tools.StatusFailed, Error: msg})
 			changes = append(changes, DeviceChange{NodeID: job.NodeID, Name: job.Name, Status: tools.StatusFailed, Error: msg})
 		}
@@ -98,20 +100,20 @@ func (a *Activities) FinishConfigJob(ctx context.Context, in workflows.FinishCon
 		for _, r := range recs {
 			byNode[r.NodeID] = append(byNode[r.NodeID], r)
 		}
-		outcomes := make([]tools.DeviceOutcome, 0, len(in.Plan.Jobs))
-		for _, job := range in.Plan.Jobs {
+		outcomes := make([]tools.DeviceOutcome, 0, len(plan.Jobs))
+		for _, job := range plan.Jobs {
 			o := outcomeFromRecords(job, byNode[job.NodeID])
 			if msg, ok := in.Errors[job.NodeID]; ok && o.Err == "" {
 				o.Err = msg
 			}
 			outcomes = append(outcomes, o)
 		}
-		res = tools.DeviceResult(in.Plan, outcomes)
+		res = tools.DeviceResult(plan, outcomes)
 		byID := map[string]int{}
 		for i, it := range res.Data {
 			byID[it.ID] = i
 		}
-		for k, job := range in.Plan.Jobs {
+		for k, job := range plan.Jobs {
 			i, ok := byID[job.NodeID]
 			if !ok {
 				continue

@@ -109,7 +109,7 @@ func benchConfigJob(b *testing.B, lab func(*testing.B, int) ([]tools.DeviceJob, 
 		}
 		read := func(phase string) func(tools.DeviceJob) error {
 			return func(job tools.DeviceJob) error {
-				return a.ReadDeviceConfig(context.Background(), workflows.ReadConfigInput{Turn: ref, Job: job, Phase: phase})
+				return a.ReadDeviceConfig(context.Background(), workflows.ReadConfigInput{Turn: ref, Job: workflowJob(job), Phase: phase})
 			}
 		}
 		t0 := time.Now()

@@ -61,7 +61,7 @@ func (a *Activities) PlanDeviceTool(ctx context.Context, in workflows.ToolInput)
 			changes = changes || j.Config || devices.ChangesConfig(j.Platform, c)
 		}
 	}
-	return workflows.DevicePlanResult{Plan: plan, Changes: changes}, nil
+	return workflows.DevicePlanResult{Plan: workflowPlan(plan), Changes: changes}, nil
 }
 
 // RunDevice runs one device's commands under the device's lock. Every command is recorded
@@ -73,7 +73,7 @@ func (a *Activities) RunDevice(ctx context.Context, in workflows.DeviceInput) er
 	defer stop()
 	runCtx, release := a.abortable(ctx, in.Turn.TurnID)
 	runner := a.deviceRunner(in.Turn)
-	runner.RunDevice(runCtx, in.Job)
+	runner.RunDevice(runCtx, toolsJob(in.Job))
 	if release() {
 		return abortedError()
 	}
@@ -99,15 +99,16 @@ func (a *Activities) FinishDeviceTool(ctx context.Context, in workflows.DeviceFi
 			first = r.CreatedAt
 		}
 	}
-	outcomes := make([]tools.DeviceOutcome, 0, len(in.Plan.Jobs))
-	for _, job := range in.Plan.Jobs {
+	plan := toolsPlan(in.Plan)
+	outcomes := make([]tools.DeviceOutcome, 0, len(plan.Jobs))
+	for _, job := range plan.Jobs {
 		o := outcomeFromRecords(job, byNode[job.NodeID])
 		if msg, ok := in.Errors[job.NodeID]; ok && o.Err == "" {
 			o.Err = msg
 		}
 		outcomes = append(outcomes, o)
 	}
-	res := tools.DeviceResult(in.Plan, outcomes)
+	res := tools.DeviceResult(plan, outcomes)
 	res.Metadata = map[string]any{"tool_name": in.Call.Name, "version": tools.FormatVersion}
 	if !first.IsZero() {
 		res.Metadata["execution_time"] = math.Round(time.Since(first).Seconds()*1000) / 1000

@@ -173,7 +173,7 @@ func TestACommandThatCannotBeRecordedIsNotSent(t *testing.T) {
 	require.Contains(t, out.Err, "not sent")
 	require.Empty(t, sentConfigLines(ios, job), "no configuration line reached the device")
 
-	err := a.RunDevice(context.Background(), workflows.DeviceInput{Turn: ref, Job: job})
+	err := a.RunDevice(context.Background(), workflows.DeviceInput{Turn: ref, Job: workflowJob(job)})
 	require.ErrorContains(t, err, "could not be recorded first")
 	require.Empty(t, sentConfigLines(ios, job))
 

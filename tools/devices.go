@@ -25,12 +25,6 @@ const (
 	maxCommandLength   = 1000
 )
 
-// IsDeviceTool reports whether a tool runs commands on device consoles; the turn workflow runs
-// those as one activity per device.
-func IsDeviceTool(name string) bool {
-	return name == ShowCommandsTool || name == ConfigCommandsTool || name == VPCSCommandsTool
-}
-
 // BlockedCommand is a command the safety policy refused; it is never sent.
 type BlockedCommand struct {
 	Command string `json:"command"`

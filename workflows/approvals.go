@@ -8,10 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/google/uuid"
-	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
-
-	"github.com/gns3-copilot/gns3-copilot/tools"
 )
 
 // Approval settings: which tool calls wait for the session owner's decision.
@@ -47,10 +44,7 @@ func keepCredential(ctx workflow.Context, ref TurnRef, ttl time.Duration) {
 	if ttl <= 0 {
 		return
 	}
-	rctx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		StartToCloseTimeout: 30 * time.Second,
-		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, MaximumInterval: 30 * time.Second, MaximumAttempts: 10},
-	})
+	rctx := workflow.WithActivityOptions(ctx, renewCredentialOptions())
 	workflow.Go(ctx, func(gctx workflow.Context) {
 		for {
 			if err := workflow.Sleep(gctx, ttl/2); err != nil {
@@ -138,7 +132,7 @@ type ApprovalRequest struct {
 	// JobID names the configuration job whose plan (and read-before) the approval shows.
 	JobID string
 	// Plan is the configuration job's validated plan (nil for a destructive tool).
-	Plan *tools.DevicePlan
+	Plan *DevicePlan
 }
 
 // DecisionRecord asks the activity to store a decision and announce it.
@@ -215,10 +209,7 @@ func describeOutcome(o ApprovalOutcome) string {
 }
 
 func recordOptions(ctx workflow.Context) workflow.Context {
-	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		StartToCloseTimeout: 30 * time.Second,
-		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, MaximumInterval: 10 * time.Second, MaximumAttempts: 20},
-	})
+	return workflow.WithActivityOptions(ctx, approvalRecordOptions())
 }
 
 // ask stores a pending approval, announces it, and waits for the decision or the timeout. A

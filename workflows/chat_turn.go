@@ -7,9 +7,6 @@ import (
 
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
-
-	"github.com/gns3-copilot/gns3-copilot/models"
-	"github.com/gns3-copilot/gns3-copilot/tools"
 )
 
 // ChatTurn answers one user message: it calls the model, runs the tools it asks for, feeds their
@@ -23,37 +20,9 @@ func ChatTurn(ctx workflow.Context, in ChatTurnInput) (ChatTurnResult, error) {
 	}
 	ref := TurnRef{SessionID: in.SessionID, TurnID: in.TurnID, ProjectID: in.ProjectID, UserID: in.UserID, Mode: in.Mode}
 
-	llmCtx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		StartToCloseTimeout: 5 * time.Minute,
-		// Short, so a crashed worker's call is retried elsewhere within seconds.
-		HeartbeatTimeout:    10 * time.Second,
-		WaitForCancellation: true,
-		RetryPolicy: &temporal.RetryPolicy{
-			InitialInterval:        time.Second,
-			BackoffCoefficient:     2,
-			MaximumInterval:        30 * time.Second,
-			MaximumAttempts:        5,
-			NonRetryableErrorTypes: []string{ErrTypeLLMAuth, ErrTypeLLMBadRequest, ErrTypeLLMConfig, ErrTypeTurnAborted},
-		},
-	})
-	toolCtx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		// Starting many slow nodes may take a quarter of an hour; heartbeats prove progress.
-		StartToCloseTimeout: 20 * time.Minute,
-		HeartbeatTimeout:    10 * time.Second,
-		WaitForCancellation: true,
-		RetryPolicy: &temporal.RetryPolicy{
-			InitialInterval:        time.Second,
-			BackoffCoefficient:     2,
-			MaximumInterval:        20 * time.Second,
-			MaximumAttempts:        3,
-			NonRetryableErrorTypes: []string{ErrTypeNoCredentials, ErrTypeTurnAborted},
-		},
-	})
-
-	recordCtx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		StartToCloseTimeout: 30 * time.Second,
-		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 5},
-	})
+	llmCtx := workflow.WithActivityOptions(ctx, llmOptions())
+	toolCtx := workflow.WithActivityOptions(ctx, toolOptions())
+	recordCtx := workflow.WithActivityOptions(ctx, toolFailureOptions())
 
 	// Turns recorded before approvals existed replay without them.
 	approvals := workflow.GetVersion(ctx, "approvals", workflow.DefaultVersion, 1) >= 1 && in.Approval != ""
@@ -68,7 +37,7 @@ func ChatTurn(ctx workflow.Context, in ChatTurnInput) (ChatTurnResult, error) {
 		keepCredential(rctx, ref, in.CredentialTTL)
 	}
 
-	res := ChatTurnResult{Status: models.TurnCompleted}
+	res := ChatTurnResult{Status: TurnCompleted}
 	var inTokens, outTokens int64
 	idx := 1 // 0 is the user message, stored when the turn was created
 
@@ -83,9 +52,9 @@ loop:
 		res.LLMCalls++
 		if err != nil {
 			if isCancel(ctx, err) {
-				res.Status = models.TurnCancelled
+				res.Status = TurnCancelled
 			} else {
-				res.Status, res.Error = models.TurnFailed, failureMessage(err)
+				res.Status, res.Error = TurnFailed, failureMessage(err)
 			}
 			break
 		}
@@ -116,7 +85,7 @@ loop:
 				})
 				continue
 			}
-			if approvals && in.Approval == ApprovalChanges && IsDestructiveTool(call.Name) && ref.Mode == string(tools.LabAutomation) {
+			if approvals && in.Approval == ApprovalChanges && IsDestructiveTool(call.Name) && ref.Mode == ModeLabAutomation {
 				f, settable := workflow.NewFuture(ctx)
 				slot := idx + i
 				workflow.Go(ctx, func(gctx workflow.Context) {
@@ -125,7 +94,7 @@ loop:
 				futures[i] = f
 				continue
 			}
-			if tools.IsDeviceTool(call.Name) {
+			if IsDeviceTool(call.Name) {
 				f, settable := workflow.NewFuture(ctx)
 				slot := idx + i
 				workflow.Go(ctx, func(gctx workflow.Context) {
@@ -155,13 +124,13 @@ loop:
 					cancelled = true
 					continue
 				}
-				res.Status, res.Error = models.TurnFailed, failureMessage(ferr)
+				res.Status, res.Error = TurnFailed, failureMessage(ferr)
 				break loop
 			}
 		}
 		idx += len(llm.ToolCalls)
 		if cancelled || ctx.Err() != nil {
-			res.Status = models.TurnCancelled
+			res.Status = TurnCancelled
 			break
 		}
 	}
@@ -170,17 +139,10 @@ loop:
 
 	// Finishing work must run even when the turn was cancelled.
 	fctx, _ := workflow.NewDisconnectedContext(ctx)
-	fctx = workflow.WithActivityOptions(fctx, workflow.ActivityOptions{
-		StartToCloseTimeout: time.Minute,
-		// No attempt limit: a finalizer that gave up would leave the session's row running.
-		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, MaximumInterval: 30 * time.Second},
-	})
+	fctx = workflow.WithActivityOptions(fctx, finalizeOptions())
 	var title TitleResult
-	if res.Status == models.TurnCompleted {
-		tctx := workflow.WithActivityOptions(fctx, workflow.ActivityOptions{
-			StartToCloseTimeout: time.Minute,
-			RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 2},
-		})
+	if res.Status == TurnCompleted {
+		tctx := workflow.WithActivityOptions(fctx, titleOptions())
 		// A title is a nicety: if it cannot be made the session keeps its first-message title.
 		if err := workflow.ExecuteActivity(tctx, TitleActivity, TitleInput{Turn: ref}).Get(fctx, &title); err != nil {
 			workflow.GetLogger(ctx).Warn("title generation failed", "error", err)
@@ -200,12 +162,6 @@ loop:
 		return res, fmt.Errorf("finalizing turn: %w", err)
 	}
 	return res, nil
-}
-
-// configJobTool tells the device tools that may change configuration: they run as ConfigJob
-// children (a VPCS call that only pings finds out in its plan and asks nothing).
-func configJobTool(name string) bool {
-	return name == tools.ConfigCommandsTool || name == tools.VPCSCommandsTool
 }
 
 // runApprovedTool asks the owner before a destructive lab tool runs; a refusal (or silence)
@@ -238,13 +194,10 @@ func runDeviceTool(ctx, toolCtx workflow.Context, ref TurnRef, call ToolCall, sl
 }
 
 // runPlannedDevices applies a validated plan and stores the call's aggregated result.
-func runPlannedDevices(ctx workflow.Context, ref TurnRef, call ToolCall, slot int, plan tools.DevicePlan, concurrency int) error {
+func runPlannedDevices(ctx workflow.Context, ref TurnRef, call ToolCall, slot int, plan DevicePlan, concurrency int) error {
 	errs, cancelErr := applyDevices(ctx, ToolCallRef{TurnRef: ref, CallID: call.ID, ToolName: call.Name}, plan, concurrency)
 	fctx, _ := workflow.NewDisconnectedContext(ctx)
-	fctx = workflow.WithActivityOptions(fctx, workflow.ActivityOptions{
-		StartToCloseTimeout: time.Minute,
-		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, MaximumAttempts: 10},
-	})
+	fctx = workflow.WithActivityOptions(fctx, deviceFinishOptions())
 	if err := workflow.ExecuteActivity(fctx, DeviceFinishActivity, DeviceFinishInput{
 		Turn: ref, Call: call, MessageIndex: slot, Plan: plan, Errors: errs,
 	}).Get(fctx, nil); err != nil {
@@ -258,7 +211,7 @@ func runPlannedDevices(ctx workflow.Context, ref TurnRef, call ToolCall, slot in
 
 // applyDevices runs every device's job, one activity per device and a bounded number at once.
 // It returns the devices whose activity failed for good, and the cancellation if one stopped it.
-func applyDevices(ctx workflow.Context, ref ToolCallRef, plan tools.DevicePlan, concurrency int) (map[string]string, error) {
+func applyDevices(ctx workflow.Context, ref ToolCallRef, plan DevicePlan, concurrency int) (map[string]string, error) {
 	if concurrency <= 0 {
 		concurrency = DefaultDeviceConcurrency
 	}
@@ -275,15 +228,7 @@ func applyDevices(ctx workflow.Context, ref ToolCallRef, plan tools.DevicePlan, 
 				return
 			}
 			defer sem.Release(1)
-			dctx := workflow.WithActivityOptions(gctx, workflow.ActivityOptions{
-				StartToCloseTimeout: tools.DeviceTimeout(job),
-				HeartbeatTimeout:    10 * time.Second,
-				WaitForCancellation: true,
-				RetryPolicy: &temporal.RetryPolicy{
-					InitialInterval: time.Second, BackoffCoefficient: 2, MaximumAttempts: 3,
-					NonRetryableErrorTypes: []string{ErrTypeTurnAborted},
-				},
-			})
+			dctx := workflow.WithActivityOptions(gctx, deviceOptions(deviceTimeout(job)))
 			if err := workflow.ExecuteActivity(dctx, DeviceRunActivity, DeviceInput{Turn: ref, Job: job}).Get(gctx, nil); err != nil {
 				if isCancel(gctx, err) {
 					cancelErr = err

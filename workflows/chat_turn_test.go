@@ -12,7 +12,6 @@ import (
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/gns3-copilot/gns3-copilot/models"
 	"github.com/gns3-copilot/gns3-copilot/workflows"
 )
 
@@ -105,7 +104,7 @@ func TestToolLoopFeedsResultsBackAndFinalizes(t *testing.T) {
 	env.ExecuteWorkflow(workflows.ChatTurnWorkflow, input)
 	r := result(t, env)
 
-	require.Equal(t, models.TurnCompleted, r.Status)
+	require.Equal(t, workflows.TurnCompleted, r.Status)
 	require.Len(t, f.llmCalls, 2)
 	require.Equal(t, 1, f.llmCalls[0].MessageIndex)
 	// The two parallel tool results take slots 2 and 3, the second answer slot 4.
@@ -118,7 +117,7 @@ func TestToolLoopFeedsResultsBackAndFinalizes(t *testing.T) {
 	require.Equal(t, 4, f.llmCalls[1].MessageIndex)
 	require.Len(t, f.finalized, 1)
 	fin := f.finalized[0]
-	require.Equal(t, models.TurnCompleted, fin.Status)
+	require.Equal(t, workflows.TurnCompleted, fin.Status)
 	require.Equal(t, int64(3), fin.LLMCalls, "two answer calls and the title call")
 	require.Equal(t, int64(307), fin.InputTokens)
 	require.Equal(t, int64(33), fin.OutputTokens)
@@ -138,7 +137,7 @@ func TestStepLimitForcesAnAnswerInWords(t *testing.T) {
 	in.MaxSteps = 3
 	env.ExecuteWorkflow(workflows.ChatTurnWorkflow, in)
 	r := result(t, env)
-	require.Equal(t, models.TurnCompleted, r.Status)
+	require.Equal(t, workflows.TurnCompleted, r.Status)
 	require.Len(t, f.llmCalls, 3)
 	require.False(t, f.llmCalls[0].NoTools)
 	require.False(t, f.llmCalls[1].NoTools)
@@ -160,7 +159,7 @@ func TestToolActivityFailureIsFedBackToTheModel(t *testing.T) {
 	env := newEnv(t, f)
 	env.ExecuteWorkflow(workflows.ChatTurnWorkflow, input)
 	r := result(t, env)
-	require.Equal(t, models.TurnCompleted, r.Status, "a failing tool does not fail the turn")
+	require.Equal(t, workflows.TurnCompleted, r.Status, "a failing tool does not fail the turn")
 	require.Len(t, f.failures, 1)
 	require.Equal(t, "c1", f.failures[0].Call.ID)
 	require.Equal(t, 2, f.failures[0].MessageIndex)
@@ -181,7 +180,7 @@ func TestLLMIsRetriedThenSucceeds(t *testing.T) {
 	env := newEnv(t, f)
 	env.ExecuteWorkflow(workflows.ChatTurnWorkflow, input)
 	r := result(t, env)
-	require.Equal(t, models.TurnCompleted, r.Status)
+	require.Equal(t, workflows.TurnCompleted, r.Status)
 	require.Equal(t, 3, attempts)
 	require.Equal(t, 1, f.llmCalls[2].MessageIndex, "every attempt writes the same message slot")
 }
@@ -194,10 +193,10 @@ func TestBadAPIKeyIsNotRetriedAndFailsTheTurn(t *testing.T) {
 	env := newEnv(t, f)
 	env.ExecuteWorkflow(workflows.ChatTurnWorkflow, input)
 	r := result(t, env)
-	require.Equal(t, models.TurnFailed, r.Status)
+	require.Equal(t, workflows.TurnFailed, r.Status)
 	require.Len(t, f.llmCalls, 1)
 	require.Len(t, f.finalized, 1)
-	require.Equal(t, models.TurnFailed, f.finalized[0].Status)
+	require.Equal(t, workflows.TurnFailed, f.finalized[0].Status)
 	require.Contains(t, f.finalized[0].Error, "rejected the API key")
 	require.Zero(t, f.titles, "no title for a failed turn")
 }
@@ -216,7 +215,7 @@ func TestCancellationFinalizesAsCancelled(t *testing.T) {
 	require.True(t, env.IsWorkflowCompleted())
 	<-started
 	require.Len(t, f.finalized, 1)
-	require.Equal(t, models.TurnCancelled, f.finalized[0].Status)
+	require.Equal(t, workflows.TurnCancelled, f.finalized[0].Status)
 	require.Zero(t, f.titles)
 }
 
@@ -235,7 +234,7 @@ func TestCancellationDuringToolsFinalizesAsCancelled(t *testing.T) {
 	require.True(t, env.IsWorkflowCompleted())
 	require.Len(t, f.llmCalls, 1, "no further model call after cancelling")
 	require.Len(t, f.finalized, 1)
-	require.Equal(t, models.TurnCancelled, f.finalized[0].Status)
+	require.Equal(t, workflows.TurnCancelled, f.finalized[0].Status)
 }
 
 // An activity that stopped on the user's abort (before Temporal's own cancellation reached it)
@@ -248,7 +247,7 @@ func TestAbortedActivityEndsTheTurnAsCancelled(t *testing.T) {
 	env := newEnv(t, f)
 	env.ExecuteWorkflow(workflows.ChatTurnWorkflow, input)
 	r := result(t, env)
-	require.Equal(t, models.TurnCancelled, r.Status)
+	require.Equal(t, workflows.TurnCancelled, r.Status)
 	require.Len(t, f.llmCalls, 1)
-	require.Equal(t, models.TurnCancelled, f.finalized[0].Status)
+	require.Equal(t, workflows.TurnCancelled, f.finalized[0].Status)
 }

@@ -6,8 +6,6 @@ import (
 
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
-
-	"github.com/gns3-copilot/gns3-copilot/tools"
 )
 
 // Configuration jobs: a device tool call that changes configuration runs as a child workflow
@@ -59,7 +57,7 @@ type ConfigJobResult struct {
 // ReadConfigInput reads one device's configuration before or after the change.
 type ReadConfigInput struct {
 	Turn  ToolCallRef
-	Job   tools.DeviceJob
+	Job   DeviceJob
 	Phase string
 }
 
@@ -80,7 +78,7 @@ type FinishConfigJobInput struct {
 	Turn         TurnRef
 	Call         ToolCall
 	MessageIndex int
-	Plan         tools.DevicePlan
+	Plan         DevicePlan
 	// Errors are devices whose apply activity failed for good; ReadErrors are reads that
 	// failed, by phase and node id.
 	Errors     map[string]string
@@ -104,15 +102,7 @@ func ConfigJob(ctx workflow.Context, in ConfigJobInput) (ConfigJobResult, error)
 		return ConfigJobResult{}, err
 	}
 	jobID := workflow.GetInfo(ctx).WorkflowExecution.ID
-	toolCtx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		StartToCloseTimeout: 5 * time.Minute,
-		HeartbeatTimeout:    10 * time.Second,
-		WaitForCancellation: true,
-		RetryPolicy: &temporal.RetryPolicy{
-			InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: 20 * time.Second, MaximumAttempts: 3,
-			NonRetryableErrorTypes: []string{ErrTypeNoCredentials, ErrTypeTurnAborted},
-		},
-	})
+	toolCtx := workflow.WithActivityOptions(ctx, jobPlanOptions())
 	var planned DevicePlanResult
 	if err := workflow.ExecuteActivity(toolCtx, DevicePlanActivity, ToolInput{Turn: in.Turn, Call: in.Call, MessageIndex: in.MessageIndex}).Get(ctx, &planned); err != nil {
 		return ConfigJobResult{}, err
@@ -187,16 +177,10 @@ func ConfigJob(ctx workflow.Context, in ConfigJobInput) (ConfigJobResult, error)
 
 // readConfigs reads every device's configuration, a bounded number at a time. A device whose
 // read fails is reported by node id; the job goes on without its read.
-func readConfigs(ctx workflow.Context, ref ToolCallRef, plan tools.DevicePlan, phase string, concurrency int) map[string]string {
+func readConfigs(ctx workflow.Context, ref ToolCallRef, plan DevicePlan, phase string, concurrency int) map[string]string {
 	errs := map[string]string{}
-	forEachDevice(ctx, plan, concurrency, func(gctx workflow.Context, job tools.DeviceJob) {
-		rctx := workflow.WithActivityOptions(gctx, workflow.ActivityOptions{
-			StartToCloseTimeout: 2 * time.Minute,
-			HeartbeatTimeout:    10 * time.Second,
-			WaitForCancellation: true,
-			RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumAttempts: 3,
-				NonRetryableErrorTypes: []string{ErrTypeTurnAborted}},
-		})
+	forEachDevice(ctx, plan, concurrency, func(gctx workflow.Context, job DeviceJob) {
+		rctx := workflow.WithActivityOptions(gctx, readConfigOptions())
 		if err := workflow.ExecuteActivity(rctx, ReadConfigActivity, ReadConfigInput{Turn: ref, Job: job, Phase: phase}).Get(gctx, nil); err != nil {
 			errs[job.NodeID] = failureMessage(err)
 		}
@@ -206,7 +190,7 @@ func readConfigs(ctx workflow.Context, ref ToolCallRef, plan tools.DevicePlan, p
 
 // forEachDevice runs fn for every job of the plan, at most concurrency at once, and returns when
 // all have finished.
-func forEachDevice(ctx workflow.Context, plan tools.DevicePlan, concurrency int, fn func(workflow.Context, tools.DeviceJob)) {
+func forEachDevice(ctx workflow.Context, plan DevicePlan, concurrency int, fn func(workflow.Context, DeviceJob)) {
 	if concurrency <= 0 {
 		concurrency = DefaultDeviceConcurrency
 	}

@@ -13,7 +13,6 @@ import (
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/gns3-copilot/gns3-copilot/tools"
 	"github.com/gns3-copilot/gns3-copilot/workflows"
 )
 
@@ -46,7 +45,7 @@ func (j *jobActs) register(env *testsuite.TestWorkflowEnvironment) {
 	for name, fn := range map[string]any{
 		workflows.DevicePlanActivity: func(_ context.Context, in workflows.ToolInput) (workflows.DevicePlanResult, error) {
 			j.add("plan")
-			return workflows.DevicePlanResult{Changes: j.changes, Plan: tools.DevicePlan{Tool: in.Call.Name, Jobs: []tools.DeviceJob{
+			return workflows.DevicePlanResult{Changes: j.changes, Plan: workflows.DevicePlan{Tool: in.Call.Name, Jobs: []workflows.DeviceJob{
 				{NodeID: "n1", Name: "PC1", Platform: "vpcs", Commands: []string{"ip 10.0.0.1/24"}},
 				{NodeID: "n2", Name: "PC2", Platform: "vpcs", Commands: []string{"ip 10.0.0.2/24"}},
 			}}}, nil
@@ -102,7 +101,7 @@ func (j *jobActs) register(env *testsuite.TestWorkflowEnvironment) {
 
 var jobInput = workflows.ConfigJobInput{
 	Turn: workflows.TurnRef{SessionID: "s1", TurnID: "t1", ProjectID: "p1", UserID: "u1", Mode: "lab_automation_assistant"},
-	Call: workflows.ToolCall{ID: "c1", Name: tools.VPCSCommandsTool, Arguments: "{}"}, MessageIndex: 2,
+	Call: workflows.ToolCall{ID: "c1", Name: workflows.VPCSCommandsTool, Arguments: "{}"}, MessageIndex: 2,
 	Approval: workflows.ApprovalChanges, ApprovalTimeout: 30 * time.Minute,
 }
 

@@ -10,15 +10,13 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 
-	"github.com/gns3-copilot/gns3-copilot/models"
-	"github.com/gns3-copilot/gns3-copilot/tools"
 	"github.com/gns3-copilot/gns3-copilot/workflows"
 )
 
 type deviceActs struct {
 	mu       sync.Mutex
 	cond     *sync.Cond
-	jobs     []tools.DeviceJob
+	jobs     []workflows.DeviceJob
 	started  int
 	active   int
 	max      int
@@ -27,8 +25,8 @@ type deviceActs struct {
 }
 
 func (d *deviceActs) Plan(_ context.Context, in workflows.ToolInput) (workflows.DevicePlanResult, error) {
-	return workflows.DevicePlanResult{Plan: tools.DevicePlan{Tool: in.Call.Name, Jobs: d.jobs,
-		Failed: []tools.Item{{ID: "ghost", Name: "ghost", Status: tools.StatusFailed, Error: "no node"}}}}, nil
+	return workflows.DevicePlanResult{Plan: workflows.DevicePlan{Tool: in.Call.Name, Jobs: d.jobs,
+		Failed: []workflows.DeviceFailure{{ID: "ghost", Name: "ghost", Status: "failed", Error: "no node"}}}}, nil
 }
 
 // Run holds the first devices until two run at once, which shows whether the bound holds.
@@ -62,14 +60,14 @@ func TestDeviceToolFansOutOneActivityPerDeviceWithinTheBound(t *testing.T) {
 	f := &fakeActs{}
 	f.llm = func(_ context.Context, in workflows.LLMInput) (workflows.LLMResult, error) {
 		if in.Step == 1 {
-			return workflows.LLMResult{ToolCalls: []workflows.ToolCall{{ID: "c1", Name: tools.ShowCommandsTool, Arguments: "{}"}}}, nil
+			return workflows.LLMResult{ToolCalls: []workflows.ToolCall{{ID: "c1", Name: workflows.ShowCommandsTool, Arguments: "{}"}}}, nil
 		}
 		return workflows.LLMResult{}, nil
 	}
 	d := &deviceActs{fail: map[string]bool{"n3": true}}
 	d.cond = sync.NewCond(&d.mu)
 	for _, id := range []string{"n1", "n2", "n3", "n4", "n5"} {
-		d.jobs = append(d.jobs, tools.DeviceJob{NodeID: id, Name: id, Commands: []string{"show version"}})
+		d.jobs = append(d.jobs, workflows.DeviceJob{NodeID: id, Name: id, Commands: []string{"show version"}})
 	}
 	env := newEnv(t, f)
 	env.RegisterActivityWithOptions(d.Plan, activity.RegisterOptions{Name: workflows.DevicePlanActivity})
@@ -80,7 +78,7 @@ func TestDeviceToolFansOutOneActivityPerDeviceWithinTheBound(t *testing.T) {
 	env.ExecuteWorkflow(workflows.ChatTurnWorkflow, in)
 	r := result(t, env)
 
-	require.Equal(t, models.TurnCompleted, r.Status)
+	require.Equal(t, workflows.TurnCompleted, r.Status)
 	require.Empty(t, f.toolCalls, "device tools do not go through the generic tool activity")
 	require.Equal(t, 5, d.started, "one activity per device")
 	require.Equal(t, 2, d.max, "never more devices at once than allowed")

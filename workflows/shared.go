@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"strings"
 	"time"
-
-	"github.com/gns3-copilot/gns3-copilot/tools"
 )
 
 // TaskQueue is the queue workers poll and turns are started on.
@@ -34,6 +32,14 @@ const (
 	ErrTypeNoCredentials = "CredentialsExpired"
 	// ErrTypeTurnAborted is how an activity that stopped on the user's abort reports it.
 	ErrTypeTurnAborted = "TurnAborted"
+)
+
+// How a turn ends (ChatTurnResult.Status, FinalizeInput.Status): the words the database stores
+// for a turn, which the activities' tests hold equal to the models package's.
+const (
+	TurnCompleted = "completed"
+	TurnFailed    = "failed"
+	TurnCancelled = "cancelled"
 )
 
 // WorkflowID makes a turn readable in the Temporal UI and unique per turn.
@@ -175,7 +181,7 @@ const (
 // DevicePlanResult is the validated call; Done means it already failed as a whole and its
 // result is stored.
 type DevicePlanResult struct {
-	Plan tools.DevicePlan
+	Plan DevicePlan
 	Done bool
 	// Changes is set when some line would change a device's configuration (as opposed to show
 	// and ping), which is what a configuration job asks approval for.
@@ -185,7 +191,7 @@ type DevicePlanResult struct {
 // DeviceInput runs one device's job.
 type DeviceInput struct {
 	Turn ToolCallRef
-	Job  tools.DeviceJob
+	Job  DeviceJob
 }
 
 // ToolCallRef names the tool call a device job belongs to.
@@ -200,7 +206,7 @@ type DeviceFinishInput struct {
 	Turn         TurnRef
 	Call         ToolCall
 	MessageIndex int
-	Plan         tools.DevicePlan
+	Plan         DevicePlan
 	// Errors are devices whose activity failed for good, by node id.
 	Errors map[string]string
 }

@@ -1,0 +1,132 @@
+package workflows
+
+import (
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+)
+
+// How long each kind of activity may take and how it is retried. Functions rather than values,
+// so no two calls share a retry policy.
+
+// llmOptions: a model call streams for minutes at most; its short heartbeat lets a crashed
+// worker's call be retried elsewhere within seconds. Errors a retry cannot fix are final.
+func llmOptions() workflow.ActivityOptions {
+	return workflow.ActivityOptions{
+		StartToCloseTimeout: 5 * time.Minute,
+		HeartbeatTimeout:    10 * time.Second,
+		WaitForCancellation: true,
+		RetryPolicy: &temporal.RetryPolicy{
+			InitialInterval:        time.Second,
+			BackoffCoefficient:     2,
+			MaximumInterval:        30 * time.Second,
+			MaximumAttempts:        5,
+			NonRetryableErrorTypes: []string{ErrTypeLLMAuth, ErrTypeLLMBadRequest, ErrTypeLLMConfig, ErrTypeTurnAborted},
+		},
+	}
+}
+
+// toolOptions: starting many slow nodes may take a quarter of an hour; heartbeats prove progress.
+// The device tools' plan runs under them too.
+func toolOptions() workflow.ActivityOptions {
+	return workflow.ActivityOptions{
+		StartToCloseTimeout: 20 * time.Minute,
+		HeartbeatTimeout:    10 * time.Second,
+		WaitForCancellation: true,
+		RetryPolicy: &temporal.RetryPolicy{
+			InitialInterval:        time.Second,
+			BackoffCoefficient:     2,
+			MaximumInterval:        20 * time.Second,
+			MaximumAttempts:        3,
+			NonRetryableErrorTypes: []string{ErrTypeNoCredentials, ErrTypeTurnAborted},
+		},
+	}
+}
+
+// toolFailureOptions: storing a failed tool's result is a database write.
+func toolFailureOptions() workflow.ActivityOptions {
+	return workflow.ActivityOptions{
+		StartToCloseTimeout: 30 * time.Second,
+		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 5},
+	}
+}
+
+// titleOptions: a title is a nicety, so it is tried twice and then given up.
+func titleOptions() workflow.ActivityOptions {
+	return workflow.ActivityOptions{
+		StartToCloseTimeout: time.Minute,
+		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 2},
+	}
+}
+
+// finalizeOptions has no attempt limit: a finalizer that gave up would leave the session's row
+// running.
+func finalizeOptions() workflow.ActivityOptions {
+	return workflow.ActivityOptions{
+		StartToCloseTimeout: time.Minute,
+		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, MaximumInterval: 30 * time.Second},
+	}
+}
+
+// deviceOptions: one device's job, bounded by the time its commands may take.
+func deviceOptions(timeout time.Duration) workflow.ActivityOptions {
+	return workflow.ActivityOptions{
+		StartToCloseTimeout: timeout,
+		HeartbeatTimeout:    10 * time.Second,
+		WaitForCancellation: true,
+		RetryPolicy: &temporal.RetryPolicy{
+			InitialInterval: time.Second, BackoffCoefficient: 2, MaximumAttempts: 3,
+			NonRetryableErrorTypes: []string{ErrTypeTurnAborted},
+		},
+	}
+}
+
+// deviceFinishOptions: aggregating a device tool call reads records and stores one result.
+func deviceFinishOptions() workflow.ActivityOptions {
+	return workflow.ActivityOptions{
+		StartToCloseTimeout: time.Minute,
+		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, MaximumAttempts: 10},
+	}
+}
+
+// jobPlanOptions: a configuration job's plan reads the topology once.
+func jobPlanOptions() workflow.ActivityOptions {
+	return workflow.ActivityOptions{
+		StartToCloseTimeout: 5 * time.Minute,
+		HeartbeatTimeout:    10 * time.Second,
+		WaitForCancellation: true,
+		RetryPolicy: &temporal.RetryPolicy{
+			InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: 20 * time.Second, MaximumAttempts: 3,
+			NonRetryableErrorTypes: []string{ErrTypeNoCredentials, ErrTypeTurnAborted},
+		},
+	}
+}
+
+// readConfigOptions: reading one device's configuration is one show command.
+func readConfigOptions() workflow.ActivityOptions {
+	return workflow.ActivityOptions{
+		StartToCloseTimeout: 2 * time.Minute,
+		HeartbeatTimeout:    10 * time.Second,
+		WaitForCancellation: true,
+		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumAttempts: 3,
+			NonRetryableErrorTypes: []string{ErrTypeTurnAborted}},
+	}
+}
+
+// approvalRecordOptions: approvals and job statuses are database writes that must land, so they
+// are retried longer than a tool's.
+func approvalRecordOptions() workflow.ActivityOptions {
+	return workflow.ActivityOptions{
+		StartToCloseTimeout: 30 * time.Second,
+		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, MaximumInterval: 10 * time.Second, MaximumAttempts: 20},
+	}
+}
+
+// renewCredentialOptions: a renewal has half the credential's lifetime to succeed.
+func renewCredentialOptions() workflow.ActivityOptions {
+	return workflow.ActivityOptions{
+		StartToCloseTimeout: 30 * time.Second,
+		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, MaximumInterval: 30 * time.Second, MaximumAttempts: 10},
+	}
+}
