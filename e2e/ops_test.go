@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -13,9 +14,11 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/converter"
 
 	"github.com/gns3-copilot/gns3-copilot/internal/testkit/e2eenv"
+	"github.com/gns3-copilot/gns3-copilot/internal/testkit/fakegns3"
 	"github.com/gns3-copilot/gns3-copilot/internal/testkit/fakeopenai"
 	"github.com/gns3-copilot/gns3-copilot/workflows"
 )
@@ -214,5 +217,72 @@ func TestTemporalUISummaryOfATurn(t *testing.T) {
 		require.NotContains(t, text, "rack-5512")
 		require.NotContains(t, text, e2eenv.UserToken)
 		require.NotContains(t, text, e2eenv.LLMKey)
+	}
+}
+
+// activitySummaries reads a finished workflow's history: the summary the Temporal UI shows for
+// every activity it scheduled, by activity type, in order.
+func activitySummaries(t *testing.T, env *e2eenv.Env, workflowID string) map[string][]string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	out := map[string][]string{}
+	iter := env.Service.Temporal().GetWorkflowHistory(ctx, workflowID, "", false, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	for iter.HasNext() {
+		ev, err := iter.Next()
+		require.NoError(t, err)
+		attrs := ev.GetActivityTaskScheduledEventAttributes()
+		if attrs == nil {
+			continue
+		}
+		var summary string
+		require.NoError(t, converter.GetDefaultDataConverter().FromPayload(ev.GetUserMetadata().GetSummary(), &summary))
+		out[attrs.GetActivityType().GetName()] = append(out[attrs.GetActivityType().GetName()], summary)
+	}
+	return out
+}
+
+// In the Temporal UI every activity of a turn says what it does, with names and counts: the
+// model call and its step, the tool and the nodes it acts on, each device and how many
+// commands it gets. Never the conversation's text, a command line, a token or a key.
+func TestTemporalUISummariesOfActivities(t *testing.T) {
+	env := e2eenv.Start(t, e2eenv.Options{Mode: "lab_automation_assistant"})
+	env.LLM.SetHandler(titleReplies("Summaries"))
+	pc1 := env.GNS3.AddNode(env.ProjectID, fakegns3.NodeSpec{Template: fakegns3.VPCSTemplateID, Name: "PC1"})
+	env.GNS3.AddNode(env.ProjectID, fakegns3.NodeSpec{Template: fakegns3.VPCSTemplateID, Name: "PC2", X: 300})
+	// A console nobody answers: the device's failure is its result, the summaries are the same.
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	closedPort := l.Addr().(*net.TCPAddr).Port
+	require.NoError(t, l.Close())
+	env.GNS3.SetConsole(pc1.ID, "127.0.0.1", closedPort)
+
+	const message, answer, command = "start the rack-6620 PCs", "Started rack-8813.", "show ip rack-4471"
+	env.LLM.Enqueue(
+		fakeopenai.Calls(fakeopenai.ToolCall{ID: "c1", Name: "start_gns3_node", Arguments: `{"node_ids": ["PC1", "PC2"]}`}),
+		fakeopenai.Calls(fakeopenai.ToolCall{ID: "c2", Name: "execute_multiple_device_commands",
+			Arguments: `{"device_configs": [{"device_name": "PC1", "commands": ["` + command + `", "show arp"]}]}`}),
+		fakeopenai.Text(answer),
+	)
+	frames := env.OpenStream(http.MethodPost, env.ChatPath("/stream"), map[string]any{"message": message}, "").UntilDone(t, true)
+	require.Equal(t, "completed", frames[len(frames)-1].Data["status"], "turn: %v", e2eenv.Types(frames))
+	sessionID, turnID := startedIDs(t, frames)
+
+	got := activitySummaries(t, env, workflows.WorkflowID(sessionID, turnID))
+	require.Equal(t, []string{"step 1: model gpt-4o-mini", "step 2: model gpt-4o-mini", "step 3: model gpt-4o-mini"}, got[workflows.LLMActivity])
+	require.Equal(t, []string{"start_gns3_node: PC1, PC2"}, got[workflows.ToolActivity])
+	require.Equal(t, []string{"plan execute_multiple_device_commands: PC1"}, got[workflows.DevicePlanActivity])
+	require.Equal(t, []string{"PC1: 2 commands"}, got[workflows.DeviceRunActivity])
+	require.Equal(t, []string{"execute_multiple_device_commands result: 1 device (PC1)"}, got[workflows.DeviceFinishActivity])
+	require.Equal(t, []string{"session title"}, got[workflows.TitleActivity])
+	require.Len(t, got[workflows.FinalizeActivity], 1)
+	require.Regexp(t, `^finish the turn: completed, 3 steps, \d+ tokens$`, got[workflows.FinalizeActivity][0])
+
+	for _, list := range got {
+		for _, s := range list {
+			for _, secret := range []string{e2eenv.UserToken, e2eenv.LLMKey, "rack-6620", "rack-8813", "rack-4471"} {
+				require.NotContains(t, s, secret)
+			}
+		}
 	}
 }

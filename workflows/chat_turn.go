@@ -45,7 +45,7 @@ loop:
 	for step := 1; step <= maxSteps; step++ {
 		res.Steps = step
 		var llm LLMResult
-		err := workflow.ExecuteActivity(llmCtx, LLMActivity, LLMInput{
+		err := workflow.ExecuteActivity(summarized(llmCtx, "%s", llmSummary(step, in.Model, step == maxSteps)), LLMActivity, LLMInput{
 			Turn: ref, Step: step, MessageIndex: idx, NoTools: step == maxSteps,
 		}).Get(ctx, &llm)
 		// A call counts even if it did not finish (its tokens are then unknown).
@@ -74,7 +74,8 @@ loop:
 				}
 			}
 			if approvals && configJobTool(call.Name) {
-				copts := workflow.ChildWorkflowOptions{WorkflowID: ConfigJobID(ref.TurnID, call.ID), WaitForCancellation: true}
+				copts := workflow.ChildWorkflowOptions{WorkflowID: ConfigJobID(ref.TurnID, call.ID), WaitForCancellation: true,
+					StaticSummary: clipSummary("configuration job " + toolSummary(call))}
 				if in.SearchAttributes {
 					copts.TypedSearchAttributes = jobSearchAttributes(ref, call.Name)
 				}
@@ -103,7 +104,7 @@ loop:
 				futures[i] = f
 				continue
 			}
-			futures[i] = workflow.ExecuteActivity(toolCtx, ToolActivity, ToolInput{Turn: ref, Call: call, MessageIndex: idx + i})
+			futures[i] = workflow.ExecuteActivity(summarized(toolCtx, "%s", toolSummary(call)), ToolActivity, ToolInput{Turn: ref, Call: call, MessageIndex: idx + i})
 		}
 		cancelled := false
 		for i, f := range futures {
@@ -117,7 +118,7 @@ loop:
 				continue
 			}
 			// The model gets the failure as the tool's result and can react to it; the turn goes on.
-			if ferr := workflow.ExecuteActivity(recordCtx, ToolFailedActivity, ToolFailureInput{
+			if ferr := workflow.ExecuteActivity(summarized(recordCtx, "%s failed: storing its error as the result", llm.ToolCalls[i].Name), ToolFailedActivity, ToolFailureInput{
 				Turn: ref, Call: llm.ToolCalls[i], MessageIndex: idx + i, Error: failureMessage(err),
 			}).Get(ctx, nil); ferr != nil {
 				if isCancel(ctx, ferr) {
@@ -144,7 +145,7 @@ loop:
 	if res.Status == TurnCompleted {
 		tctx := workflow.WithActivityOptions(fctx, titleOptions())
 		// A title is a nicety: if it cannot be made the session keeps its first-message title.
-		if err := workflow.ExecuteActivity(tctx, TitleActivity, TitleInput{Turn: ref}).Get(fctx, &title); err != nil {
+		if err := workflow.ExecuteActivity(summarized(tctx, "session title"), TitleActivity, TitleInput{Turn: ref}).Get(fctx, &title); err != nil {
 			workflow.GetLogger(ctx).Warn("title generation failed", "error", err)
 			title = TitleResult{}
 		}
@@ -154,7 +155,7 @@ loop:
 			outTokens += title.OutputTokens
 		}
 	}
-	err = workflow.ExecuteActivity(fctx, FinalizeActivity, FinalizeInput{
+	err = workflow.ExecuteActivity(summarized(fctx, "finish the turn: %s, %s, %d tokens", res.Status, plural(res.Steps, "step"), inTokens+outTokens), FinalizeActivity, FinalizeInput{
 		Turn: ref, Status: res.Status, Error: res.Error, LLMCalls: res.LLMCalls,
 		InputTokens: inTokens, OutputTokens: outTokens, Title: title.Title,
 	}).Get(fctx, nil)
@@ -172,11 +173,11 @@ func runApprovedTool(ctx, toolCtx, recordCtx workflow.Context, gate *approvalGat
 		return err
 	}
 	if !out.Approved() {
-		return workflow.ExecuteActivity(recordCtx, ToolFailedActivity, ToolFailureInput{
+		return workflow.ExecuteActivity(summarized(recordCtx, "%s not run: approval %s", call.Name, out.Status), ToolFailedActivity, ToolFailureInput{
 			Turn: ref, Call: call, MessageIndex: slot, Error: RejectionMessage(out),
 		}).Get(ctx, nil)
 	}
-	return workflow.ExecuteActivity(toolCtx, ToolActivity, ToolInput{Turn: ref, Call: call, MessageIndex: slot}).Get(ctx, nil)
+	return workflow.ExecuteActivity(summarized(toolCtx, "%s", toolSummary(call)), ToolActivity, ToolInput{Turn: ref, Call: call, MessageIndex: slot}).Get(ctx, nil)
 }
 
 // runDeviceTool runs a device tool as one activity per device, a bounded number at a time, so
@@ -184,7 +185,7 @@ func runApprovedTool(ctx, toolCtx, recordCtx workflow.Context, gate *approvalGat
 // The call's result is stored even when the turn is cancelled half-way.
 func runDeviceTool(ctx, toolCtx workflow.Context, ref TurnRef, call ToolCall, slot, concurrency int) error {
 	var planned DevicePlanResult
-	if err := workflow.ExecuteActivity(toolCtx, DevicePlanActivity, ToolInput{Turn: ref, Call: call, MessageIndex: slot}).Get(ctx, &planned); err != nil {
+	if err := workflow.ExecuteActivity(summarized(toolCtx, "plan %s", toolSummary(call)), DevicePlanActivity, ToolInput{Turn: ref, Call: call, MessageIndex: slot}).Get(ctx, &planned); err != nil {
 		return err
 	}
 	if planned.Done {
@@ -198,7 +199,7 @@ func runPlannedDevices(ctx workflow.Context, ref TurnRef, call ToolCall, slot in
 	errs, cancelErr := applyDevices(ctx, ToolCallRef{TurnRef: ref, CallID: call.ID, ToolName: call.Name}, plan, concurrency)
 	fctx, _ := workflow.NewDisconnectedContext(ctx)
 	fctx = workflow.WithActivityOptions(fctx, deviceFinishOptions())
-	if err := workflow.ExecuteActivity(fctx, DeviceFinishActivity, DeviceFinishInput{
+	if err := workflow.ExecuteActivity(summarized(fctx, "%s result: %s", call.Name, planDevices(plan)), DeviceFinishActivity, DeviceFinishInput{
 		Turn: ref, Call: call, MessageIndex: slot, Plan: plan, Errors: errs,
 	}).Get(fctx, nil); err != nil {
 		return err
@@ -228,7 +229,9 @@ func applyDevices(ctx workflow.Context, ref ToolCallRef, plan DevicePlan, concur
 				return
 			}
 			defer sem.Release(1)
-			dctx := workflow.WithActivityOptions(gctx, deviceOptions(deviceTimeout(job)))
+			opts := deviceOptions(deviceTimeout(job))
+			opts.Summary = clipSummary(deviceSummary(job))
+			dctx := workflow.WithActivityOptions(gctx, opts)
 			if err := workflow.ExecuteActivity(dctx, DeviceRunActivity, DeviceInput{Turn: ref, Job: job}).Get(gctx, nil); err != nil {
 				if isCancel(gctx, err) {
 					cancelErr = err

@@ -75,6 +75,9 @@ type ChatTurnInput struct {
 	// SearchAttributes says the cluster knows ProjectId, SessionId, UserId and ToolName (the
 	// turn was started with them), so the turn may set them on its configuration jobs.
 	SearchAttributes bool
+	// Model names the model the turn was started with, for the activity summaries the Temporal
+	// UI shows; the LLM activity chooses the model itself.
+	Model string `json:",omitempty"`
 	// CredentialTTL is the lifetime the API gave the turn's GNS3 credential; a turn that runs
 	// with approvals renews it every half of it, so a long wait does not outlive it.
 	CredentialTTL time.Duration
