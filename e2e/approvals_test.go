@@ -177,6 +177,8 @@ func TestConfigurationWaitsForApprovalAndReportsWhatChanged(t *testing.T) {
 	require.Equal(t, "change", pc1.Lines[0].Verdict)
 	require.Empty(t, linesSent(t, env), "nothing is sent before the decision")
 	require.NotContains(t, showIP(t, lab.Nodes[0]), "10.7.0.1")
+	require.Equal(t, 1.0, value(scrape(t, env), "gns3_copilot_approvals", map[string]string{"kind": "config", "status": "pending"}),
+		"/metrics shows the approval waiting")
 
 	path := env.ChatPath("/sessions/" + sessionID + "/approvals/" + a.ApprovalID)
 	// Someone else, even with access to the project, cannot see or decide it.
@@ -214,6 +216,9 @@ func TestConfigurationWaitsForApprovalAndReportsWhatChanged(t *testing.T) {
 	rest := s.UntilDone(t, true)
 	require.Equal(t, "completed", rest[len(rest)-1].Data["status"])
 	require.Contains(t, e2eenv.Types(rest), "approval_resolved")
+	fams := scrape(t, env)
+	require.Equal(t, 1.0, value(fams, "gns3_copilot_approvals", map[string]string{"kind": "config", "status": "approved"}))
+	require.Equal(t, 0.0, value(fams, "gns3_copilot_approvals", map[string]string{"status": "pending"}))
 	ends := deviceToolEnds(t, rest)
 	require.Len(t, ends, 1)
 	out := ends[0]

@@ -211,3 +211,17 @@ func (a *Approval) View() ApprovalView {
 	}
 	return v
 }
+
+// ApprovalCount is how many approvals of a kind are in a status.
+type ApprovalCount struct {
+	Kind   string
+	Status string
+	N      int64
+}
+
+// Counts counts the approvals by kind and status, for the metrics.
+func (r ApprovalRepository) Counts(ctx context.Context) ([]ApprovalCount, error) {
+	var out []ApprovalCount
+	err := r.DB.WithContext(ctx).Model(&Approval{}).Select("kind, status, count(*) AS n").Group("kind, status").Order("kind, status").Scan(&out).Error
+	return out, err
+}

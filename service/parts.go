@@ -1,6 +1,7 @@
 package service
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -16,6 +17,8 @@ import (
 	"github.com/gns3-copilot/gns3-copilot/devices"
 	"github.com/gns3-copilot/gns3-copilot/egress"
 	"github.com/gns3-copilot/gns3-copilot/llmconfig"
+	"github.com/gns3-copilot/gns3-copilot/metrics"
+	"github.com/gns3-copilot/gns3-copilot/models"
 	"github.com/gns3-copilot/gns3-copilot/skills"
 	"github.com/gns3-copilot/gns3-copilot/tools"
 	"github.com/gns3-copilot/gns3-copilot/web"
@@ -84,4 +87,16 @@ func buildParts(db *gorm.DB, sealer *credentials.Sealer, rdb *redis.Client, cfg 
 
 		untrustedHTTP: outbound.Client(),
 	}, nil
+}
+
+// approvalCounts lets the metrics read the approvals table without knowing the models package.
+func approvalCounts(repo models.ApprovalRepository) func(context.Context) ([]metrics.ApprovalCount, error) {
+	return func(ctx context.Context) ([]metrics.ApprovalCount, error) {
+		rows, err := repo.Counts(ctx)
+		out := make([]metrics.ApprovalCount, len(rows))
+		for i, r := range rows {
+			out[i] = metrics.ApprovalCount(r)
+		}
+		return out, err
+	}
 }

@@ -241,6 +241,7 @@ func Start(ctx context.Context, role Role, cfg Config) (_ *Running, err error) {
 		r.closers = append(r.closers, func() error { live.Close(); return nil })
 	}
 	repo := models.NewChatRepository(db)
+	r.metrics.WatchApprovals(approvalCounts(models.ApprovalRepository{DB: db}))
 	parts, err := buildParts(db, sealer, rdb, cfg, log)
 	if err != nil {
 		return nil, err
