@@ -51,9 +51,6 @@ func newCaptureTool() Tool {
 
 type captureTool struct{ spec }
 
-// MaxDuration covers the longest capture plus starting, stopping and reading the topology.
-func (ct *captureTool) MaxDuration() time.Duration { return (maxCaptureSeconds + 60) * time.Second }
-
 type captureArgs struct {
 	projectArg
 	linkRef

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/gns3-copilot/gns3-copilot/devices"
@@ -18,6 +17,13 @@ const (
 	ConfigCommandsTool = "execute_multiple_device_config_commands"
 	VPCSCommandsTool   = "execute_vpcs_commands"
 )
+
+// IsDeviceTool reports whether a tool runs commands on device consoles. Those tools have no Run:
+// a call is planned with PlanDevices and run by the device activities, one per device, so a
+// crash repeats no device's work.
+func IsDeviceTool(name string) bool {
+	return name == ShowCommandsTool || name == ConfigCommandsTool || name == VPCSCommandsTool
+}
 
 const (
 	maxDevicesPerCall  = 100
@@ -58,12 +64,6 @@ type DeviceOutcome struct {
 	Blocked []BlockedCommand        `json:"blocked,omitempty"`
 	// Err is a failure of the device as a whole: busy, unreachable, unknown platform.
 	Err string `json:"error,omitempty"`
-}
-
-// DeviceRunner runs one device's job; the worker's implementation locks the console, records
-// every command and audits it.
-type DeviceRunner interface {
-	RunDevice(ctx context.Context, job DeviceJob) DeviceOutcome
 }
 
 const deviceSchema = `{"type":"object","properties":{` +
@@ -349,37 +349,6 @@ func deviceItem(job DeviceJob, o DeviceOutcome) Item {
 		it.Result = "(no output)"
 	}
 	return it
-}
-
-// Run executes the call in this process, all devices at once up to a limit. The turn workflow
-// does not use it: it runs the same plan with one activity per device, so that a crash loses
-// no device's work.
-func (dt *deviceTool) Run(ctx context.Context, env Env, raw json.RawMessage) Result {
-	if env.Devices == nil {
-		return Failure("device consoles cannot be reached from here")
-	}
-	plan, fail := PlanDevices(ctx, env, dt.name, raw, env.DevicePolicy)
-	if fail != nil {
-		return *fail
-	}
-	limit := env.DeviceConcurrency
-	if limit <= 0 {
-		limit = 16
-	}
-	sem := make(chan struct{}, limit)
-	outcomes := make([]DeviceOutcome, len(plan.Jobs))
-	var wg sync.WaitGroup
-	for i, job := range plan.Jobs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			outcomes[i] = env.Devices.RunDevice(ctx, job)
-		}()
-	}
-	wg.Wait()
-	return DeviceResult(plan, outcomes)
 }
 
 // DeviceTimeout bounds one device's whole job: the sum of its commands' own timeouts plus

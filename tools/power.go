@@ -57,10 +57,6 @@ func newStartTool() *startTool {
 	}
 }
 
-// MaxDuration covers the longest wait a call may ask for plus the start
-// requests themselves.
-func (st *startTool) MaxDuration() time.Duration { return maxStartWait + time.Minute }
-
 type pending struct {
 	id, name, last string
 }

@@ -125,7 +125,11 @@ func (r *Registry) Execute(ctx context.Context, env Env, mode Mode, name, rawArg
 	if env.Attempt < 1 {
 		env.Attempt = 1
 	}
-	return t.Run(ctx, env, args)
+	run, ok := t.(Runner)
+	if !ok {
+		return Failure("%s runs on device consoles through the device activities, one per device; it cannot run as one call", name)
+	}
+	return run.Run(ctx, env, args)
 }
 
 // NormalizeArgs turns what models send as tool arguments into one JSON

@@ -59,6 +59,13 @@ func TestExecuteGuards(t *testing.T) {
 	r := l.run(t, "explode", map[string]any{})
 	mustFailWhole(t, r, "internal error in tool explode: kaboom")
 
+	// Device tools run through the device activities only; a call that reaches Execute is
+	// answered, and no console is touched.
+	for _, tl := range DeviceTools() {
+		l.reg.Register(tl)
+	}
+	mustFailWhole(t, l.run(t, ShowCommandsTool, map[string]any{"device_configs": []any{}}), "through the device activities")
+
 	mustFailWhole(t, l.run(t, "get_gns3_topology", `[1]`), "must be a JSON object")
 	mustFailWhole(t, l.run(t, "get_gns3_topology", map[string]any{"verbose": true}), `unknown field "verbose"`)
 	mustFailWhole(t, l.run(t, "get_gns3_topology", map[string]any{"project_id": "00000000-0000-0000-0000-000000000001"}), "this chat is bound to project")

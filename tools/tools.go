@@ -10,9 +10,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"time"
 
-	"github.com/gns3-copilot/gns3-copilot/devices"
 	"github.com/gns3-copilot/gns3-copilot/gns3"
 )
 
@@ -162,11 +160,6 @@ type Env struct {
 	// attempt first checks whether the earlier one already did the work.
 	Attempt  int
 	Progress func(Progress) // may be nil
-	// Devices, DevicePolicy and DeviceConcurrency serve the device tools when they run in
-	// this process (see deviceTool.Run).
-	Devices           DeviceRunner
-	DevicePolicy      *devices.Policy
-	DeviceConcurrency int
 	// Topology is the live topology; nil reads GNS3 for every tool call.
 	Topology TopologyReader
 }
@@ -197,20 +190,12 @@ type Tool interface {
 	Modes() []Mode
 	Mutating() bool   // changes the topology: refresh the context after it
 	Idempotent() bool // safe to retry blindly
-	Run(ctx context.Context, env Env, args json.RawMessage) Result
 }
 
-// DefaultMaxDuration is the run time to budget for a tool that does not
-// declare its own.
-const DefaultMaxDuration = 2 * time.Minute
-
-// MaxDuration is how long a run of t may take (for activity timeouts): tools
-// that wait, like start_gns3_node, declare more than DefaultMaxDuration.
-func MaxDuration(t Tool) time.Duration {
-	if d, ok := t.(interface{ MaxDuration() time.Duration }); ok {
-		return d.MaxDuration()
-	}
-	return DefaultMaxDuration
+// Runner is a tool that runs in one call; every tool but the device tools (see IsDeviceTool).
+type Runner interface {
+	Tool
+	Run(ctx context.Context, env Env, args json.RawMessage) Result
 }
 
 // spec carries the static description shared by every tool here.
