@@ -32,35 +32,9 @@ func (s *Server) postStream(c *gin.Context) {
 	if !decodeJSON(c, &req, int64(s.deps.MaxMessageBytes)+16<<10) {
 		return
 	}
-	if req.Message == nil || strings.TrimSpace(*req.Message) == "" {
-		abort(c, http.StatusUnprocessableEntity, "message is required and must not be empty.")
-		return
-	}
-	if len(*req.Message) > s.deps.MaxMessageBytes {
-		abort(c, http.StatusRequestEntityTooLarge, fmt.Sprintf("message is %d bytes long; the limit is %d bytes.", len(*req.Message), s.deps.MaxMessageBytes))
-		return
-	}
-	if !utf8.ValidString(*req.Message) {
-		abort(c, http.StatusUnprocessableEntity, "message must be valid UTF-8 text.")
-		return
-	}
-	sessionID := ""
-	if req.SessionID != nil && *req.SessionID != "" {
-		id, err := uuid.Parse(*req.SessionID)
-		if err != nil || id == uuid.Nil {
-			abort(c, http.StatusUnprocessableEntity, "session_id must be a UUID: one of your sessions, a new one you chose, or omitted to start a new session.")
-			return
-		}
-		// A new id chosen by the client (GNS3's web UI does that) names the session it creates,
-		// in the canonical form every session id has.
-		sessionID = id.String()
-	}
-	if req.Temperature != nil && (*req.Temperature < 0 || *req.Temperature > 2) {
-		abort(c, http.StatusUnprocessableEntity, "temperature must be between 0 and 2.")
-		return
-	}
-	if req.Mode != nil && *req.Mode != "" && *req.Mode != "text" {
-		abort(c, http.StatusUnprocessableEntity, "mode must be \"text\" (the only interaction mode).")
+	sessionID, status, problem := req.check(s.deps.MaxMessageBytes)
+	if status != 0 {
+		abort(c, status, problem)
 		return
 	}
 
@@ -152,6 +126,37 @@ func (s *Server) postStream(c *gin.Context) {
 	}
 	s.turnStarted(c, in)
 	s.streamTurn(c, sess.ThreadID, turn.ID, "")
+}
+
+// check finds the first problem of a chat request before anything is stored or started: its
+// HTTP status and message, or status 0. sessionID is the requested session in canonical form
+// ("" for a new session with an id of the server's choosing).
+func (req chatRequest) check(maxMessageBytes int) (sessionID string, status int, problem string) {
+	if req.Message == nil || strings.TrimSpace(*req.Message) == "" {
+		return "", http.StatusUnprocessableEntity, "message is required and must not be empty."
+	}
+	if len(*req.Message) > maxMessageBytes {
+		return "", http.StatusRequestEntityTooLarge, fmt.Sprintf("message is %d bytes long; the limit is %d bytes.", len(*req.Message), maxMessageBytes)
+	}
+	if !utf8.ValidString(*req.Message) {
+		return "", http.StatusUnprocessableEntity, "message must be valid UTF-8 text."
+	}
+	if req.SessionID != nil && *req.SessionID != "" {
+		id, err := uuid.Parse(*req.SessionID)
+		if err != nil || id == uuid.Nil {
+			return "", http.StatusUnprocessableEntity, "session_id must be a UUID: one of your sessions, a new one you chose, or omitted to start a new session."
+		}
+		// A new id chosen by the client (GNS3's web UI does that) names the session it creates,
+		// in the canonical form every session id has.
+		sessionID = id.String()
+	}
+	if req.Temperature != nil && (*req.Temperature < 0 || *req.Temperature > 2) {
+		return "", http.StatusUnprocessableEntity, "temperature must be between 0 and 2."
+	}
+	if req.Mode != nil && *req.Mode != "" && *req.Mode != "text" {
+		return "", http.StatusUnprocessableEntity, "mode must be \"text\" (the only interaction mode)."
+	}
+	return sessionID, 0, ""
 }
 
 // initialTitle names a new session after its first message until a better title is generated.
