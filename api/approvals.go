@@ -59,16 +59,11 @@ func (t TemporalTurns) DecideApproval(ctx context.Context, workflowID string, d 
 	return out, err
 }
 
-// ApprovalRoutes adds the approval and configuration-job routes under both chat prefixes.
+// ApprovalRoutes adds the approval and configuration-job routes under both chat prefixes;
+// routes.go lists them (approvalRoutes).
 func ApprovalRoutes(approvals models.ApprovalRepository, jobs models.ConfigJobRepository, records models.DeviceRepository, decider ApprovalDecider) func(r *gin.Engine, s *Server) {
 	return func(r *gin.Engine, s *Server) {
-		h := &approvalAPI{s: s, approvals: approvals, jobs: jobs, records: records, decider: decider}
-		for _, prefix := range []string{"/v3/projects/:project_id/chat", "/v3/copilot/projects/:project_id/chat"} {
-			g := r.Group(prefix, s.requireUser, s.requireOpenedProject)
-			g.GET("/sessions/:session_id/approvals", h.list)
-			g.POST("/sessions/:session_id/approvals/:approval_id", h.decide)
-			g.GET("/config-jobs", h.configJobs)
-		}
+		s.approvalRoutes(r, &approvalAPI{s: s, approvals: approvals, jobs: jobs, records: records, decider: decider})
 	}
 }
 

@@ -7,9 +7,15 @@ import (
 	"github.com/gin-gonic/gin"
 )
 
-// routes is the whole HTTP surface in one place; openapi.json describes each of these routes,
-// and a test fails for any route it does not describe. Deps.Routes is the one way in for a
+// This file is the API's whole HTTP surface: routes mounts the core, and approvalRoutes and
+// skillsRoutes below are mounted by ApprovalRoutes and SkillsRoutes, which the service passes in
+// Deps.Routes with the stores they need. openapi.json describes each of these routes, and a
+// test fails for any route it does not describe. Deps.Routes is otherwise the one way in for a
 // front door of another package mounted on the same engine.
+
+// chatPrefixes are GNS3 3.0's prefix of the chat API and the one newer releases use.
+var chatPrefixes = []string{"/v3/projects/:project_id/chat", "/v3/copilot/projects/:project_id/chat"}
+
 func (s *Server) routes(r *gin.Engine) {
 	r.GET("/healthz", func(c *gin.Context) { c.JSON(http.StatusOK, gin.H{"status": "ok"}) })
 	r.GET("/openapi.json", serveOpenAPI)
@@ -18,7 +24,7 @@ func (s *Server) routes(r *gin.Engine) {
 	}
 
 	// The same chat API under the prefix of GNS3 3.0 and the one newer releases use.
-	for _, prefix := range []string{"/v3/projects/:project_id/chat", "/v3/copilot/projects/:project_id/chat"} {
+	for _, prefix := range chatPrefixes {
 		g := r.Group(prefix, s.requireUser, s.requireOpenedProject)
 		g.POST("/stream", s.postStream)
 		g.GET("/sessions", s.listSessions)
@@ -84,6 +90,24 @@ func (s *Server) routes(r *gin.Engine) {
 		}
 		s.deps.Web.ServeHTTP(c.Writer, c.Request)
 	})
+}
+
+// approvalRoutes are the approvals of a session's turns and the configuration jobs' audit, under
+// both chat prefixes.
+func (s *Server) approvalRoutes(r *gin.Engine, h *approvalAPI) {
+	for _, prefix := range chatPrefixes {
+		g := r.Group(prefix, s.requireUser, s.requireOpenedProject)
+		g.GET("/sessions/:session_id/approvals", h.list)
+		g.POST("/sessions/:session_id/approvals/:approval_id", h.decide)
+		g.GET("/config-jobs", h.configJobs)
+	}
+}
+
+// skillsRoutes are the superadmin's view and reload of the skills; the reload is the route
+// GNS3's own copilot uses.
+func (s *Server) skillsRoutes(r *gin.Engine, h *skillsAPI) {
+	r.GET("/v3/copilot/skills", s.requireUser, requireSuperadmin, h.get)
+	r.POST("/v3/copilot/reload/skills", s.requireUser, requireSuperadmin, h.reload)
 }
 
 // frontGNS3 answers what is not the copilot's own when the copilot sits in front of GNS3: the

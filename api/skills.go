@@ -12,39 +12,49 @@ import (
 )
 
 // SkillsRoutes adds the superadmin's view and reload of the skills (prompts, title prompt,
-// forbidden commands, injection recipes): GET /v3/copilot/skills and POST
-// /v3/copilot/reload/skills, the route GNS3's own copilot uses.
+// forbidden commands, injection recipes); routes.go lists them (skillsRoutes).
 func SkillsRoutes(store *skills.Store) func(*gin.Engine, *Server) {
 	return func(r *gin.Engine, s *Server) {
-		r.GET("/v3/copilot/skills", s.requireUser, requireSuperadmin, func(c *gin.Context) {
-			c.JSON(http.StatusOK, skillsView(store.Current()))
-		})
-		r.POST("/v3/copilot/reload/skills", s.requireUser, requireSuperadmin, func(c *gin.Context) {
-			set, err := store.Reload()
-			var bad *skills.LoadError
-			switch {
-			case errors.Is(err, skills.ErrNoDir):
-				abort(c, http.StatusConflict, "Nothing to reload: "+err.Error()+".")
-				return
-			case errors.As(err, &bad):
-				abort(c, http.StatusUnprocessableEntity, "The skills were not reloaded and the previous ones stay active. "+err.Error())
-				return
-			case err != nil:
-				s.internalError(c, err, "Reloading the skills failed; the previous ones stay active")
-				return
-			}
-			// Worker processes run the turns; they follow this announcement (see service).
-			if s.deps.Events != nil {
-				data, _ := json.Marshal(map[string]string{"source": set.Source})
-				if _, err := s.deps.Events.Append(c.Request.Context(), relay.SkillsStream, relay.TypeSkillsReload, data); err != nil {
-					s.log.Warn("announcing a skills reload to the workers", "error", err)
-				}
-			}
-			v := skillsView(set)
-			v["status"] = "ok"
-			c.JSON(http.StatusOK, v)
-		})
+		s.skillsRoutes(r, &skillsAPI{s: s, store: store})
 	}
+}
+
+type skillsAPI struct {
+	s     *Server
+	store *skills.Store
+}
+
+func (h *skillsAPI) get(c *gin.Context) {
+	c.JSON(http.StatusOK, skillsView(h.store.Current()))
+}
+
+// reload reads the skills directory again; a set that does not load leaves the previous one
+// active.
+func (h *skillsAPI) reload(c *gin.Context) {
+	s := h.s
+	set, err := h.store.Reload()
+	var bad *skills.LoadError
+	switch {
+	case errors.Is(err, skills.ErrNoDir):
+		abort(c, http.StatusConflict, "Nothing to reload: "+err.Error()+".")
+		return
+	case errors.As(err, &bad):
+		abort(c, http.StatusUnprocessableEntity, "The skills were not reloaded and the previous ones stay active. "+err.Error())
+		return
+	case err != nil:
+		s.internalError(c, err, "Reloading the skills failed; the previous ones stay active")
+		return
+	}
+	// Worker processes run the turns; they follow this announcement (see service).
+	if s.deps.Events != nil {
+		data, _ := json.Marshal(map[string]string{"source": set.Source})
+		if _, err := s.deps.Events.Append(c.Request.Context(), relay.SkillsStream, relay.TypeSkillsReload, data); err != nil {
+			s.log.Warn("announcing a skills reload to the workers", "error", err)
+		}
+	}
+	v := skillsView(set)
+	v["status"] = "ok"
+	c.JSON(http.StatusOK, v)
 }
 
 func requireSuperadmin(c *gin.Context) {
