@@ -23,6 +23,12 @@ type RedisClient interface {
 // RedisLocker is a Locker shared by every worker process that uses the same
 // Redis. A lock is a key set with SET NX PX to a random owner token; the
 // holder renews it while it runs, and only the owner can extend or delete it.
+//
+// github.com/bsm/redislock implements the same three steps (SET NX PX, and
+// token-checked PEXPIRE and DEL in Lua) but not what carries the risk here:
+// renewing while held, reporting a lost lock, and turning a bounded wait into
+// ErrDeviceBusy. Those would stay ours, so the library would add a dependency
+// and replace only the acquire loop and the two scripts below.
 type RedisLocker struct {
 	client RedisClient
 	// Prefix is put before every key (default "gns3-copilot:device-lock:").
