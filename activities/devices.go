@@ -174,29 +174,12 @@ func (r *deviceRunner) record(job tools.DeviceJob, seq int, cmd, status string) 
 		Tool: r.ref.ToolName, Command: cmd, Config: job.Config, Status: status}
 }
 
-// RunDevice implements tools.DeviceRunner.
+// RunDevice runs one device's job: it works out from the records what is left to send after
+// any earlier attempt, sends it under the device's lock (line by line, or as one configuration
+// session), and returns the device's outcome as the records tell it.
 func (r *deviceRunner) RunDevice(ctx context.Context, job tools.DeviceJob) tools.DeviceOutcome {
-	repo := r.a.DeviceRecords
-	platform := job.Platform // until the console says which platform it is
-	save := func(c *models.DeviceCommand) {
-		// Records must be written even when the turn is being cancelled.
-		if err := repo.Save(context.WithoutCancel(ctx), c); err != nil {
-			r.a.logger(ctx).Error("recording a device command", "device", job.Name, "error", err)
-		}
-		if c.Seq != deviceErrorSeq {
-			r.a.Metrics.DeviceCommand(platform, c.Status)
-		}
-	}
-	// A command goes out only once its "about to send" record is written: without it a retry
-	// could not know the command may already be in effect, and the audit would miss it.
-	saveBeforeSend := func(c *models.DeviceCommand) error {
-		if err := repo.Save(context.WithoutCancel(ctx), c); err != nil {
-			r.a.logger(ctx).Error("recording a device command before sending it; not sending it", "device", job.Name, "error", err)
-			return fmt.Errorf("%q on %s %w: %v", c.Command, job.Name, errNotRecorded, err)
-		}
-		return nil
-	}
-	existing, err := repo.Commands(ctx, r.ref.TurnID, r.ref.CallID, job.NodeID)
+	j := &jobRun{deviceRunner: r, job: job, platform: job.Platform}
+	existing, err := r.a.DeviceRecords.Commands(ctx, r.ref.TurnID, r.ref.CallID, job.NodeID)
 	if err != nil {
 		return tools.DeviceOutcome{NodeID: job.NodeID, Name: job.Name, Err: "could not read the device's records: " + err.Error()}
 	}
@@ -204,58 +187,7 @@ func (r *deviceRunner) RunDevice(ctx context.Context, job tools.DeviceJob) tools
 	for _, c := range existing {
 		done[c.Seq] = c
 	}
-	for i, b := range job.Blocked {
-		seq := len(job.Commands) + i
-		if _, ok := done[seq]; !ok {
-			c := r.record(job, seq, b.Command, models.CommandBlocked)
-			c.Blocked, c.Reason = true, b.Reason
-			save(c)
-		}
-	}
-
-	// What is left to send. A read-only command interrupted by a crash is simply sent again. A
-	// change that was on its way when the worker died may already be in effect: the device's
-	// configuration is read back and tells. A line it shows in effect is recorded as applied and
-	// not sent again; a line it shows absent is sent; where it cannot tell, that line is left
-	// unknown and nothing after it is sent (later lines usually depend on it), so the model
-	// decides with the facts in hand. Queued lines never left the worker and are sent.
-	readOnly := r.ref.ToolName == tools.ShowCommandsTool
-	var interrupted []int
-	for i := range job.Commands {
-		if c, ok := done[i]; ok && c.Status == models.CommandSent && !readOnly {
-			interrupted = append(interrupted, i)
-		}
-	}
-	verdicts := map[int]devices.Verdict{}
-	if len(interrupted) > 0 {
-		verdicts = r.verifyInterrupted(ctx, job, interrupted)
-	}
-	var pending []int
-	stopped := false
-	for i, cmd := range job.Commands {
-		c, ok := done[i]
-		open := !ok || c.Status == models.CommandSent || c.Status == models.CommandQueued
-		switch {
-		case !open:
-		case readOnly:
-			pending = append(pending, i)
-		case stopped:
-			save(r.record(job, i, cmd, models.CommandSkipped))
-		case ok && c.Status == models.CommandSent && verdicts[i] == devices.VerdictTook:
-			a := r.record(job, i, cmd, models.CommandApplied)
-			a.Reason = "verified after restart: the worker stopped while sending it, and the device's configuration shows it in effect"
-			now := time.Now().UTC()
-			a.FinishedAt = &now
-			save(a)
-		case ok && c.Status == models.CommandSent && verdicts[i] != devices.VerdictNotTook:
-			u := r.record(job, i, cmd, models.CommandUnknown)
-			u.Error = "the worker stopped while this command was being sent, and reading the device back could not tell whether it took effect; it was not sent again (nor what follows it): check whether it took effect"
-			save(u)
-			stopped = true
-		default:
-			pending = append(pending, i)
-		}
-	}
+	pending := j.pending(ctx, done)
 	if len(pending) == 0 {
 		return r.outcome(ctx, job)
 	}
@@ -265,65 +197,13 @@ func (r *deviceRunner) RunDevice(ctx context.Context, job tools.DeviceJob) tools
 	opts.Policy = r.a.Devices.Policy
 	err = devices.Use(ctx, r.a.Devices.Locker, job.Target, r.a.GNS3.Host(), opts, func(s *devices.Session) error {
 		if p := s.Profile(); p != nil {
-			platform = p.Name
+			j.platform = p.Name
 		}
 		r.progress(ctx, job, "running", fmt.Sprintf("%d command(s)", len(pending)))
 		if !job.Config {
-			for _, i := range pending {
-				c := r.record(job, i, job.Commands[i], models.CommandSent)
-				now := time.Now().UTC()
-				c.SentAt = &now
-				if err := saveBeforeSend(c); err != nil {
-					return err
-				}
-				res, err := s.Run(ctx, job.Commands[i])
-				finishRecord(c, res, err)
-				save(c)
-				if err != nil {
-					return err
-				}
-			}
-			return nil
+			return j.sendLines(ctx, s, pending)
 		}
-		var lines []string
-		var recs []*models.DeviceCommand // nil for a context line sent again, which is not recorded
-		if ctxLine, ok := s.Profile().ResumeContext(job.Commands[:pending[0]]); ok {
-			// Resuming after a crash in the middle of a section: enter it again first.
-			lines, recs = append(lines, ctxLine), append(recs, nil)
-		}
-		for _, i := range pending {
-			lines = append(lines, job.Commands[i])
-			rec := r.record(job, i, job.Commands[i], models.CommandQueued)
-			recs = append(recs, rec)
-			if err := saveBeforeSend(rec); err != nil {
-				return err
-			}
-		}
-		next := 0
-		_, err := s.ConfigureWith(ctx, lines, devices.ConfigureOptions{OnSend: func(string) {
-			if next < len(recs) && recs[next] != nil {
-				now := time.Now().UTC()
-				recs[next].Status, recs[next].SentAt = models.CommandSent, &now
-				save(recs[next])
-			}
-		}, OnResult: func(res devices.CommandResult) {
-			if next < len(recs) {
-				if recs[next] != nil {
-					finishRecord(recs[next], res, nil)
-					save(recs[next])
-				}
-				next++
-			}
-		}})
-		if err == nil {
-			for ; next < len(recs); next++ {
-				if recs[next] != nil {
-					recs[next].Status = models.CommandSkipped
-					save(recs[next])
-				}
-			}
-		}
-		return err
+		return j.sendConfig(ctx, s, pending)
 	})
 	if errors.Is(err, errNotRecorded) {
 		r.unrecorded = err
@@ -341,15 +221,172 @@ func (r *deviceRunner) RunDevice(ctx context.Context, job tools.DeviceJob) tools
 		}
 		e := r.record(job, deviceErrorSeq, "", models.CommandFailed)
 		e.Error = msg
-		save(e)
+		j.save(ctx, e)
 		r.progress(ctx, job, "failed", msg)
 		return r.outcome(ctx, job)
 	}
 	if prev, ok := done[deviceErrorSeq]; ok && prev.Error != "" {
-		save(r.record(job, deviceErrorSeq, "", models.CommandOK)) // an earlier attempt's failure no longer holds
+		j.save(ctx, r.record(job, deviceErrorSeq, "", models.CommandOK)) // an earlier attempt's failure no longer holds
 	}
 	r.progress(ctx, job, "done", "")
 	return r.outcome(ctx, job)
+}
+
+// jobRun is one device's job on its way: the records it writes, and the platform its commands
+// are counted under (the job's until the console says which platform it is).
+type jobRun struct {
+	*deviceRunner
+	job      tools.DeviceJob
+	platform string
+}
+
+// save writes a record, even when the turn is being cancelled, and counts a command that
+// reached its final status.
+func (j *jobRun) save(ctx context.Context, c *models.DeviceCommand) {
+	if err := j.a.DeviceRecords.Save(context.WithoutCancel(ctx), c); err != nil {
+		j.a.logger(ctx).Error("recording a device command", "device", j.job.Name, "error", err)
+	}
+	if c.Seq != deviceErrorSeq {
+		j.a.Metrics.DeviceCommand(j.platform, c.Status)
+	}
+}
+
+// saveBeforeSend writes a command's "about to send" record; the command goes out only once it
+// is written: without it a retry could not know the command may already be in effect, and the
+// audit would miss it.
+func (j *jobRun) saveBeforeSend(ctx context.Context, c *models.DeviceCommand) error {
+	if err := j.a.DeviceRecords.Save(context.WithoutCancel(ctx), c); err != nil {
+		j.a.logger(ctx).Error("recording a device command before sending it; not sending it", "device", j.job.Name, "error", err)
+		return fmt.Errorf("%q on %s %w: %v", c.Command, j.job.Name, errNotRecorded, err)
+	}
+	return nil
+}
+
+// pending records the job's blocked commands and returns the commands left to send, in order,
+// given the records of earlier attempts.
+//
+// A read-only command interrupted by a crash is simply sent again. A change that was on its way
+// when the worker died may already be in effect: the device's configuration is read back and
+// tells. A line it shows in effect is recorded as applied and not sent again; a line it shows
+// absent is sent; where it cannot tell, that line is left unknown and nothing after it is sent
+// (later lines usually depend on it), so the model decides with the facts in hand. Queued lines
+// never left the worker and are sent.
+func (j *jobRun) pending(ctx context.Context, done map[int]models.DeviceCommand) []int {
+	job := j.job
+	for i, b := range job.Blocked {
+		seq := len(job.Commands) + i
+		if _, ok := done[seq]; !ok {
+			c := j.record(job, seq, b.Command, models.CommandBlocked)
+			c.Blocked, c.Reason = true, b.Reason
+			j.save(ctx, c)
+		}
+	}
+
+	readOnly := j.ref.ToolName == tools.ShowCommandsTool
+	var interrupted []int
+	for i := range job.Commands {
+		if c, ok := done[i]; ok && c.Status == models.CommandSent && !readOnly {
+			interrupted = append(interrupted, i)
+		}
+	}
+	verdicts := map[int]devices.Verdict{}
+	if len(interrupted) > 0 {
+		verdicts = j.verifyInterrupted(ctx, job, interrupted)
+	}
+	var pending []int
+	stopped := false
+	for i, cmd := range job.Commands {
+		c, ok := done[i]
+		open := !ok || c.Status == models.CommandSent || c.Status == models.CommandQueued
+		switch {
+		case !open:
+		case readOnly:
+			pending = append(pending, i)
+		case stopped:
+			j.save(ctx, j.record(job, i, cmd, models.CommandSkipped))
+		case ok && c.Status == models.CommandSent && verdicts[i] == devices.VerdictTook:
+			a := j.record(job, i, cmd, models.CommandApplied)
+			a.Reason = "verified after restart: the worker stopped while sending it, and the device's configuration shows it in effect"
+			now := time.Now().UTC()
+			a.FinishedAt = &now
+			j.save(ctx, a)
+		case ok && c.Status == models.CommandSent && verdicts[i] != devices.VerdictNotTook:
+			u := j.record(job, i, cmd, models.CommandUnknown)
+			u.Error = "the worker stopped while this command was being sent, and reading the device back could not tell whether it took effect; it was not sent again (nor what follows it): check whether it took effect"
+			j.save(ctx, u)
+			stopped = true
+		default:
+			pending = append(pending, i)
+		}
+	}
+	return pending
+}
+
+// sendLines sends show and VPCS commands one at a time, each recorded before it goes out and
+// again with its output; the first that fails stops the rest.
+func (j *jobRun) sendLines(ctx context.Context, s *devices.Session, pending []int) error {
+	job := j.job
+	for _, i := range pending {
+		c := j.record(job, i, job.Commands[i], models.CommandSent)
+		now := time.Now().UTC()
+		c.SentAt = &now
+		if err := j.saveBeforeSend(ctx, c); err != nil {
+			return err
+		}
+		res, err := s.Run(ctx, job.Commands[i])
+		finishRecord(c, res, err)
+		j.save(ctx, c)
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// sendConfig sends configuration lines in one configuration-mode session. Every line is
+// recorded queued before the session starts, sent just before it goes out and with its result
+// after; lines the session did not reach are recorded skipped.
+func (j *jobRun) sendConfig(ctx context.Context, s *devices.Session, pending []int) error {
+	job := j.job
+	var lines []string
+	var recs []*models.DeviceCommand // nil for a context line sent again, which is not recorded
+	if ctxLine, ok := s.Profile().ResumeContext(job.Commands[:pending[0]]); ok {
+		// Resuming after a crash in the middle of a section: enter it again first.
+		lines, recs = append(lines, ctxLine), append(recs, nil)
+	}
+	for _, i := range pending {
+		lines = append(lines, job.Commands[i])
+		rec := j.record(job, i, job.Commands[i], models.CommandQueued)
+		recs = append(recs, rec)
+		if err := j.saveBeforeSend(ctx, rec); err != nil {
+			return err
+		}
+	}
+	next := 0
+	_, err := s.ConfigureWith(ctx, lines, devices.ConfigureOptions{OnSend: func(string) {
+		if next < len(recs) && recs[next] != nil {
+			now := time.Now().UTC()
+			recs[next].Status, recs[next].SentAt = models.CommandSent, &now
+			j.save(ctx, recs[next])
+		}
+	}, OnResult: func(res devices.CommandResult) {
+		if next < len(recs) {
+			if recs[next] != nil {
+				finishRecord(recs[next], res, nil)
+				j.save(ctx, recs[next])
+			}
+			next++
+		}
+	}})
+	if err == nil {
+		for ; next < len(recs); next++ {
+			if recs[next] != nil {
+				recs[next].Status = models.CommandSkipped
+				j.save(ctx, recs[next])
+			}
+		}
+	}
+	return err
 }
 
 func (r *deviceRunner) outcome(ctx context.Context, job tools.DeviceJob) tools.DeviceOutcome {
