@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
+	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 	"google.golang.org/protobuf/encoding/protojson"
@@ -268,6 +269,23 @@ func TestConfigurationWaitsForApprovalAndReportsWhatChanged(t *testing.T) {
 	sa := desc.GetWorkflowExecutionInfo().GetSearchAttributes().GetIndexedFields()
 	for key, want := range map[string]string{"ToolName": "execute_vpcs_commands", "ProjectId": env.ProjectID, "SessionId": sessionID} {
 		require.Contains(t, string(sa[key].GetData()), want, key)
+	}
+	// In the Temporal UI the job and each of its steps say what they do, without the lines.
+	var jobSummary string
+	require.NoError(t, converter.GetDefaultDataConverter().FromPayload(desc.GetExecutionConfig().GetUserMetadata().GetSummary(), &jobSummary))
+	require.Equal(t, "configuration job execute_vpcs_commands: PC1, PC2", jobSummary)
+	steps := activitySummaries(t, env, jobs[0].JobID)
+	require.Equal(t, []string{"plan execute_vpcs_commands: PC1, PC2"}, steps[workflows.DevicePlanActivity])
+	require.Equal(t, []string{"ask approval: execute_vpcs_commands: PC1, PC2"}, steps[workflows.RequestApprovalActivity])
+	require.Equal(t, []string{"execute_vpcs_commands: approved by " + e2eenv.Username}, steps[workflows.RecordDecisionActivity])
+	require.ElementsMatch(t, []string{"PC1: 2 commands", "PC2: 1 command"}, steps[workflows.DeviceRunActivity])
+	require.ElementsMatch(t, []string{"PC1: read the configuration before the change", "PC2: read the configuration before the change",
+		"PC1: read the configuration after the change", "PC2: read the configuration after the change"}, steps[workflows.ReadConfigActivity])
+	require.Equal(t, []string{"execute_vpcs_commands result: 2 devices (PC1, PC2)"}, steps[workflows.FinishConfigJobActivity])
+	for _, list := range steps {
+		for _, step := range list {
+			require.NotContains(t, step, "10.7.0")
+		}
 	}
 
 	// Both histories (the turn and its job) replay on the current code; with

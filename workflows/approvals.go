@@ -47,7 +47,7 @@ func keepCredential(ctx workflow.Context, ref TurnRef, ttl time.Duration) {
 	rctx := workflow.WithActivityOptions(ctx, renewCredentialOptions())
 	workflow.Go(ctx, func(gctx workflow.Context) {
 		for {
-			if err := workflow.Sleep(gctx, ttl/2); err != nil {
+			if err := workflow.NewTimerWithOptions(gctx, ttl/2, workflow.TimerOptions{Summary: "until the credential's renewal"}).Get(gctx, nil); err != nil {
 				return
 			}
 			if err := workflow.ExecuteActivity(summarized(rctx, "renew the turn's GNS3 credential"), RenewCredentialActivity, RenewCredentialInput{Turn: ref, TTL: ttl}).Get(gctx, nil); err != nil {
@@ -227,7 +227,9 @@ func (g *approvalGate) ask(ctx workflow.Context, req ApprovalRequest, timeout ti
 	if err := workflow.ExecuteActivity(summarized(recordOptions(ctx), "ask approval: %s", toolSummary(req.Call)), RequestApprovalActivity, req).Get(ctx, nil); err != nil {
 		return ApprovalOutcome{}, err
 	}
-	answered, err := workflow.AwaitWithTimeout(ctx, timeout, func() bool { return st.decided })
+	// The timer's summary shows in the UI what the workflow waits for.
+	answered, err := workflow.AwaitWithOptions(ctx, workflow.AwaitOptions{Timeout: timeout,
+		TimerOptions: workflow.TimerOptions{Summary: clipSummary("approval of " + toolSummary(req.Call))}}, func() bool { return st.decided })
 	if err != nil || !answered {
 		if st.decided {
 			return st.outcome, nil
