@@ -118,7 +118,7 @@ func (s *Server) postStream(c *gin.Context) {
 	}
 	in := workflows.ChatTurnInput{SessionID: sess.ThreadID, TurnID: turn.ID, ProjectID: project.ProjectID, UserID: u.ID,
 		Mode: mode, DeviceConcurrency: s.deps.DeviceConcurrency, Approval: s.deps.Approval, ApprovalTimeout: s.deps.ApprovalTimeout,
-		CredentialTTL: s.deps.CredentialTTL, Model: llm.Model}
+		CredentialTTL: s.deps.CredentialTTL}
 	desc := describeTurn(turn.Seq, in, project.Name, u.Username, llm.Provider, llm.Model)
 	if err := s.deps.Turns.StartTurn(ctx, turn.WorkflowID, in, desc); err != nil {
 		undo("The workflow engine did not accept the turn", err)

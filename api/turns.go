@@ -25,6 +25,8 @@ type TemporalTurns struct {
 type TurnDescription struct {
 	Summary string // one line, e.g. "turn 3 of session 1f2e…, project lab2, user alice"
 	Details string // a few lines of Markdown
+	// Model names the model in the summaries of the turn's LLM activities ("step 2: model …").
+	Model string
 }
 
 // describeTurn words a turn for the Temporal UI. The session's title is left out: the first one
@@ -34,6 +36,7 @@ func describeTurn(seq int, in workflows.ChatTurnInput, projectName, username, pr
 		Summary: fmt.Sprintf("turn %d of session %.8s…, project %s, user %s", seq, in.SessionID, projectName, username),
 		Details: fmt.Sprintf("**project** %s (`%s`)  \n**user** %s (`%s`)  \n**session** `%s`  \n**turn** %d (`%s`)  \n**mode** %s  \n**model** %s / %s",
 			projectName, in.ProjectID, username, in.UserID, in.SessionID, seq, in.TurnID, in.Mode, provider, model),
+		Model: model,
 	}
 }
 
@@ -59,6 +62,7 @@ func (t TemporalTurns) StartTurn(ctx context.Context, workflowID string, in work
 		),
 	}
 	in.SearchAttributes = true
+	in.Model = d.Model
 	_, err := t.Client.ExecuteWorkflow(ctx, opts, workflows.ChatTurnWorkflow, in)
 	var bad *serviceerror.InvalidArgument
 	if errors.As(err, &bad) && strings.Contains(strings.ToLower(bad.Error()), "search attribute") {
