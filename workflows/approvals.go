@@ -193,7 +193,7 @@ func (g *approvalGate) decide(ctx workflow.Context, d ApprovalDecision) (Approva
 	}
 	// Set before the activity runs: a second update validated meanwhile sees it decided.
 	st.decided, st.outcome = true, out
-	err := workflow.ExecuteActivity(summarized(recordOptions(ctx), "%s: %s", st.call.Name, describeOutcome(out)), RecordDecisionActivity, DecisionRecord{Turn: g.turn, Call: st.call, Outcome: out}).Get(ctx, nil)
+	err := workflow.ExecuteActivity(summarized(recordOptions(ctx), fmt.Sprintf("%s: %s", st.call.Name, describeOutcome(out))), RecordDecisionActivity, DecisionRecord{Turn: g.turn, Call: st.call, Outcome: out}).Get(ctx, nil)
 	st.recordErr = err
 	return out, err
 }
@@ -224,7 +224,7 @@ func (g *approvalGate) ask(ctx workflow.Context, req ApprovalRequest, timeout ti
 	req.ExpiresAt = workflow.Now(ctx).Add(timeout).UTC()
 	st := &approvalState{call: req.Call}
 	g.waiting[req.ApprovalID] = st
-	if err := workflow.ExecuteActivity(summarized(recordOptions(ctx), "ask approval: %s", toolSummary(req.Call)), RequestApprovalActivity, req).Get(ctx, nil); err != nil {
+	if err := workflow.ExecuteActivity(summarized(recordOptions(ctx), fmt.Sprintf("ask approval: %s", toolSummary(req.Call))), RequestApprovalActivity, req).Get(ctx, nil); err != nil {
 		return ApprovalOutcome{}, err
 	}
 	// The timer's summary shows in the UI what the workflow waits for.
@@ -240,7 +240,7 @@ func (g *approvalGate) ask(ctx workflow.Context, req ApprovalRequest, timeout ti
 		}
 		st.decided, st.outcome = true, out
 		dctx, _ := workflow.NewDisconnectedContext(ctx)
-		if rerr := workflow.ExecuteActivity(summarized(recordOptions(dctx), "%s: %s", req.Call.Name, describeOutcome(out)), RecordDecisionActivity, DecisionRecord{Turn: g.turn, Call: req.Call, Outcome: out}).Get(dctx, nil); rerr != nil {
+		if rerr := workflow.ExecuteActivity(summarized(recordOptions(dctx), fmt.Sprintf("%s: %s", req.Call.Name, describeOutcome(out))), RecordDecisionActivity, DecisionRecord{Turn: g.turn, Call: req.Call, Outcome: out}).Get(dctx, nil); rerr != nil {
 			return out, rerr
 		}
 		return out, err

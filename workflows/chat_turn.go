@@ -45,7 +45,7 @@ loop:
 	for step := 1; step <= maxSteps; step++ {
 		res.Steps = step
 		var llm LLMResult
-		err := workflow.ExecuteActivity(summarized(llmCtx, "%s", llmSummary(step, in.Model, step == maxSteps)), LLMActivity, LLMInput{
+		err := workflow.ExecuteActivity(summarized(llmCtx, llmSummary(step, in.Model, step == maxSteps)), LLMActivity, LLMInput{
 			Turn: ref, Step: step, MessageIndex: idx, NoTools: step == maxSteps,
 		}).Get(ctx, &llm)
 		// A call counts even if it did not finish (its tokens are then unknown).
@@ -104,7 +104,7 @@ loop:
 				futures[i] = f
 				continue
 			}
-			futures[i] = workflow.ExecuteActivity(summarized(toolCtx, "%s", toolSummary(call)), ToolActivity, ToolInput{Turn: ref, Call: call, MessageIndex: idx + i})
+			futures[i] = workflow.ExecuteActivity(summarized(toolCtx, toolSummary(call)), ToolActivity, ToolInput{Turn: ref, Call: call, MessageIndex: idx + i})
 		}
 		cancelled := false
 		for i, f := range futures {
@@ -118,7 +118,7 @@ loop:
 				continue
 			}
 			// The model gets the failure as the tool's result and can react to it; the turn goes on.
-			if ferr := workflow.ExecuteActivity(summarized(recordCtx, "%s failed: storing its error as the result", llm.ToolCalls[i].Name), ToolFailedActivity, ToolFailureInput{
+			if ferr := workflow.ExecuteActivity(summarized(recordCtx, fmt.Sprintf("%s failed: storing its error as the result", llm.ToolCalls[i].Name)), ToolFailedActivity, ToolFailureInput{
 				Turn: ref, Call: llm.ToolCalls[i], MessageIndex: idx + i, Error: failureMessage(err),
 			}).Get(ctx, nil); ferr != nil {
 				if isCancel(ctx, ferr) {
@@ -155,7 +155,7 @@ loop:
 			outTokens += title.OutputTokens
 		}
 	}
-	err = workflow.ExecuteActivity(summarized(fctx, "finish the turn: %s, %s, %d tokens", res.Status, plural(res.Steps, "step"), inTokens+outTokens), FinalizeActivity, FinalizeInput{
+	err = workflow.ExecuteActivity(summarized(fctx, fmt.Sprintf("finish the turn: %s, %s, %d tokens", res.Status, plural(res.Steps, "step"), inTokens+outTokens)), FinalizeActivity, FinalizeInput{
 		Turn: ref, Status: res.Status, Error: res.Error, LLMCalls: res.LLMCalls,
 		InputTokens: inTokens, OutputTokens: outTokens, Title: title.Title,
 	}).Get(fctx, nil)
@@ -173,11 +173,11 @@ func runApprovedTool(ctx, toolCtx, recordCtx workflow.Context, gate *approvalGat
 		return err
 	}
 	if !out.Approved() {
-		return workflow.ExecuteActivity(summarized(recordCtx, "%s not run: approval %s", call.Name, out.Status), ToolFailedActivity, ToolFailureInput{
+		return workflow.ExecuteActivity(summarized(recordCtx, fmt.Sprintf("%s not run: approval %s", call.Name, out.Status)), ToolFailedActivity, ToolFailureInput{
 			Turn: ref, Call: call, MessageIndex: slot, Error: RejectionMessage(out),
 		}).Get(ctx, nil)
 	}
-	return workflow.ExecuteActivity(summarized(toolCtx, "%s", toolSummary(call)), ToolActivity, ToolInput{Turn: ref, Call: call, MessageIndex: slot}).Get(ctx, nil)
+	return workflow.ExecuteActivity(summarized(toolCtx, toolSummary(call)), ToolActivity, ToolInput{Turn: ref, Call: call, MessageIndex: slot}).Get(ctx, nil)
 }
 
 // runDeviceTool runs a device tool as one activity per device, a bounded number at a time, so
@@ -185,7 +185,7 @@ func runApprovedTool(ctx, toolCtx, recordCtx workflow.Context, gate *approvalGat
 // The call's result is stored even when the turn is cancelled half-way.
 func runDeviceTool(ctx, toolCtx workflow.Context, ref TurnRef, call ToolCall, slot, concurrency int) error {
 	var planned DevicePlanResult
-	if err := workflow.ExecuteActivity(summarized(toolCtx, "plan %s", toolSummary(call)), DevicePlanActivity, ToolInput{Turn: ref, Call: call, MessageIndex: slot}).Get(ctx, &planned); err != nil {
+	if err := workflow.ExecuteActivity(summarized(toolCtx, fmt.Sprintf("plan %s", toolSummary(call))), DevicePlanActivity, ToolInput{Turn: ref, Call: call, MessageIndex: slot}).Get(ctx, &planned); err != nil {
 		return err
 	}
 	if planned.Done {
@@ -199,7 +199,7 @@ func runPlannedDevices(ctx workflow.Context, ref TurnRef, call ToolCall, slot in
 	errs, cancelErr := applyDevices(ctx, ToolCallRef{TurnRef: ref, CallID: call.ID, ToolName: call.Name}, plan, concurrency)
 	fctx, _ := workflow.NewDisconnectedContext(ctx)
 	fctx = workflow.WithActivityOptions(fctx, deviceFinishOptions())
-	if err := workflow.ExecuteActivity(summarized(fctx, "%s result: %s", call.Name, planDevices(plan)), DeviceFinishActivity, DeviceFinishInput{
+	if err := workflow.ExecuteActivity(summarized(fctx, fmt.Sprintf("%s result: %s", call.Name, planDevices(plan))), DeviceFinishActivity, DeviceFinishInput{
 		Turn: ref, Call: call, MessageIndex: slot, Plan: plan, Errors: errs,
 	}).Get(fctx, nil); err != nil {
 		return err

@@ -104,7 +104,7 @@ func ConfigJob(ctx workflow.Context, in ConfigJobInput) (ConfigJobResult, error)
 	jobID := workflow.GetInfo(ctx).WorkflowExecution.ID
 	toolCtx := workflow.WithActivityOptions(ctx, jobPlanOptions())
 	var planned DevicePlanResult
-	if err := workflow.ExecuteActivity(summarized(toolCtx, "plan %s", toolSummary(in.Call)), DevicePlanActivity, ToolInput{Turn: in.Turn, Call: in.Call, MessageIndex: in.MessageIndex}).Get(ctx, &planned); err != nil {
+	if err := workflow.ExecuteActivity(summarized(toolCtx, fmt.Sprintf("plan %s", toolSummary(in.Call))), DevicePlanActivity, ToolInput{Turn: in.Turn, Call: in.Call, MessageIndex: in.MessageIndex}).Get(ctx, &planned); err != nil {
 		return ConfigJobResult{}, err
 	}
 	if planned.Done {
@@ -117,7 +117,7 @@ func ConfigJob(ctx workflow.Context, in ConfigJobInput) (ConfigJobResult, error)
 	}
 
 	status := func(s, approvalID string) error {
-		return workflow.ExecuteActivity(summarized(recordOptions(ctx), "job status: %s, %s", s, plural(len(planned.Plan.Jobs), "device")), ConfigJobStatusActivity, ConfigJobStatusInput{
+		return workflow.ExecuteActivity(summarized(recordOptions(ctx), fmt.Sprintf("job status: %s, %s", s, plural(len(planned.Plan.Jobs), "device"))), ConfigJobStatusActivity, ConfigJobStatusInput{
 			JobID: jobID, Turn: in.Turn, Call: in.Call, Status: s, ApprovalID: approvalID, Devices: len(planned.Plan.Jobs),
 		}).Get(ctx, nil)
 	}
@@ -131,7 +131,7 @@ func ConfigJob(ctx workflow.Context, in ConfigJobInput) (ConfigJobResult, error)
 	finish := func(fctx workflow.Context, outcome ApprovalOutcome, applied bool, errs map[string]string) (ConfigJobResult, error) {
 		fctx, _ = workflow.NewDisconnectedContext(fctx)
 		var fin FinishConfigJobResult
-		err := workflow.ExecuteActivity(summarized(recordOptions(fctx), "%s result: %s", in.Call.Name, planDevices(planned.Plan)), FinishConfigJobActivity, FinishConfigJobInput{
+		err := workflow.ExecuteActivity(summarized(recordOptions(fctx), fmt.Sprintf("%s result: %s", in.Call.Name, planDevices(planned.Plan))), FinishConfigJobActivity, FinishConfigJobInput{
 			JobID: jobID, Turn: in.Turn, Call: in.Call, MessageIndex: in.MessageIndex, Plan: planned.Plan,
 			Errors: errs, ReadErrors: readErrs, Approval: outcome, Applied: applied,
 		}).Get(fctx, &fin)
@@ -181,7 +181,7 @@ func readConfigs(ctx workflow.Context, ref ToolCallRef, plan DevicePlan, phase s
 	errs := map[string]string{}
 	forEachDevice(ctx, plan, concurrency, func(gctx workflow.Context, job DeviceJob) {
 		rctx := workflow.WithActivityOptions(gctx, readConfigOptions())
-		if err := workflow.ExecuteActivity(summarized(rctx, "%s: read the configuration %s the change", deviceName(job), phase), ReadConfigActivity, ReadConfigInput{Turn: ref, Job: job, Phase: phase}).Get(gctx, nil); err != nil {
+		if err := workflow.ExecuteActivity(summarized(rctx, fmt.Sprintf("%s: read the configuration %s the change", deviceName(job), phase)), ReadConfigActivity, ReadConfigInput{Turn: ref, Job: job, Phase: phase}).Get(gctx, nil); err != nil {
 			errs[job.NodeID] = failureMessage(err)
 		}
 	})

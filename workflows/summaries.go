@@ -18,9 +18,9 @@ import (
 const maxSummary = 120
 
 // summarized is ctx with its activity options' summary set.
-func summarized(ctx workflow.Context, format string, args ...any) workflow.Context {
+func summarized(ctx workflow.Context, summary string) workflow.Context {
 	o := workflow.GetActivityOptions(ctx)
-	o.Summary = clipSummary(fmt.Sprintf(format, args...))
+	o.Summary = clipSummary(summary)
 	return workflow.WithActivityOptions(ctx, o)
 }
 
