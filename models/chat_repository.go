@@ -89,7 +89,7 @@ func (r *ChatRepository) SetPinned(ctx context.Context, userID, projectID, threa
 	return r.GetSession(ctx, userID, projectID, threadID)
 }
 
-// DeleteSession removes a session with its turns and messages.
+// DeleteSession removes a session with its turns, messages and topology mark.
 func (r *ChatRepository) DeleteSession(ctx context.Context, userID, projectID, threadID string) error {
 	return r.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		res := tx.Where("thread_id = ? AND user_id = ? AND project_id = ?", threadID, userID, projectID).Delete(&ChatSession{})
@@ -100,6 +100,9 @@ func (r *ChatRepository) DeleteSession(ctx context.Context, userID, projectID, t
 			return ErrNotFound
 		}
 		if err := tx.Where("session_id = ?", threadID).Delete(&ChatMessage{}).Error; err != nil {
+			return err
+		}
+		if err := tx.Where("session_id = ?", threadID).Delete(&TopologyMark{}).Error; err != nil {
 			return err
 		}
 		return tx.Where("session_id = ?", threadID).Delete(&ChatTurn{}).Error

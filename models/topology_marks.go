@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"gorm.io/gorm"
-	"gorm.io/gorm/clause"
 )
 
 // TopologyMark is what a chat session last saw of its lab, stored at the end of each turn, so
@@ -39,11 +38,19 @@ func (r TopologyMarks) Get(ctx context.Context, sessionID string) (*TopologyMark
 	return &m, nil
 }
 
-// Put stores the session's mark, replacing the previous one.
+// Put stores the session's mark, replacing the previous one. A session deleted meanwhile (its
+// turn cancelled by the delete and finalized after it) gets no mark: the row would outlive the
+// session it belongs to. On PostgreSQL the session row is locked for the check, so a delete
+// running at the same time either sees this mark and removes it, or makes the check fail;
+// SQLite runs one writer at a time anyway.
 func (r TopologyMarks) Put(ctx context.Context, m *TopologyMark) error {
 	m.UpdatedAt = time.Now().UTC()
-	return r.DB.WithContext(ctx).Clauses(clause.OnConflict{
-		Columns:   []clause.Column{{Name: "session_id"}},
-		DoUpdates: clause.AssignmentColumns([]string{"project_id", "summary", "updated_at"}),
-	}).Create(m).Error
+	lock := ""
+	if r.DB.Dialector.Name() == "postgres" {
+		lock = " FOR KEY SHARE"
+	}
+	return r.DB.WithContext(ctx).Exec(`INSERT INTO topology_marks (session_id, project_id, summary, updated_at)
+		SELECT ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM chat_sessions WHERE thread_id = ?`+lock+`)
+		ON CONFLICT (session_id) DO UPDATE SET project_id = excluded.project_id, summary = excluded.summary, updated_at = excluded.updated_at`,
+		m.SessionID, m.ProjectID, m.Summary, m.UpdatedAt, m.SessionID).Error
 }
