@@ -20,28 +20,10 @@ import (
 // of holding this goroutine and its buffers forever, and rejoins with Last-Event-ID like any
 // other.
 func (s *Server) streamTurn(c *gin.Context, sessionID, turnID, afterID string) {
-	w := c.Writer
-	h := w.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-cache")
-	h.Set("Connection", "keep-alive")
-	h.Set("X-Accel-Buffering", "no")
-	rc := http.NewResponseController(w)
-	// The connection may serve other requests after this stream: leave it without a deadline.
-	defer func() { _ = rc.SetWriteDeadline(time.Time{}) }()
-	// Frames go into the response's own buffer (no second one per idle client); a write error
-	// sticks in buf and ends the stream at the next send.
-	buf := &frameWriter{w: w}
-	send := func() error {
-		if buf.err != nil {
-			return buf.err
-		}
-		return rc.Flush()
-	}
-	s.armWriteDeadline(rc)
-	w.WriteHeader(http.StatusOK)
-	if err := send(); err != nil {
-		s.dropStream(turnID, err)
+	w, err := s.startSSE(c)
+	defer w.end()
+	if err != nil {
+		s.dropStream(err, "turn", turnID)
 		return
 	}
 
@@ -56,7 +38,6 @@ func (s *Server) streamTurn(c *gin.Context, sessionID, turnID, afterID string) {
 		if err == nil && len(events) == 0 {
 			events, err = s.deps.Events.Wait(ctx, turnID, last, s.deps.Heartbeat)
 		}
-		s.armWriteDeadline(rc)
 		if err != nil && ctx.Err() == nil && !errors.Is(err, relay.ErrInvalidID) {
 			// The log may come back (Redis restarting): keep the client, with heartbeats, and
 			// go on from the same id, for a while.
@@ -65,9 +46,9 @@ func (s *Server) streamTurn(c *gin.Context, sessionID, turnID, afterID string) {
 				s.log.Warn("the event log does not answer; the stream waits for it", "turn", turnID, "error", err)
 			}
 			if time.Since(failingSince) < logOutageLimit {
-				buf.frame(last, relay.TypeHeartbeat, heartbeat)
-				if err := send(); err != nil {
-					s.dropStream(turnID, err)
+				w.frame(last, relay.TypeHeartbeat, heartbeat)
+				if err := w.send(); err != nil {
+					s.dropStream(err, "turn", turnID)
 					return
 				}
 				select {
@@ -86,26 +67,26 @@ func (s *Server) streamTurn(c *gin.Context, sessionID, turnID, afterID string) {
 				s.log.Error("reading a turn's events", "turn", turnID, "error", err)
 				msg, _ := json.Marshal(relay.Payload{Type: relay.TypeError, SessionID: sessionID,
 					Error: "The copilot lost its event stream; reload to rejoin the turn."})
-				buf.frame(last, relay.TypeError, msg)
-				_ = send()
+				w.frame(last, relay.TypeError, msg)
+				_ = w.send()
 			}
 			return
 		}
 		if len(events) == 0 {
-			buf.frame(last, relay.TypeHeartbeat, heartbeat)
+			w.frame(last, relay.TypeHeartbeat, heartbeat)
 		}
 		ended := false
 		follow.delivered(events)
 		for _, ev := range events {
-			buf.frame(ev.ID, ev.Type, ev.Data)
+			w.frame(ev.ID, ev.Type, ev.Data)
 			last = ev.ID
 			if relay.IsTerminal(ev.Type) {
 				ended = true
 				break
 			}
 		}
-		if err := send(); err != nil {
-			s.dropStream(turnID, err)
+		if err := w.send(); err != nil {
+			s.dropStream(err, "turn", turnID)
 			return
 		}
 		if ended {
@@ -121,19 +102,65 @@ const (
 	logRetryEvery  = 500 * time.Millisecond
 )
 
-// armWriteDeadline gives the next burst of frames WriteTimeout to reach the connection.
-func (s *Server) armWriteDeadline(rc *http.ResponseController) {
-	if s.deps.WriteTimeout > 0 {
-		_ = rc.SetWriteDeadline(time.Now().Add(s.deps.WriteTimeout))
+// sseWriter is the one way the API writes an event stream (a turn's, the topology's). Frames go
+// into the response's own buffer (no second one per idle client) and leave in bursts; each
+// burst must reach the connection within WriteTimeout, so a client that stops reading (a
+// stalled browser, a dead network path) is dropped then instead of holding its goroutine and
+// buffers forever. A write error sticks and ends the stream at the next send.
+type sseWriter struct {
+	rc      *http.ResponseController
+	frames  frameWriter
+	timeout time.Duration
+	armed   bool // the current burst's deadline is set
+}
+
+// startSSE answers 200 with the event-stream headers and sends them. The caller ends the
+// writer (deferred) whatever the error.
+func (s *Server) startSSE(c *gin.Context) (*sseWriter, error) {
+	h := c.Writer.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("Connection", "keep-alive")
+	h.Set("X-Accel-Buffering", "no")
+	w := &sseWriter{rc: http.NewResponseController(c.Writer), frames: frameWriter{w: c.Writer}, timeout: s.deps.WriteTimeout}
+	w.arm()
+	c.Writer.WriteHeader(http.StatusOK)
+	return w, w.send()
+}
+
+// frame queues one frame of the current burst.
+func (w *sseWriter) frame(id, typ string, data []byte) {
+	w.arm()
+	w.frames.frame(id, typ, data)
+}
+
+// send flushes the burst; the next frame starts a new one with a deadline of its own.
+func (w *sseWriter) send() error {
+	w.arm()
+	w.armed = false
+	if w.frames.err != nil {
+		return w.frames.err
+	}
+	return w.rc.Flush()
+}
+
+func (w *sseWriter) arm() {
+	if !w.armed && w.timeout > 0 {
+		_ = w.rc.SetWriteDeadline(time.Now().Add(w.timeout))
+		w.armed = true
 	}
 }
 
-func (s *Server) dropStream(turnID string, err error) {
+// end clears the deadline: the connection may serve other requests after this stream.
+func (w *sseWriter) end() { _ = w.rc.SetWriteDeadline(time.Time{}) }
+
+// dropStream logs why a stream ended on a write error; what names the stream (e.g. "turn", id).
+func (s *Server) dropStream(err error, what ...any) {
 	if errors.Is(err, os.ErrDeadlineExceeded) {
-		s.log.Warn("dropped an SSE client that stopped reading", "turn", turnID, "timeout", s.deps.WriteTimeout)
+		s.log.Warn("dropped an SSE client that stopped reading", append(what, "timeout", s.deps.WriteTimeout)...)
 		return
 	}
-	s.log.Debug("an SSE client went away", "turn", turnID, "error", err)
+	s.log.Debug("an SSE client went away", append(what, "error", err)...)
 }
 
 // frameWriter writes SSE frames and keeps the first write error; nothing is written after it.

@@ -3,8 +3,6 @@ package api
 import (
 	"context"
 	"encoding/json"
-	"fmt"
-	"io"
 	"net/http"
 	"time"
 
@@ -150,6 +148,8 @@ func changeFrame(c livetopo.Change) []byte {
 // topologyStream sends the project's topology as SSE: a full snapshot first, then each change
 // as it happens, and a new snapshot whenever the changes in between cannot be known (the live
 // copy was read again after a gap). The caller's access is checked again while the stream runs.
+// It writes through the same sseWriter as a turn's stream, so a client that stops reading is
+// dropped after WriteTimeout in the same way.
 func (s *Server) topologyStream(c *gin.Context) {
 	if s.deps.Live == nil {
 		abort(c, http.StatusNotFound, "The live topology is turned off on this server (--live-topology=false).")
@@ -166,14 +166,16 @@ func (s *Server) topologyStream(c *gin.Context) {
 	release := s.deps.Live.Hold(pid)
 	defer release()
 
-	w := c.Writer
-	h := w.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-cache")
-	h.Set("X-Accel-Buffering", "no")
-	w.WriteHeader(http.StatusOK)
-	writeFrame(w, "", relay.TypeTopologySnapshot, snapshotFrame(snap))
-	w.Flush()
+	w, err := s.startSSE(c)
+	defer w.end()
+	if err == nil {
+		w.frame("", relay.TypeTopologySnapshot, snapshotFrame(snap))
+		err = w.send()
+	}
+	if err != nil {
+		s.dropStream(err, "topology", pid)
+		return
+	}
 
 	heartbeat, _ := json.Marshal(relay.Payload{Type: relay.TypeHeartbeat})
 	version, live := snap.Version, snap.Live
@@ -183,21 +185,27 @@ func (s *Server) topologyStream(c *gin.Context) {
 		changes, v, next, ok := s.deps.Live.Changes(pid, version)
 		if ok {
 			for _, ch := range changes {
-				writeFrame(w, "", relay.TypeTopologyChange, changeFrame(ch))
+				w.frame("", relay.TypeTopologyChange, changeFrame(ch))
 			}
 			if len(changes) > 0 {
-				w.Flush()
+				if err := w.send(); err != nil {
+					s.dropStream(err, "topology", pid)
+					return
+				}
 			}
 			version = v
 		} else if live || next != nil {
 			// The changes since the last frame are unknown (a re-read, or the live copy came up
 			// after a direct read): send the whole picture again.
 			if snap, err = s.deps.Live.Read(ctx, u.GNS3, pid); err != nil {
-				s.endTopologyStream(c, err)
+				s.endTopologyStream(c, w, err)
 				return
 			}
-			writeFrame(w, "", relay.TypeTopologySnapshot, snapshotFrame(snap))
-			w.Flush()
+			w.frame("", relay.TypeTopologySnapshot, snapshotFrame(snap))
+			if err := w.send(); err != nil {
+				s.dropStream(err, "topology", pid)
+				return
+			}
 			version, live = snap.Version, snap.Live
 			if live {
 				continue
@@ -209,28 +217,23 @@ func (s *Server) topologyStream(c *gin.Context) {
 		case <-next:
 		case <-tick.C:
 			if _, err := s.deps.Live.CheckAccess(ctx, u.GNS3, pid); err != nil {
-				s.endTopologyStream(c, err)
+				s.endTopologyStream(c, w, err)
 				return
 			}
-			writeFrame(w, "", relay.TypeHeartbeat, heartbeat)
-			w.Flush()
+			w.frame("", relay.TypeHeartbeat, heartbeat)
+			if err := w.send(); err != nil {
+				s.dropStream(err, "topology", pid)
+				return
+			}
 		}
 	}
 }
 
-func (s *Server) endTopologyStream(c *gin.Context, err error) {
+func (s *Server) endTopologyStream(c *gin.Context, w *sseWriter, err error) {
 	if c.Request.Context().Err() != nil {
 		return
 	}
 	msg, _ := json.Marshal(relay.Payload{Type: relay.TypeError, Error: "The topology can no longer be read: " + err.Error()})
-	writeFrame(c.Writer, "", relay.TypeError, msg)
-	c.Writer.Flush()
-}
-
-// writeFrame writes one SSE frame of the topology stream; the caller flushes.
-func writeFrame(w io.Writer, id, typ string, data []byte) {
-	if id != "" {
-		fmt.Fprintf(w, "id: %s\n", id)
-	}
-	fmt.Fprintf(w, "event: %s\ndata: %s\n\n", typ, data)
+	w.frame("", relay.TypeError, msg)
+	_ = w.send()
 }

@@ -4,7 +4,10 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
+	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -182,4 +185,70 @@ func TestTopologyStreamRefusesClosedProject(t *testing.T) {
 	body, _ := io.ReadAll(resp.Body)
 	require.Contains(t, string(body), "must be opened")
 	require.False(t, r.hub.Subscribed(r.pid), "a closed project gets no subscription")
+}
+
+// A page that stops reading its topology stream is dropped after WriteTimeout, as a turn's
+// stream is (one SSE writer for both), instead of holding its handler and the project's
+// subscription forever.
+func TestStalledTopologyClientIsDropped(t *testing.T) {
+	g := fakegns3.New(t)
+	g.AddUser("alice", "alice-token", false)
+	pid := g.AddProject("lab", fakegns3.Members("alice"))
+	big := g.AddNode(pid, fakegns3.NodeSpec{Name: "R-" + strings.Repeat("x", 64<<10)})
+	srv := gns3.NewServer(g.URL, 5*time.Second)
+	hub := livetopo.New(srv, livetopo.Options{History: 8})
+	s := New(Deps{GNS3: srv, Live: hub, Heartbeat: time.Hour, WriteTimeout: 300 * time.Millisecond,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	ended := make(chan struct{}, 16)
+	hs := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.Handler().ServeHTTP(w, r)
+		if strings.HasSuffix(r.URL.Path, "/topology/stream") {
+			ended <- struct{}{}
+		}
+	}))
+	// Small socket buffers on both sides: a few changes fill them.
+	hs.Listener = smallBufferListener{hs.Listener}
+	hs.Start()
+	t.Cleanup(hub.Close)
+	t.Cleanup(hs.Close)
+	t.Cleanup(hs.CloseClientConnections)
+
+	conn, err := net.Dial("tcp", hs.Listener.Addr().String())
+	require.NoError(t, err)
+	defer conn.Close()
+	_ = conn.(*net.TCPConn).SetReadBuffer(4096)
+	fmt.Fprintf(conn, "GET /v3/projects/%s/chat/topology/stream HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer alice-token\r\n\r\n", pid) // and never read
+	// Changes reach the stream only once the subscription is up.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if _, fresh := hub.Topology(context.Background(), pid); fresh {
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "the live copy never became current")
+		time.Sleep(5 * time.Millisecond)
+	}
+	// Someone drags the big node around in the GNS3 GUI: 64 KiB a change, up to 16 MiB in all.
+	for i := range 256 {
+		select {
+		case <-ended:
+			return
+		default:
+		}
+		g.MoveNode(big.ID, i, i)
+	}
+	select {
+	case <-ended:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the topology stream of a client that stopped reading was still being written after 20s")
+	}
+}
+
+type smallBufferListener struct{ net.Listener }
+
+func (l smallBufferListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if tc, ok := c.(*net.TCPConn); ok {
+		_ = tc.SetWriteBuffer(4096)
+	}
+	return c, err
 }
