@@ -214,6 +214,44 @@ func TestDroppedStreamReconnectsAndRereads(t *testing.T) {
 	}
 }
 
+// While the stream is down (GNS3 refuses to reopen it for a while) the copy is never presented
+// as current: readers get GNS3's own answer, which already holds the changes made meanwhile; the
+// copy itself learns them from the re-read that follows the reconnect.
+func TestStreamDownIsNeverCurrent(t *testing.T) {
+	r := newRig(t, livetopo.Options{RetryMax: 50 * time.Millisecond})
+	ctx := context.Background()
+	before := r.live(t)
+	r.g.Inject(fakegns3.Failure{Op: fakegns3.OpNotifications, Status: http.StatusServiceUnavailable, Message: "restarting"})
+	r.g.DropNotifications(r.pid)
+	waitUntil(t, "the copy to stop being current", func() bool {
+		_, fresh := r.hub.Topology(ctx, r.pid)
+		return !fresh
+	})
+	n := r.g.AddNode(r.pid, fakegns3.NodeSpec{Name: "R9", Template: fakegns3.RouterTemplateID})
+	r.g.ResetCounts()
+	s, err := r.hub.Read(ctx, r.c, r.pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Live || nodeNamed(s, "R9") == nil || r.g.Count(fakegns3.OpListNodes) != 1 {
+		t.Fatalf("a read while the stream is down must come from GNS3: live=%v R9=%v lists=%d", s.Live, nodeNamed(s, "R9") != nil, r.g.Count(fakegns3.OpListNodes))
+	}
+	if copyNow, fresh := r.hub.Topology(ctx, r.pid); fresh || nodeNamed(copyNow, "R9") != nil {
+		t.Fatalf("the copy changed or became current without its stream (fresh=%v)", fresh)
+	}
+	if !r.hub.Subscribed(r.pid) {
+		t.Fatal("a stream GNS3 cannot serve for a while is retried, not given up")
+	}
+	r.g.ClearFailures()
+	after := r.waitFor(t, "R9 after the reconnect", func(s *livetopo.Snapshot) bool { return nodeNamed(s, "R9") != nil })
+	if nodeNamed(after, "R9").NodeID != n.ID {
+		t.Error("R9 is not the node GNS3 created")
+	}
+	if _, _, _, ok := r.hub.Changes(r.pid, before.Version); ok {
+		t.Error("changes across the gap cannot be known: a page must take a new snapshot")
+	}
+}
+
 // A line that cannot be read means something may be missing: the project is read again.
 func TestUnreadableNotificationRereads(t *testing.T) {
 	r := newRig(t, livetopo.Options{})
@@ -328,18 +366,23 @@ func TestAccessIsCheckedPerUser(t *testing.T) {
 	}
 }
 
-// The subscription ends when GNS3 refuses its credential.
+// The subscription ends when GNS3 refuses its credential: the token is no longer valid (401),
+// or its user may no longer read the project (403).
 func TestRefusedCredentialEndsSubscription(t *testing.T) {
-	r := newRig(t, livetopo.Options{})
-	r.g.AddUser("bob", "bob-token", false)
-	r.g.Grant(r.pid, "bob")
-	r.c = r.c.Server().WithToken("bob-token")
-	r.live(t)
-	r.g.Inject(fakegns3.Failure{Op: fakegns3.OpNotifications, Status: http.StatusUnauthorized, Message: "Could not validate credentials"})
-	r.g.DropNotifications(r.pid)
-	waitUntil(t, "the subscription to end", func() bool { return !r.hub.Subscribed(r.pid) })
-	if _, fresh := r.hub.Topology(context.Background(), r.pid); fresh {
-		t.Error("an ended subscription's copy is current")
+	for _, status := range []int{http.StatusUnauthorized, http.StatusForbidden} {
+		t.Run(http.StatusText(status), func(t *testing.T) {
+			r := newRig(t, livetopo.Options{})
+			r.g.AddUser("bob", "bob-token", false)
+			r.g.Grant(r.pid, "bob")
+			r.c = r.c.Server().WithToken("bob-token")
+			r.live(t)
+			r.g.Inject(fakegns3.Failure{Op: fakegns3.OpNotifications, Status: status, Message: "refused"})
+			r.g.DropNotifications(r.pid)
+			waitUntil(t, "the subscription to end", func() bool { return !r.hub.Subscribed(r.pid) })
+			if _, fresh := r.hub.Topology(context.Background(), r.pid); fresh {
+				t.Error("an ended subscription's copy is current")
+			}
+		})
 	}
 }
 
