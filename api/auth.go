@@ -27,8 +27,11 @@ type authUser struct {
 }
 
 const (
-	ctxUser    = "gns3copilot.user"
-	ctxProject = "gns3copilot.project"
+	ctxUser         = "gns3copilot.user"
+	ctxProject      = "gns3copilot.project"
+	ctxProjectCheck = "gns3copilot.project-check"
+	// ctxChecksProject marks a route whose project is checked (checksProject).
+	ctxChecksProject = "gns3copilot.checks-project"
 )
 
 // userCache remembers GET /v3/access/users/me answers briefly, keyed by a hash of the token so
@@ -56,6 +59,20 @@ func bearerToken(c *gin.Context) string {
 }
 
 // requireUser authenticates the bearer token by asking GNS3 who it belongs to.
+//
+// A checked token is trusted for UserCacheTTL (30 s by default) and a user's project access for
+// the live topology's AccessTTL (as long), so a user typing one message after another costs
+// GNS3 no request. What a revoked token means: GNS3 checks the token itself on every request the
+// copilot makes with it (each tool call, each direct read), so a token GNS3 no longer accepts
+// (signed out, user disabled or deleted, expired) cannot change or read anything in GNS3 through
+// the copilot. What the caches still allow for at most their TTL after the revocation is what
+// the copilot answers from its own memory: the chat history, and the topology of a project the
+// token could read a moment ago. Any answer of GNS3 that refuses the token ends that at once:
+// the token is forgotten (here for every route, in livetopo for the project check).
+//
+// When the token is not remembered, its check and the project check of a chat route are asked
+// at the same time (prefetchProjectCheck): two GNS3 round trips on a user's first message, or
+// the first one after a pause, become one.
 func (s *Server) requireUser(c *gin.Context) {
 	token := bearerToken(c)
 	if token == "" {
@@ -67,7 +84,10 @@ func (s *Server) requireUser(c *gin.Context) {
 	client := s.deps.GNS3.WithToken(token)
 	user, ok := s.users.Get(key)
 	if !ok {
-		u, err := client.CurrentUser(c.Request.Context())
+		ctx := c.Request.Context()
+		prefetched := s.prefetchProjectCheck(c, client)
+		u, err := client.CurrentUser(ctx)
+		prefetched()
 		if err != nil {
 			if errors.Is(err, gns3.ErrUnauthorized) {
 				c.Header("WWW-Authenticate", "Bearer")
@@ -84,6 +104,41 @@ func (s *Server) requireUser(c *gin.Context) {
 	}
 	c.Set(ctxUser, &authUser{ID: user.UserID, Username: user.Username, Superadmin: user.IsSuperadmin, Token: token, GNS3: client})
 	c.Next()
+	if c.Writer.Status() == http.StatusUnauthorized {
+		// GNS3 refused the token while serving this request: it is not trusted any longer.
+		s.users.Remove(key)
+	}
+}
+
+// checksProject marks a route whose chain runs requireOpenedProject after requireUser, so the
+// project check may start while the token is checked.
+func checksProject(c *gin.Context) { c.Set(ctxChecksProject, true) }
+
+// projectCheck is the outcome of a project check made while the token was being checked.
+type projectCheck struct {
+	project *gns3.Project
+	err     error
+}
+
+// prefetchProjectCheck starts the project check of the route's project (when it has one) through
+// the live topology, and returns a function that waits for it and hands the outcome to
+// requireOpenedProject, which reports it exactly as if it had asked itself. It is the same check
+// with the same token, only asked before GNS3 has said whose token it is.
+func (s *Server) prefetchProjectCheck(c *gin.Context, client *gns3.Client) (wait func()) {
+	id := c.Param("project_id")
+	if s.deps.Live == nil || !c.GetBool(ctxChecksProject) {
+		return func() {}
+	}
+	if _, err := uuid.Parse(id); err != nil {
+		return func() {}
+	}
+	ctx := c.Request.Context()
+	done := make(chan projectCheck, 1)
+	go func() {
+		p, err := s.deps.Live.Project(ctx, client, id)
+		done <- projectCheck{project: p, err: err}
+	}()
+	return func() { c.Set(ctxProjectCheck, <-done) }
 }
 
 func currentUser(c *gin.Context) *authUser { return c.MustGet(ctxUser).(*authUser) }
@@ -96,7 +151,13 @@ func (s *Server) requireOpenedProject(c *gin.Context) {
 		abort(c, http.StatusUnprocessableEntity, "project_id must be a UUID, got '"+truncate(id, 80)+"'.")
 		return
 	}
-	p, err := s.lookupProject(c, id)
+	var p *gns3.Project
+	var err error
+	if v, ok := c.Get(ctxProjectCheck); ok {
+		p, err = v.(projectCheck).project, v.(projectCheck).err
+	} else {
+		p, err = s.lookupProject(c, id)
+	}
 	if err != nil {
 		if errors.Is(err, gns3.ErrNotFound) {
 			abort(c, http.StatusNotFound, "Project '"+id+"' not found.")

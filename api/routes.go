@@ -25,7 +25,7 @@ func (s *Server) routes(r *gin.Engine) {
 
 	// The same chat API under the prefix of GNS3 3.0 and the one newer releases use.
 	for _, prefix := range chatPrefixes {
-		g := r.Group(prefix, s.requireUser, s.requireOpenedProject)
+		g := r.Group(prefix, checksProject, s.requireUser, s.requireOpenedProject)
 		g.POST("/stream", s.postStream)
 		g.GET("/sessions", s.listSessions)
 		g.GET("/sessions/:session_id/history", s.getHistory)
