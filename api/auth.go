@@ -71,8 +71,9 @@ func bearerToken(c *gin.Context) string {
 // the token is forgotten (here for every route, in livetopo for the project check).
 //
 // When the token is not remembered, its check and the project check of a chat route are asked
-// at the same time (prefetchProjectCheck): two GNS3 round trips on a user's first message, or
-// the first one after a pause, become one.
+// at the same time (prefetchProjectCheck), and so are the user's groups for a new message when
+// the token was seen before (prefetchGroups): three GNS3 round trips on the first message after
+// a pause become one.
 func (s *Server) requireUser(c *gin.Context) {
 	token := bearerToken(c)
 	if token == "" {
@@ -86,8 +87,10 @@ func (s *Server) requireUser(c *gin.Context) {
 	if !ok {
 		ctx := c.Request.Context()
 		prefetched := s.prefetchProjectCheck(c, client)
+		warmed := s.prefetchGroups(c, key, client)
 		u, err := client.CurrentUser(ctx)
 		prefetched()
+		warmed()
 		if err != nil {
 			if errors.Is(err, gns3.ErrUnauthorized) {
 				c.Header("WWW-Authenticate", "Bearer")
@@ -101,18 +104,41 @@ func (s *Server) requireUser(c *gin.Context) {
 		}
 		user = *u
 		s.users.Add(key, user)
+		s.userIDs.Add(key, user.UserID)
 	}
 	c.Set(ctxUser, &authUser{ID: user.UserID, Username: user.Username, Superadmin: user.IsSuperadmin, Token: token, GNS3: client})
 	c.Next()
 	if c.Writer.Status() == http.StatusUnauthorized {
 		// GNS3 refused the token while serving this request: it is not trusted any longer.
 		s.users.Remove(key)
+		s.userIDs.Remove(key)
 	}
 }
 
 // checksProject marks a route whose chain runs requireOpenedProject after requireUser, so the
 // project check may start while the token is checked.
 func checksProject(c *gin.Context) { c.Set(ctxChecksProject, true) }
+
+// prefetchGroups reads ahead, for a new message (POST …/chat/stream), the groups that choose the
+// turn's LLM configuration, when the token was seen before and so its user is known; it returns
+// a function that waits for the read.
+func (s *Server) prefetchGroups(c *gin.Context, key string, client *gns3.Client) (wait func()) {
+	warmer, ok := s.deps.LLM.(groupsWarmer)
+	if !ok || c.Request.Method != http.MethodPost || !strings.HasSuffix(c.FullPath(), "/chat/stream") {
+		return func() {}
+	}
+	userID, ok := s.userIDs.Get(key)
+	if !ok {
+		return func() {}
+	}
+	ctx := c.Request.Context()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		warmer.WarmGroups(ctx, userID, client)
+	}()
+	return func() { <-done }
+}
 
 // projectCheck is the outcome of a project check made while the token was being checked.
 type projectCheck struct {

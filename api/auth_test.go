@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 	"github.com/gns3-copilot/gns3-copilot/gns3"
 	"github.com/gns3-copilot/gns3-copilot/internal/testkit/fakegns3"
 	"github.com/gns3-copilot/gns3-copilot/livetopo"
+	"github.com/gns3-copilot/gns3-copilot/llmconfig"
 )
 
 func authRig(t *testing.T, live bool) (*fakegns3.Server, string, string) {
@@ -89,4 +91,55 @@ func TestRefusedTokenIsForgotten(t *testing.T) {
 	require.Equal(t, http.StatusUnauthorized, getStatus(t, path, "alice-token"))
 	require.Equal(t, http.StatusNotFound, getStatus(t, path, "alice-token"))
 	require.Equal(t, 2, g.Count(fakegns3.OpCurrentUser), "a token GNS3 refused is checked again")
+}
+
+// warmingLLM records when the API asked it to read a user's groups ahead, and configures nothing.
+type warmingLLM struct{ warmed chan string }
+
+func (warmingLLM) Choose(context.Context, string, *gns3.Client) (llmconfig.Settings, error) {
+	return llmconfig.Settings{}, llmconfig.ErrNotConfigured
+}
+
+func (w warmingLLM) WarmGroups(_ context.Context, userID string, _ *gns3.Client) { w.warmed <- userID }
+
+// A new message of a token seen before, once its check has expired: the user's groups are read
+// ahead while the token is checked again, not after.
+func TestGroupsAreReadWithTheTokenCheck(t *testing.T) {
+	g := fakegns3.New(t)
+	alice := g.AddUser("alice", "alice-token", false)
+	pid := g.AddProject("lab", fakegns3.Members("alice"))
+	srv := gns3.NewServer(g.URL, 10*time.Second)
+	llm := warmingLLM{warmed: make(chan string, 4)}
+	hs := httptest.NewServer(New(Deps{GNS3: srv, LLM: llm, UserCacheTTL: 50 * time.Millisecond,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}).Handler())
+	t.Cleanup(hs.Close)
+	t.Cleanup(hs.CloseClientConnections)
+	post := func(ctx context.Context) int {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, hs.URL+"/v3/projects/"+pid+"/chat/stream", strings.NewReader(`{"message": "hi"}`))
+		req.Header.Set("Authorization", "Bearer alice-token")
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return 0
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	require.Equal(t, http.StatusBadRequest, post(context.Background()), "no LLM configured")
+	require.Empty(t, llm.warmed, "a token never seen says nothing of its user")
+
+	time.Sleep(100 * time.Millisecond) // the token check's lifetime passing is the point of the test
+	g.SetLatency(fakegns3.OpCurrentUser, 3*time.Second)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); post(ctx) }()
+	defer func() { cancel(); <-done }()
+	began := time.Now()
+	select {
+	case id := <-llm.warmed:
+		require.Equal(t, alice, id)
+		require.Less(t, time.Since(began), 2*time.Second, "the groups were read only after the token check had answered")
+	case <-time.After(10 * time.Second):
+		t.Fatal("the groups were not read ahead")
+	}
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/gin-gonic/gin"
+	"github.com/hashicorp/golang-lru/v2/expirable"
 
 	"github.com/gns3-copilot/gns3-copilot/gns3"
 	"github.com/gns3-copilot/gns3-copilot/llmconfig"
@@ -38,6 +39,12 @@ type CredentialStore interface {
 // (with the caller's client) for the user's groups.
 type LLMChooser interface {
 	Choose(ctx context.Context, userID string, client *gns3.Client) (llmconfig.Settings, error)
+}
+
+// groupsWarmer is an LLMChooser that can read a user's groups ahead of Choose (llmconfig.Store):
+// the API asks for them while it checks the token and the project of a new message.
+type groupsWarmer interface {
+	WarmGroups(ctx context.Context, userID string, client *gns3.Client)
 }
 
 // Deps is everything the API needs; main builds it.
@@ -87,10 +94,14 @@ type Deps struct {
 
 // Server is the gin engine with its dependencies.
 type Server struct {
-	deps   Deps
-	log    *slog.Logger
-	users  *userCache
-	engine *gin.Engine
+	deps  Deps
+	log   *slog.Logger
+	users *userCache
+	// userIDs remembers whose each checked token is, past the token check's own lifetime: a
+	// token never changes hands, so this says whose groups to read ahead (never who is signed
+	// in; that is always the token check's answer).
+	userIDs *expirable.LRU[string, string]
+	engine  *gin.Engine
 }
 
 // New builds the server and its routes.
@@ -114,7 +125,8 @@ func New(d Deps) *Server {
 		d.Logger = slog.Default()
 	}
 	gin.SetMode(gin.ReleaseMode)
-	s := &Server{deps: d, log: d.Logger, users: newUserCache(d.UserCacheTTL)}
+	s := &Server{deps: d, log: d.Logger, users: newUserCache(d.UserCacheTTL),
+		userIDs: expirable.NewLRU[string, string](maxCachedUsers, nil, 24*time.Hour)}
 	s.engine = gin.New()
 	if d.GNS3Proxy != nil {
 		// GNS3 gets the path exactly as the browser sent it.

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/gns3-copilot/gns3-copilot/gns3"
+	"github.com/gns3-copilot/gns3-copilot/models"
 )
 
 // WithGroupCache makes Choose trust a user's GNS3 groups for ttl (0: ask GNS3 every time).
@@ -60,4 +61,18 @@ func (s *Store) rememberGroups(client *gns3.Client, userID string, groups []gns3
 		s.groups.m = map[string]groupEntry{}
 	}
 	s.groups.m[key] = groupEntry{groups: append([]gns3.Group(nil), groups...), visible: visible, until: time.Now().Add(s.groups.ttl)}
+}
+
+// WarmGroups reads the user's groups into the turn-time cache ahead of Choose, so the API can ask
+// for them while it still checks the user's token and project. It does nothing when Choose will
+// not need them (the user has a default of their own), when the cache already holds them, or
+// when there is no cache; errors are left for Choose to meet and report.
+func (s *Store) WarmGroups(ctx context.Context, userID string, client *gns3.Client) {
+	if s.groups.ttl <= 0 {
+		return
+	}
+	if own, err := s.repo.Default(ctx, models.OwnerUser, userID); err == nil && own.InheritsFrom == "" {
+		return
+	}
+	_, _, _ = s.cachedGroupsOf(ctx, client, userID)
 }

@@ -509,3 +509,35 @@ func TestChooseRemembersGroupsWithCache(t *testing.T) {
 		t.Fatalf("a failed read is not remembered: %v", err)
 	}
 }
+
+// WarmGroups fills the turn-time cache, so the turn's Choose asks GNS3 nothing more; a user with
+// a default of their own needs no groups, and none are read for them.
+func TestWarmGroupsFillsTheCacheOnlyWhenNeeded(t *testing.T) {
+	fake := fakegns3.New(t)
+	aliceID := fake.AddUser("alice", "tok-alice", false)
+	fake.AddGroup("alice", "lab")
+	bobID := fake.AddUser("bob", "tok-bob", false)
+	server := gns3.NewServer(fake.URL, 5*time.Second)
+	ctx := context.Background()
+	def := &Settings{Provider: "openai", BaseURL: "https://api.openai.com/v1", Model: "gpt-4o-mini", APIKey: "sk-server"}
+	st := NewStore(testDB(t), sealer(t, 1), def).WithGroupCache(time.Minute)
+
+	st.WarmGroups(ctx, aliceID, server.WithToken("tok-alice"))
+	if got := fake.Count(fakegns3.OpUserGroups); got != 1 {
+		t.Fatalf("warming read the groups %d times, want 1", got)
+	}
+	if _, err := st.Choose(ctx, aliceID, server.WithToken("tok-alice")); err != nil {
+		t.Fatal(err)
+	}
+	if got := fake.Count(fakegns3.OpUserGroups); got != 1 {
+		t.Fatalf("Choose after warming read the groups again (%d reads)", got)
+	}
+
+	if _, err := st.Create(ctx, UserOwner(bobID), Change{Name: ptr("mine"), Provider: ptr("openai"), Model: ptr("gpt-4o"), APIKey: ptr(secretKey)}); err != nil {
+		t.Fatal(err)
+	}
+	st.WarmGroups(ctx, bobID, server.WithToken("tok-bob"))
+	if got := fake.Count(fakegns3.OpUserGroups); got != 1 {
+		t.Fatalf("a user with a default of their own had their groups read (%d reads)", got)
+	}
+}
