@@ -79,4 +79,15 @@ type Config struct {
 	Heartbeat time.Duration
 	// NoLiveTopology reads GNS3 per request instead of keeping a live topology (package livetopo).
 	NoLiveTopology bool
+	// CheckCacheTTL is how long a checked token, a user's project access and a user's groups are
+	// trusted before GNS3 is asked again (0: 30 s). Benchmarks shorten it to measure the first
+	// message after a pause.
+	CheckCacheTTL time.Duration
+}
+
+func (c Config) checkCacheTTL() time.Duration {
+	if c.CheckCacheTTL > 0 {
+		return c.CheckCacheTTL
+	}
+	return 30 * time.Second
 }

@@ -56,7 +56,7 @@ func buildParts(db *gorm.DB, sealer *credentials.Sealer, rdb *redis.Client, cfg 
 	if cfg.LLMResolver != nil {
 		outbound = outbound.WithResolver(cfg.LLMResolver)
 	}
-	store := llmconfig.NewStore(db, sealer, def).WithLogger(log).WithEgress(outbound).WithGroupCache(30 * time.Second)
+	store := llmconfig.NewStore(db, sealer, def).WithLogger(log).WithEgress(outbound).WithGroupCache(cfg.checkCacheTTL())
 	policy := devices.DefaultPolicy()
 	if cfg.ForbiddenCommands != "" {
 		p, err := devices.LoadPolicy(cfg.ForbiddenCommands)

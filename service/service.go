@@ -240,7 +240,7 @@ func Start(ctx context.Context, role Role, cfg Config) (_ *Running, err error) {
 	// not one shared through Redis).
 	var live *livetopo.Hub
 	if !cfg.NoLiveTopology {
-		live = livetopo.New(gns3Server, livetopo.Options{Logger: log.With("component", "livetopo")})
+		live = livetopo.New(gns3Server, livetopo.Options{Logger: log.With("component", "livetopo"), AccessTTL: cfg.checkCacheTTL()})
 		r.closers = append(r.closers, func() error { live.Close(); return nil })
 	}
 	repo := models.NewChatRepository(db)
@@ -289,7 +289,7 @@ func Start(ctx context.Context, role Role, cfg Config) (_ *Running, err error) {
 			Credentials: creds, LLM: parts.llmChooser, LLMConfigs: parts.llmConfigs, Logger: log, Web: parts.web,
 			Routes: routes, Metrics: r.metrics, MetricsHandler: metricsOnAPI,
 			Heartbeat: cfg.Heartbeat, DeviceConcurrency: cfg.DeviceConcurrency, CORSOrigins: cfg.CORSOrigins,
-			Limits: turnLimits(cfg, rdb), Approval: cfg.Approval, ApprovalTimeout: cfg.ApprovalTimeout, Live: liveAPI(live)}
+			Limits: turnLimits(cfg, rdb), Approval: cfg.Approval, ApprovalTimeout: cfg.ApprovalTimeout, Live: liveAPI(live), UserCacheTTL: cfg.checkCacheTTL()}
 		if cfg.ProxyGNS3 {
 			if deps.GNS3Proxy, err = api.NewGNS3Proxy(cfg.GNS3URL); err != nil {
 				return nil, fmt.Errorf("--proxy-gns3: %w", err)
