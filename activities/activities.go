@@ -68,6 +68,9 @@ type Activities struct {
 	// session last saw of its lab, for the drift note (nil: no note).
 	Live  LiveTopology
 	Marks *models.TopologyMarks
+	// MCPCalls keeps the results of tool calls made over MCP (package mcp), which have no
+	// transcript to go to.
+	MCPCalls models.MCPCallRepository
 }
 
 // logger is the activities' log; inside an activity every line carries the turn id.

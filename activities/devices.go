@@ -170,7 +170,7 @@ func (r *deviceRunner) progress(ctx context.Context, job tools.DeviceJob, status
 
 func (r *deviceRunner) record(job tools.DeviceJob, seq int, cmd, status string) *models.DeviceCommand {
 	return &models.DeviceCommand{TurnID: r.ref.TurnID, ToolCallID: r.ref.CallID, NodeID: job.NodeID, Seq: seq,
-		SessionID: r.ref.SessionID, UserID: r.ref.UserID, ProjectID: r.ref.ProjectID, DeviceName: job.Name,
+		SessionID: r.ref.SessionID, Origin: origin(r.ref.TurnRef), UserID: r.ref.UserID, ProjectID: r.ref.ProjectID, DeviceName: job.Name,
 		Tool: r.ref.ToolName, Command: cmd, Config: job.Config, Status: status}
 }
 

@@ -79,6 +79,9 @@ func (a *Activities) RecordToolFailure(ctx context.Context, in workflows.ToolFai
 // reads the result from tool_end while the turn runs, and from the history afterwards.
 func (a *Activities) storeToolResult(ctx context.Context, ref workflows.TurnRef, call workflows.ToolCall, idx int, res tools.Result) error {
 	full := res.JSON()
+	if isMCP(ref) {
+		return a.storeMCPResult(ctx, ref, call, res, full)
+	}
 	turn, err := a.Repo.Turn(context.WithoutCancel(ctx), ref.TurnID)
 	if err != nil {
 		if errors.Is(err, models.ErrNotFound) {

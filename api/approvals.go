@@ -99,14 +99,35 @@ type decisionRequest struct {
 	Comment  *string `json:"comment"`
 }
 
+// listProject returns the caller's approvals in the project, from chat sessions and MCP calls
+// alike, newest last; ?status=pending keeps the ones still waiting.
+func (h *approvalAPI) listProject(c *gin.Context) {
+	status := c.Query("status")
+	switch status {
+	case "", models.ApprovalPending, models.ApprovalApproved, models.ApprovalRejected, models.ApprovalExpired:
+	default:
+		abort(c, http.StatusUnprocessableEntity, "status must be pending, approved, rejected or expired, got '"+truncate(status, 40)+"'.")
+		return
+	}
+	rows, err := h.approvals.ForProject(c.Request.Context(), c.Param("project_id"), currentUser(c).ID, status)
+	if err != nil {
+		h.s.internalError(c, err, "Loading the approvals failed")
+		return
+	}
+	out := make([]models.ApprovalView, len(rows))
+	for i := range rows {
+		out[i] = rows[i].View()
+	}
+	c.JSON(http.StatusOK, out)
+}
+
 func (h *approvalAPI) decide(c *gin.Context) {
 	sess, ok := h.s.session(c)
 	if !ok {
 		return
 	}
-	ctx := c.Request.Context()
 	id := c.Param("approval_id")
-	a, err := h.approvals.Get(ctx, id)
+	a, err := h.approvals.Get(c.Request.Context(), id)
 	if errors.Is(err, models.ErrNotFound) || (err == nil && a.SessionID != sess.ThreadID) {
 		abort(c, http.StatusNotFound, "Approval '"+truncate(id, 80)+"' not found in this session.")
 		return
@@ -115,6 +136,28 @@ func (h *approvalAPI) decide(c *gin.Context) {
 		h.s.internalError(c, err, "Loading the approval failed")
 		return
 	}
+	h.decideLoaded(c, a)
+}
+
+// decideInProject decides one of the caller's approvals in the project, whichever session or
+// MCP call asked it.
+func (h *approvalAPI) decideInProject(c *gin.Context) {
+	id := c.Param("approval_id")
+	a, err := h.approvals.Get(c.Request.Context(), id)
+	if errors.Is(err, models.ErrNotFound) || (err == nil && (a.ProjectID != c.Param("project_id") || a.UserID != currentUser(c).ID)) {
+		abort(c, http.StatusNotFound, "Approval '"+truncate(id, 80)+"' not found among your approvals in this project.")
+		return
+	}
+	if err != nil {
+		h.s.internalError(c, err, "Loading the approval failed")
+		return
+	}
+	h.decideLoaded(c, a)
+}
+
+func (h *approvalAPI) decideLoaded(c *gin.Context, a *models.Approval) {
+	ctx := c.Request.Context()
+	id := a.ID
 	var req decisionRequest
 	if !decodeJSON(c, &req, 16<<10) {
 		return
@@ -147,7 +190,7 @@ func (h *approvalAPI) decide(c *gin.Context) {
 	// The workflow takes the decision on a worker; without one running, say so instead of hanging.
 	dctx, cancel := context.WithTimeout(ctx, decisionTimeout)
 	defer cancel()
-	_, err = h.decider.DecideApproval(dctx, a.WorkflowID, workflows.ApprovalDecision{
+	_, err := h.decider.DecideApproval(dctx, a.WorkflowID, workflows.ApprovalDecision{
 		ApprovalID: a.ID, Decision: *req.Decision, Comment: comment, UserID: u.ID, Username: u.Username,
 	})
 	var refused *DecisionRefusedError

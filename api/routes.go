@@ -92,13 +92,16 @@ func (s *Server) routes(r *gin.Engine) {
 	})
 }
 
-// approvalRoutes are the approvals of a session's turns and the configuration jobs' audit, under
-// both chat prefixes.
+// approvalRoutes are the approvals of a session's turns (and, per project, of MCP calls) and the
+// configuration jobs' audit, under both chat prefixes.
 func (s *Server) approvalRoutes(r *gin.Engine, h *approvalAPI) {
 	for _, prefix := range chatPrefixes {
 		g := r.Group(prefix, s.requireUser, s.requireOpenedProject)
 		g.GET("/sessions/:session_id/approvals", h.list)
 		g.POST("/sessions/:session_id/approvals/:approval_id", h.decide)
+		// Per project: approvals asked outside any chat session (MCP calls) show here too.
+		g.GET("/approvals", h.listProject)
+		g.POST("/approvals/:approval_id", h.decideInProject)
 		g.GET("/config-jobs", h.configJobs)
 	}
 }

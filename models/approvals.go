@@ -104,6 +104,18 @@ func (r ApprovalRepository) ForSession(ctx context.Context, sessionID string) ([
 	return out, err
 }
 
+// ForProject lists a user's approvals in a project, from chat sessions and MCP calls alike,
+// oldest first; status "" lists every status.
+func (r ApprovalRepository) ForProject(ctx context.Context, projectID, userID, status string) ([]Approval, error) {
+	q := r.DB.WithContext(ctx).Where("project_id = ? AND user_id = ?", projectID, userID)
+	if status != "" {
+		q = q.Where("status = ?", status)
+	}
+	var out []Approval
+	err := q.Order("created_at").Order("id").Find(&out).Error
+	return out, err
+}
+
 // ConfigJob statuses.
 const (
 	JobPlanning  = "planning"

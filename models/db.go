@@ -79,5 +79,8 @@ func Migrate(db *gorm.DB) error {
 	if err := MigrateTopologyMarks(db); err != nil {
 		return fmt.Errorf("migrating topology marks: %w", err)
 	}
+	if err := MigrateMCPCalls(db); err != nil {
+		return fmt.Errorf("migrating MCP calls: %w", err)
+	}
 	return MigrateLLMConfigs(db)
 }

@@ -30,6 +30,8 @@ type DeviceCommand struct {
 	NodeID     string `gorm:"size:64;not null;uniqueIndex:idx_device_command,priority:3"`
 	Seq        int    `gorm:"not null;uniqueIndex:idx_device_command,priority:4"`
 	SessionID  string `gorm:"size:64;not null"`
+	// Origin is who asked: "chat" for the chat page, "mcp:<client>" for an MCP client.
+	Origin     string `gorm:"size:200;not null;default:chat"`
 	UserID     string `gorm:"size:64;not null;index"`
 	ProjectID  string `gorm:"size:64;not null;index"`
 	DeviceName string `gorm:"size:200;not null"`

@@ -63,6 +63,8 @@ type Config struct {
 	TurnsPerMinute   int
 	DailyTokenBudget int64
 	LimitSuperadmins bool
+	// MCPMaxCallsPerUser bounds one user's MCP tool calls running at once (0: no limit).
+	MCPMaxCallsPerUser int
 	// ProxyGNS3 puts the copilot in front of GNS3: what is not the copilot's own is forwarded
 	// to GNS3URL, so GNS3's web UI and its AI chat panel work at the copilot's address.
 	ProxyGNS3 bool

@@ -28,6 +28,7 @@ import (
 	"github.com/gns3-copilot/gns3-copilot/credentials"
 	"github.com/gns3-copilot/gns3-copilot/gns3"
 	"github.com/gns3-copilot/gns3-copilot/livetopo"
+	"github.com/gns3-copilot/gns3-copilot/mcp"
 	"github.com/gns3-copilot/gns3-copilot/metrics"
 	"github.com/gns3-copilot/gns3-copilot/models"
 	"github.com/gns3-copilot/gns3-copilot/quota"
@@ -255,7 +256,7 @@ func Start(ctx context.Context, role Role, cfg Config) (_ *Running, err error) {
 			GNS3: gns3Server, Tools: parts.tools, Logger: log, EventTTL: cfg.EventTTL,
 			Devices: parts.devices, DeviceRecords: models.DeviceRepository{DB: db}, UntrustedHTTP: parts.untrustedHTTP,
 			Skills: parts.skills, Approvals: models.ApprovalRepository{DB: db}, ConfigJobs: models.ConfigJobRepository{DB: db}, Metrics: r.metrics,
-			Marks: &models.TopologyMarks{DB: db}}
+			Marks: &models.TopologyMarks{DB: db}, MCPCalls: models.MCPCallRepository{DB: db}}
 		if role == RoleWorker {
 			r.closers = append(r.closers, followSkillReloads(events, parts.skills, log, nil))
 		}
@@ -284,6 +285,14 @@ func Start(ctx context.Context, role Role, cfg Config) (_ *Running, err error) {
 		turns := api.TemporalTurns{Client: r.temporal, TaskQueue: workflows.TaskQueue}
 		routes := append(parts.routes, api.ApprovalRoutes(models.ApprovalRepository{DB: db}, models.ConfigJobRepository{DB: db},
 			models.DeviceRepository{DB: db}, turns))
+		mcpDeps := mcp.Deps{Temporal: r.temporal, TaskQueue: workflows.TaskQueue, Calls: models.MCPCallRepository{DB: db},
+			Events: events, Credentials: creds, Tools: parts.tools, LLM: parts.llmChooser, Approval: cfg.Approval,
+			ApprovalTimeout: cfg.ApprovalTimeout, DeviceConcurrency: cfg.DeviceConcurrency, MaxCallsPerUser: cfg.MCPMaxCallsPerUser,
+			Logger: log}
+		if live != nil {
+			mcpDeps.Live = live
+		}
+		routes = append(routes, mcp.Routes(mcpDeps))
 		deps := api.Deps{Repo: repo, GNS3: gns3Server, Events: events,
 			Turns:       turns,
 			Credentials: creds, LLM: parts.llmChooser, LLMConfigs: parts.llmConfigs, Logger: log, Web: parts.web,

@@ -41,6 +41,7 @@ func Register(r interface {
 }, acts *activities.Activities) {
 	r.RegisterWorkflowWithOptions(workflows.ChatTurn, workflow.RegisterOptions{Name: workflows.ChatTurnWorkflow})
 	r.RegisterWorkflowWithOptions(workflows.ConfigJob, workflow.RegisterOptions{Name: workflows.ConfigJobWorkflow})
+	r.RegisterWorkflowWithOptions(workflows.MCPCall, workflow.RegisterOptions{Name: workflows.MCPCallWorkflow})
 	for name, fn := range map[string]any{
 		workflows.LLMActivity:          acts.LLMCall,
 		workflows.ToolActivity:         acts.RunTool,
@@ -57,6 +58,8 @@ func Register(r interface {
 		workflows.ReadConfigActivity:      acts.ReadDeviceConfig,
 		workflows.ConfigJobStatusActivity: acts.SaveConfigJobStatus,
 		workflows.FinishConfigJobActivity: acts.FinishConfigJob,
+		// MCP calls.
+		workflows.FinishMCPCallActivity: acts.FinishMCPCall,
 	} {
 		r.RegisterActivityWithOptions(fn, activity.RegisterOptions{Name: name})
 	}

@@ -98,6 +98,9 @@ type TurnRef struct {
 	ProjectID string
 	UserID    string
 	Mode      string
+	// Origin names who asked, for the audit: "" for the chat page, "mcp:<client>" for an MCP
+	// call (whose TurnID is then the call's id, and SessionID its MCP session).
+	Origin string `json:",omitempty"`
 }
 
 // LLMInput asks for one model call. MessageIndex is where the assistant message is stored, so

@@ -125,6 +125,7 @@ func newFlagSet(cmd string) (*flag.FlagSet, *service.Config, func() error) {
 	fs.BoolVar(&c.LLMAllowlistOnly, "llm-allowlist-only", envBool("GNS3_COPILOT_LLM_ALLOWLIST_ONLY", false),
 		"regular users' LLM configurations may reach only --llm-allow-hosts, public addresses included (env GNS3_COPILOT_LLM_ALLOWLIST_ONLY)")
 	num(&c.MaxTurnsPerUser, "max-turns-per-user", "GNS3_COPILOT_MAX_TURNS_PER_USER", 4, "turns one user may have running at once, across sessions (0: no limit)")
+	num(&c.MCPMaxCallsPerUser, "mcp-max-calls-per-user", "GNS3_COPILOT_MCP_MAX_CALLS_PER_USER", 4, "MCP tool calls one user may have running at once (0: no limit)")
 	num(&c.TurnsPerMinute, "turns-per-minute", "GNS3_COPILOT_TURNS_PER_MINUTE", 10, "turns one user may start per minute, in bursts of as many (0: no limit)")
 	var budget int
 	num(&budget, "daily-token-budget", "GNS3_COPILOT_DAILY_TOKEN_BUDGET", 0, "tokens one user's turns may consume per UTC day (0: no budget)")
@@ -150,7 +151,7 @@ func newFlagSet(cmd string) (*flag.FlagSet, *service.Config, func() error) {
 		c.LLMAllowHosts = splitList(allowHosts)
 		c.DailyTokenBudget = int64(budget)
 		c.NoLiveTopology = !live
-		for name, v := range map[string]int{"max-turns-per-user": c.MaxTurnsPerUser, "turns-per-minute": c.TurnsPerMinute, "daily-token-budget": budget} {
+		for name, v := range map[string]int{"max-turns-per-user": c.MaxTurnsPerUser, "mcp-max-calls-per-user": c.MCPMaxCallsPerUser, "turns-per-minute": c.TurnsPerMinute, "daily-token-budget": budget} {
 			if v < 0 {
 				return fmt.Errorf("--%s must be 0 (no limit) or more, got %d", name, v)
 			}

@@ -1,0 +1,284 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/gns3-copilot/gns3-copilot/api"
+	"github.com/gns3-copilot/gns3-copilot/models"
+	"github.com/gns3-copilot/gns3-copilot/relay"
+	"github.com/gns3-copilot/gns3-copilot/tools"
+	"github.com/gns3-copilot/gns3-copilot/workflows"
+)
+
+// run records the call, hands its credential to the worker side, starts its workflow and waits
+// for its result, relaying its progress. If the client goes away the workflow goes on; its
+// result stays in the call's record.
+func (f *frontDoor) run(ctx context.Context, req *sdk.CallToolRequest, caller api.Caller, st sessionSettings, tool, projectID, args string) (*sdk.CallToolResult, error) {
+	callID := uuid.NewString()
+	wfID := workflows.MCPCallID(tool, callID)
+	sessionID := req.Session.ID()
+	// Setting the call up must not be cut short by a client that hangs up: it is either fully
+	// started or fully undone.
+	bg := context.WithoutCancel(ctx)
+	row := &models.MCPCall{ID: callID, WorkflowID: wfID, SessionID: sessionID, UserID: caller.ID, ProjectID: projectID,
+		ToolName: tool, Client: st.client, Mode: string(st.mode)}
+	if err := f.d.Calls.Start(bg, row, f.d.MaxCallsPerUser); err != nil {
+		var limit *models.MCPLimitError
+		if errors.As(err, &limit) {
+			return failure(tool, fmt.Sprintf("You already have %d MCP calls running (at most %d at once per user); "+
+				"wait for one to finish (get_mcp_call_result without call_id lists them) and call again.", limit.Running, limit.Max)), nil
+		}
+		f.log.Error("recording an MCP call", "error", err)
+		return nil, errors.New("recording the call failed; the copilot logged the details")
+	}
+	undo := func(what string, cause error) (*sdk.CallToolResult, error) {
+		_ = f.d.Credentials.Delete(bg, callID)
+		if err := f.d.Calls.Finish(bg, callID, models.MCPCallFailed, failureJSON(tool, what), time.Now()); err != nil {
+			f.log.Error("closing an MCP call that could not start", "call", callID, "error", err)
+		}
+		f.log.Error(what, "call", callID, "error", cause)
+		return failure(tool, what+"; nothing was done, try again in a moment."), nil
+	}
+	if err := f.d.Credentials.Put(bg, callID, caller.Token, f.d.CredentialTTL); err != nil {
+		return undo("Storing the call's credentials failed", err)
+	}
+	ref := workflows.TurnRef{SessionID: sessionID, TurnID: callID, ProjectID: projectID, UserID: caller.ID, Mode: string(st.mode),
+		Origin: workflows.OriginMCPPrefix + st.client}
+	in := workflows.MCPCallInput{Call: ref, Tool: workflows.ToolCall{ID: callID, Name: tool, Arguments: args},
+		DeviceTool: tools.IsDeviceTool(tool), Approval: f.d.Approval, ApprovalTimeout: f.d.ApprovalTimeout,
+		DeviceConcurrency: f.d.DeviceConcurrency, CredentialTTL: f.d.CredentialTTL}
+	if err := f.start(bg, wfID, in, caller.Username, st.client); err != nil {
+		return undo("The workflow engine did not accept the call", err)
+	}
+	return f.await(ctx, req, callID, wfID, tool, projectID)
+}
+
+// start starts the MCPCall workflow, findable like a turn by project, (MCP) session, user and
+// tool. A cluster without those search attributes still runs it, without them.
+func (f *frontDoor) start(ctx context.Context, wfID string, in workflows.MCPCallInput, username, clientName string) error {
+	opts := client.StartWorkflowOptions{
+		ID: wfID, TaskQueue: f.d.TaskQueue, EnableEagerStart: true,
+		Memo: map[string]any{"project_id": in.Call.ProjectID, "session_id": in.Call.SessionID, "user_id": in.Call.UserID,
+			"call_id": in.Call.TurnID, "client": clientName},
+		StaticSummary: fmt.Sprintf("MCP call %s from %s, user %s", in.Tool.Name, clientName, username),
+		StaticDetails: fmt.Sprintf("**tool** %s  \n**client** %s  \n**user** %s (`%s`)  \n**project** `%s`  \n**MCP session** `%s`  \n**call** `%s`  \n**mode** %s",
+			in.Tool.Name, clientName, username, in.Call.UserID, in.Call.ProjectID, in.Call.SessionID, in.Call.TurnID, in.Call.Mode),
+		TypedSearchAttributes: temporal.NewSearchAttributes(
+			temporal.NewSearchAttributeKeyKeyword(workflows.SearchAttrProjectID).ValueSet(in.Call.ProjectID),
+			temporal.NewSearchAttributeKeyKeyword(workflows.SearchAttrSessionID).ValueSet(in.Call.SessionID),
+			temporal.NewSearchAttributeKeyKeyword(workflows.SearchAttrUserID).ValueSet(in.Call.UserID),
+			temporal.NewSearchAttributeKeyKeyword(workflows.SearchAttrToolName).ValueSet(in.Tool.Name),
+		),
+	}
+	in.SearchAttributes = true
+	_, err := f.d.Temporal.ExecuteWorkflow(ctx, opts, workflows.MCPCallWorkflow, in)
+	var bad *serviceerror.InvalidArgument
+	if errors.As(err, &bad) && strings.Contains(strings.ToLower(bad.Error()), "search attribute") {
+		opts.TypedSearchAttributes = temporal.SearchAttributes{}
+		in.SearchAttributes = false
+		_, err = f.d.Temporal.ExecuteWorkflow(ctx, opts, workflows.MCPCallWorkflow, in)
+	}
+	return err
+}
+
+// await waits for the call's workflow, relaying its progress when the client asked for it.
+func (f *frontDoor) await(ctx context.Context, req *sdk.CallToolRequest, callID, wfID, tool, projectID string) (*sdk.CallToolResult, error) {
+	pctx, stop := context.WithCancel(ctx)
+	defer stop()
+	relayed := make(chan struct{})
+	if token := req.Params.GetProgressToken(); token != nil {
+		go func() {
+			defer close(relayed)
+			f.relayProgress(pctx, req.Session, token, callID, wfID, projectID)
+		}()
+	} else {
+		close(relayed)
+	}
+	err := f.d.Temporal.GetWorkflow(ctx, wfID, "").Get(ctx, nil)
+	if ctx.Err() != nil {
+		// The client is gone or gave up; the call goes on and its result waits in its record.
+		return nil, ctx.Err()
+	}
+	if err != nil {
+		f.log.Warn("an MCP call's workflow failed", "call", callID, "error", err)
+	}
+	// The last progress is sent before the result.
+	f.drainProgress(pctx, stop, relayed)
+	return f.resultOf(context.WithoutCancel(ctx), callID, tool)
+}
+
+// drainProgress lets the relay send what the log holds up to the call's end, briefly.
+func (f *frontDoor) drainProgress(ctx context.Context, stop context.CancelFunc, relayed <-chan struct{}) {
+	select {
+	case <-relayed:
+	case <-time.After(2 * time.Second):
+		stop()
+		<-relayed
+	case <-ctx.Done():
+	}
+}
+
+// resultOf is a finished call's stored result.
+func (f *frontDoor) resultOf(ctx context.Context, callID, tool string) (*sdk.CallToolResult, error) {
+	row, err := f.d.Calls.Get(ctx, callID)
+	if err != nil {
+		return nil, fmt.Errorf("loading the call's result: %w", err)
+	}
+	meta := sdk.Meta{"call_id": row.ID, "workflow_id": row.WorkflowID, "status": row.Status}
+	if row.Result == "" {
+		return failureMeta(tool, "The call's workflow ended without a result; the copilot's log says why.", meta), nil
+	}
+	return standardResult(row.Result, meta), nil
+}
+
+func failureMeta(tool, msg string, meta sdk.Meta) *sdk.CallToolResult {
+	r := failure(tool, msg)
+	r.Meta = meta
+	return r
+}
+
+// relayProgress turns the call's tool_progress and approval events into MCP progress
+// notifications: the per-device and node-start progress a chat turn streams.
+func (f *frontDoor) relayProgress(ctx context.Context, ss *sdk.ServerSession, token any, callID, wfID, projectID string) {
+	n := 0
+	send := func(msg string) {
+		n++
+		if err := ss.NotifyProgress(ctx, &sdk.ProgressNotificationParams{ProgressToken: token, Progress: float64(n), Message: msg}); err != nil && ctx.Err() == nil {
+			f.log.Debug("sending MCP progress", "call", callID, "error", err)
+		}
+	}
+	send(fmt.Sprintf("call %s started (workflow %s); if the connection drops, get_mcp_call_result with this call_id returns the result", callID, wfID))
+	last := ""
+	for ctx.Err() == nil {
+		evs, err := f.d.Events.Wait(ctx, callID, last, 30*time.Second)
+		if err != nil {
+			return
+		}
+		for _, ev := range evs {
+			last = ev.ID
+			var p struct {
+				Progress *tools.Progress      `json:"progress"`
+				Approval *models.ApprovalView `json:"approval"`
+			}
+			if json.Unmarshal(ev.Data, &p) != nil {
+				continue
+			}
+			switch ev.Type {
+			case relay.TypeToolProgress:
+				if p.Progress != nil {
+					msg := p.Progress.ItemName + ": " + p.Progress.Status
+					if p.Progress.Message != "" {
+						msg += " (" + p.Progress.Message + ")"
+					}
+					send(msg)
+				}
+			case relay.TypeApprovalRequired:
+				if p.Approval != nil {
+					send(fmt.Sprintf("waiting for approval %s: the user approves or rejects it on the copilot's chat page "+
+						"(pending approvals) or with POST /v3/projects/%s/chat/approvals/%s", p.Approval.ApprovalID, projectID, p.Approval.ApprovalID))
+				}
+			case relay.TypeApprovalResolved:
+				if p.Approval != nil {
+					send("approval " + p.Approval.ApprovalID + ": " + p.Approval.Status)
+				}
+			case relay.TypeDone:
+				return
+			}
+		}
+	}
+}
+
+// callResultTool fetches a call's result again, for a client whose connection dropped.
+var callResultTool = &sdk.Tool{
+	Name: "get_mcp_call_result",
+	Description: "Fetch the result of an earlier MCP tool call by its call_id (from the call's first progress notification " +
+		"or its result's _meta), waiting up to wait_seconds for a call still running. Without call_id, list your " +
+		"recent MCP calls with their ids and status.",
+	InputSchema: json.RawMessage(`{"type":"object","properties":{` +
+		`"call_id":{"type":"string","description":"The call's id."},` +
+		`"wait_seconds":{"type":"integer","minimum":0,"maximum":60,"description":"How long to wait for a running call (default 0)."}}}`),
+	Annotations: &sdk.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true},
+}
+
+const callResultToolName = "get_mcp_call_result"
+
+func (s *session) callResult(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+	caller, ok := callerOf(req.Extra)
+	if !ok {
+		return nil, errors.New("unauthenticated")
+	}
+	var in struct {
+		CallID      string `json:"call_id"`
+		WaitSeconds *int   `json:"wait_seconds"`
+	}
+	if len(req.Params.Arguments) > 0 {
+		if err := json.Unmarshal(req.Params.Arguments, &in); err != nil {
+			return failure(callResultToolName, "arguments must be {\"call_id\": string, \"wait_seconds\": 0-60}: "+err.Error()), nil
+		}
+	}
+	wait := 0
+	if in.WaitSeconds != nil {
+		if *in.WaitSeconds < 0 || *in.WaitSeconds > 60 {
+			return failure(callResultToolName, "wait_seconds must be from 0 to 60"), nil
+		}
+		wait = *in.WaitSeconds
+	}
+	if in.CallID == "" {
+		return s.f.recentCalls(ctx, caller)
+	}
+	row, err := s.f.d.Calls.Get(ctx, in.CallID)
+	if errors.Is(err, models.ErrNotFound) || (err == nil && row.UserID != caller.ID) {
+		return failure(callResultToolName, fmt.Sprintf("No MCP call %q of yours.", truncate(in.CallID, 80))), nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("loading the call: %w", err)
+	}
+	if row.Status == models.MCPCallRunning && wait > 0 {
+		wctx, cancel := context.WithTimeout(ctx, time.Duration(wait)*time.Second)
+		_ = s.f.d.Temporal.GetWorkflow(wctx, row.WorkflowID, "").Get(wctx, nil)
+		cancel()
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		if row, err = s.f.d.Calls.Get(ctx, in.CallID); err != nil {
+			return nil, fmt.Errorf("loading the call: %w", err)
+		}
+	}
+	if row.Status == models.MCPCallRunning {
+		r := tools.Collect([]tools.Item{{ID: row.ID, Name: row.ToolName, Status: models.MCPCallRunning,
+			Result: "still running since " + row.CreatedAt.UTC().Format(time.RFC3339) + "; ask again later"}})
+		r.Success = true
+		r.Metadata = map[string]any{"tool_name": callResultToolName, "version": tools.FormatVersion}
+		return standardResult(r.JSON(), sdk.Meta{"call_id": row.ID, "workflow_id": row.WorkflowID, "status": row.Status}), nil
+	}
+	return s.f.resultOf(ctx, row.ID, row.ToolName)
+}
+
+// recentCalls lists the caller's latest MCP calls.
+func (f *frontDoor) recentCalls(ctx context.Context, caller api.Caller) (*sdk.CallToolResult, error) {
+	rows, err := f.d.Calls.Recent(ctx, caller.ID, 20)
+	if err != nil {
+		return nil, fmt.Errorf("listing your calls: %w", err)
+	}
+	items := make([]tools.Item, 0, len(rows))
+	for _, r := range rows {
+		items = append(items, tools.Item{ID: r.ID, Name: r.ToolName, Status: r.Status,
+			Result: fmt.Sprintf("project %s, from %s, started %s", r.ProjectID, r.Client, r.CreatedAt.UTC().Format(time.RFC3339))})
+	}
+	res := tools.Collect(items)
+	// Listing worked, whatever the calls' own outcomes.
+	res.Success, res.Error, res.Successful, res.Failed = true, "", len(items), 0
+	res.Metadata = map[string]any{"tool_name": callResultToolName, "version": tools.FormatVersion}
+	return standardResult(res.JSON(), nil), nil
+}

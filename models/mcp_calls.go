@@ -1,0 +1,123 @@
+package models
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"gorm.io/gorm"
+)
+
+// MCP call statuses (the same words as package workflows uses).
+const (
+	MCPCallRunning   = "running"
+	MCPCallCompleted = "completed"
+	MCPCallFailed    = "failed"
+)
+
+// MCPCall is one tool call an MCP client made: who, from which client, on which project, and,
+// once its workflow has finished, the tool's result in the standard format. The row lets a
+// client that lost its connection fetch the result again by call id, and bounds how many calls
+// one user runs at once.
+type MCPCall struct {
+	ID         string `gorm:"primaryKey;size:64"`
+	WorkflowID string `gorm:"size:300;not null"`
+	// SessionID is the MCP session the call came in on.
+	SessionID string `gorm:"size:200;not null"`
+	UserID    string `gorm:"size:64;not null;index:idx_mcp_call_user_status,priority:1"`
+	ProjectID string `gorm:"size:64;not null;index"`
+	ToolName  string `gorm:"size:100;not null"`
+	// Client is the MCP client's name as it gave it on initialize.
+	Client string `gorm:"size:200;not null"`
+	Mode   string `gorm:"size:40;not null"`
+	Status string `gorm:"size:16;not null;index:idx_mcp_call_user_status,priority:2"`
+	// Result is the tool's result (standard format JSON), set when the tool finished.
+	Result     string `gorm:"type:text"`
+	CreatedAt  time.Time
+	FinishedAt *time.Time
+}
+
+// MCPCallRepository reads and writes MCP calls.
+type MCPCallRepository struct{ DB *gorm.DB }
+
+// MigrateMCPCalls creates the MCP call table.
+func MigrateMCPCalls(db *gorm.DB) error { return db.AutoMigrate(&MCPCall{}) }
+
+// MCPLimitError refuses a call of a user who already has Max running.
+type MCPLimitError struct{ Running, Max int }
+
+func (e *MCPLimitError) Error() string {
+	return "too many MCP calls running for this user"
+}
+
+// Start records a new running call, unless the user already has max running (0: no limit),
+// in one transaction so two concurrent calls cannot both slip under the limit.
+func (r MCPCallRepository) Start(ctx context.Context, c *MCPCall, max int) error {
+	if c.CreatedAt.IsZero() {
+		c.CreatedAt = time.Now().UTC()
+	}
+	c.Status = MCPCallRunning
+	return r.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if max > 0 {
+			if tx.Dialector.Name() == "postgres" {
+				if err := tx.Exec("SELECT pg_advisory_xact_lock(hashtext(?))", "gns3copilot:mcp-calls:"+c.UserID).Error; err != nil {
+					return err
+				}
+			}
+			var running int64
+			if err := tx.Model(&MCPCall{}).Where("user_id = ? AND status = ?", c.UserID, MCPCallRunning).Count(&running).Error; err != nil {
+				return err
+			}
+			if running >= int64(max) {
+				return &MCPLimitError{Running: int(running), Max: max}
+			}
+		}
+		return tx.Create(c).Error
+	})
+}
+
+// Get loads a call by id.
+func (r MCPCallRepository) Get(ctx context.Context, id string) (*MCPCall, error) {
+	var c MCPCall
+	err := r.DB.WithContext(ctx).Where("id = ?", id).First(&c).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return nil, ErrNotFound
+	}
+	return &c, err
+}
+
+// Running lists a user's calls still marked running, oldest first.
+func (r MCPCallRepository) Running(ctx context.Context, userID string) ([]MCPCall, error) {
+	var out []MCPCall
+	err := r.DB.WithContext(ctx).Where("user_id = ? AND status = ?", userID, MCPCallRunning).Order("created_at").Find(&out).Error
+	return out, err
+}
+
+// SaveResult stores the tool's result; a retried activity overwrites its own.
+func (r MCPCallRepository) SaveResult(ctx context.Context, id, result string) error {
+	res := r.DB.WithContext(ctx).Model(&MCPCall{}).Where("id = ?", id).Update("result", result)
+	if res.Error != nil {
+		return res.Error
+	}
+	if res.RowsAffected == 0 {
+		return ErrNotFound
+	}
+	return nil
+}
+
+// Finish marks a call ended with status; result, when not empty, replaces the stored one (a
+// call whose tool never ran gets its failure as the result). A finished call stays as it is.
+func (r MCPCallRepository) Finish(ctx context.Context, id, status, result string, at time.Time) error {
+	upd := map[string]any{"status": status, "finished_at": at.UTC()}
+	if result != "" {
+		upd["result"] = result
+	}
+	return r.DB.WithContext(ctx).Model(&MCPCall{}).Where("id = ? AND status = ?", id, MCPCallRunning).Updates(upd).Error
+}
+
+// Recent lists a user's latest calls, newest first.
+func (r MCPCallRepository) Recent(ctx context.Context, userID string, limit int) ([]MCPCall, error) {
+	var out []MCPCall
+	err := r.DB.WithContext(ctx).Where("user_id = ?", userID).Order("created_at DESC").Order("id DESC").Limit(limit).Find(&out).Error
+	return out, err
+}

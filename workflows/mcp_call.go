@@ -1,0 +1,137 @@
+package workflows
+
+import (
+	"fmt"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+)
+
+// MCP calls: a tool call that arrives over the Model Context Protocol runs as a workflow of its
+// own, with the same activities, device fan-out, configuration jobs and approvals as a tool call
+// of a chat turn, so an external agent gets the copilot's safety and durability, not a raw API.
+const (
+	MCPCallWorkflow = "MCPCall"
+	// FinishMCPCallActivity closes the call's record, its credential and its event log.
+	FinishMCPCallActivity = "FinishMCPCall"
+	// OriginMCPPrefix starts the Origin of every MCP call ("mcp:<client name>").
+	OriginMCPPrefix = "mcp:"
+	// MCP call statuses, as the call's record and result keep them.
+	MCPCallRunning   = "running"
+	MCPCallCompleted = "completed"
+	MCPCallFailed    = "failed"
+)
+
+// MCPCallID makes an MCP call readable in the Temporal UI ("mcp-call-<tool>-<call id>") and
+// unique per call.
+func MCPCallID(tool, callID string) string {
+	return fmt.Sprintf("mcp-call-%s-%s", tool, callID)
+}
+
+// MCPCallInput carries identifiers and settings only, like a turn's: the arguments are the
+// model-facing tool arguments (no secret), the token stays in the worker-side credential store
+// under the call id.
+type MCPCallInput struct {
+	// Call is the call's reference: TurnID is the call id, SessionID the MCP session, Origin
+	// "mcp:<client>".
+	Call TurnRef
+	Tool ToolCall
+	// DeviceTool says the tool talks to device consoles, so it fans out per device (the caller
+	// knows the catalogue; this package does not import it).
+	DeviceTool bool
+	// Approval and ApprovalTimeout are the operator's settings, as for chat turns.
+	Approval        string
+	ApprovalTimeout time.Duration
+	// DeviceConcurrency bounds the devices the call talks to at once (0: the default).
+	DeviceConcurrency int
+	// SearchAttributes says the call was started with ProjectId, SessionId, UserId and
+	// ToolName, so its configuration job may carry them too.
+	SearchAttributes bool
+	// CredentialTTL is the lifetime of the call's stored credential; a call that may wait for
+	// an approval renews it.
+	CredentialTTL time.Duration
+}
+
+// MCPCallResult is how the call ended; the tool's result itself is in the call's record.
+type MCPCallResult struct {
+	Status string
+	Error  string
+}
+
+// FinishMCPCallInput closes an MCP call. Error is set when the tool could not run at all (its
+// activity failed for good); the record then gets a failed standard result saying why.
+type FinishMCPCallInput struct {
+	Call  TurnRef
+	Tool  ToolCall
+	Error string
+}
+
+// MCPCall runs one tool call for an MCP client: a configuration tool as a ConfigJob child
+// (approval, read before and after, diff), a destructive lab tool behind an approval under
+// ApprovalChanges, a device tool fanned out per device, any other tool as one activity. It
+// always ends by finishing the call's record, so a client that comes back by call id finds
+// the result.
+func MCPCall(ctx workflow.Context, in MCPCallInput) (MCPCallResult, error) {
+	ref := in.Call
+	call := in.Tool
+	toolCtx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		// As in a turn: starting many slow nodes may take a quarter of an hour.
+		StartToCloseTimeout: 20 * time.Minute,
+		HeartbeatTimeout:    10 * time.Second,
+		WaitForCancellation: true,
+		RetryPolicy: &temporal.RetryPolicy{
+			InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: 20 * time.Second, MaximumAttempts: 3,
+			NonRetryableErrorTypes: []string{ErrTypeNoCredentials, ErrTypeTurnAborted},
+		},
+	})
+	recordCtx := recordOptions(ctx)
+
+	approvals := in.Approval != ""
+	gate, err := newApprovalGate(ctx, ref)
+	if err != nil {
+		return MCPCallResult{}, err
+	}
+	stopRenewing := func() {}
+	if approvals {
+		var rctx workflow.Context
+		rctx, stopRenewing = workflow.WithCancel(ctx)
+		keepCredential(rctx, ref, in.CredentialTTL)
+	}
+
+	// The slot is a transcript position in a turn; an MCP call has one result and no transcript.
+	const slot = 0
+	switch {
+	case approvals && configJobTool(call.Name):
+		copts := workflow.ChildWorkflowOptions{WorkflowID: ConfigJobID(ref.TurnID, call.ID), WaitForCancellation: true}
+		if in.SearchAttributes {
+			copts.TypedSearchAttributes = jobSearchAttributes(ref, call.Name)
+		}
+		err = workflow.ExecuteChildWorkflow(workflow.WithChildOptions(ctx, copts), ConfigJobWorkflow, ConfigJobInput{
+			Turn: ref, Call: call, MessageIndex: slot, Approval: in.Approval,
+			ApprovalTimeout: in.ApprovalTimeout, DeviceConcurrency: in.DeviceConcurrency,
+		}).Get(ctx, nil)
+	case approvals && in.Approval == ApprovalChanges && IsDestructiveTool(call.Name):
+		err = runApprovedTool(ctx, toolCtx, recordCtx, gate, ref, call, slot, in.ApprovalTimeout)
+	case in.DeviceTool:
+		err = runDeviceTool(ctx, toolCtx, ref, call, slot, in.DeviceConcurrency)
+	default:
+		err = workflow.ExecuteActivity(toolCtx, ToolActivity, ToolInput{Turn: ref, Call: call, MessageIndex: slot}).Get(ctx, nil)
+	}
+	stopRenewing()
+
+	res := MCPCallResult{Status: MCPCallCompleted}
+	if err != nil {
+		res = MCPCallResult{Status: MCPCallFailed, Error: failureMessage(err)}
+	}
+	// The record must be closed even when the call was cancelled, or its result would never come.
+	fctx, _ := workflow.NewDisconnectedContext(ctx)
+	fctx = workflow.WithActivityOptions(fctx, workflow.ActivityOptions{
+		StartToCloseTimeout: time.Minute,
+		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, MaximumInterval: 30 * time.Second},
+	})
+	if ferr := workflow.ExecuteActivity(fctx, FinishMCPCallActivity, FinishMCPCallInput{Call: ref, Tool: call, Error: res.Error}).Get(fctx, nil); ferr != nil {
+		return res, fmt.Errorf("finishing the MCP call: %w", ferr)
+	}
+	return res, nil
+}
