@@ -13,6 +13,7 @@ import (
 	"github.com/gns3-copilot/gns3-copilot/api"
 	"github.com/gns3-copilot/gns3-copilot/internal/testkit/apicheck"
 	"github.com/gns3-copilot/gns3-copilot/llmconfig"
+	"github.com/gns3-copilot/gns3-copilot/mcp"
 	"github.com/gns3-copilot/gns3-copilot/models"
 	"github.com/gns3-copilot/gns3-copilot/skills"
 )
@@ -24,7 +25,8 @@ var ginParam = regexp.MustCompile(`[:*]([A-Za-z0-9_]+)`)
 func engineRoutes(t *testing.T) map[string]bool {
 	s := api.New(api.Deps{LLMConfigs: &llmconfig.Store{}, MetricsHandler: http.NotFoundHandler(),
 		Routes: []func(*gin.Engine, *api.Server){api.SkillsRoutes(&skills.Store{}),
-			api.ApprovalRoutes(models.ApprovalRepository{}, models.ConfigJobRepository{}, models.DeviceRepository{}, nil)}})
+			api.ApprovalRoutes(models.ApprovalRepository{}, models.ConfigJobRepository{}, models.DeviceRepository{}, nil),
+			mcp.Routes(mcp.Deps{})}})
 	out := map[string]bool{}
 	for _, r := range s.Handler().(*gin.Engine).Routes() {
 		out[r.Method+" "+ginParam.ReplaceAllString(r.Path, "{$1}")] = true

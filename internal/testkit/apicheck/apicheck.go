@@ -60,7 +60,7 @@ func (c *Checker) Document() *openapi3.T { return c.doc }
 // apiPath says whether a path belongs to the API rather than to the chat page's files, which
 // are served for any other path.
 func apiPath(p string) bool {
-	return strings.HasPrefix(p, "/v3/") || p == "/healthz" || p == "/metrics" || p == "/openapi.json"
+	return strings.HasPrefix(p, "/v3/") || p == "/healthz" || p == "/metrics" || p == "/openapi.json" || p == "/mcp"
 }
 
 // Check validates one exchange. The request is validated when the server accepted it (a
