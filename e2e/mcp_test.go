@@ -113,7 +113,7 @@ func callTool(t *testing.T, c *mcpClient, name string, args map[string]any, prog
 // result can be fetched again, and the topology resource reads and notifies.
 func TestMCPToolsOnRealVPCS(t *testing.T) {
 	lab := vpcslab.Start(t, 2)
-	env := e2eenv.Start(t, e2eenv.Options{Mode: "lab_automation_assistant"})
+	env := e2eenv.Start(t, e2eenv.Options{Mode: "lab_automation_assistant", Approval: "config"})
 	for i, n := range lab.Nodes {
 		node := env.GNS3.AddNode(env.ProjectID, fakegns3.NodeSpec{Template: fakegns3.VPCSTemplateID, Name: []string{"PC1", "PC2"}[i],
 			X: i * 300, Status: "started"})
@@ -178,7 +178,6 @@ func TestMCPToolsOnRealVPCS(t *testing.T) {
 	var blocked []string
 	for _, r := range recs {
 		require.Equal(t, "mcp:e2e-agent", r.Origin, "%s %s", r.DeviceName, r.Command)
-		require.Equal(t, res.Meta["call_id"], r.TurnID)
 		if r.Blocked {
 			blocked = append(blocked, r.DeviceName+": "+r.Command)
 			require.Equal(t, models.CommandBlocked, r.Status)
@@ -195,6 +194,44 @@ func TestMCPToolsOnRealVPCS(t *testing.T) {
 	attrs := desc.GetWorkflowExecutionInfo().GetSearchAttributes().GetIndexedFields()
 	for _, k := range []string{"ProjectId", "SessionId", "UserId", "ToolName"} {
 		require.Contains(t, attrs, k)
+	}
+
+	// A configuration call waits for the owner's approval, which the per-project list shows
+	// and the per-project route decides; then it applies and reports the change.
+	type outcome struct {
+		res *sdk.CallToolResult
+		out deviceOutput
+	}
+	applied := make(chan outcome, 1)
+	go func() {
+		res, out := callTool(t, c, "execute_vpcs_commands", map[string]any{"project_id": env.ProjectID, "device_configs": []any{
+			map[string]any{"device_name": "PC1", "commands": []string{"ip 10.0.0.1/24"}}}}, "cfg-1")
+		applied <- outcome{res, out}
+	}()
+	var pending []models.ApprovalView
+	for len(pending) == 0 {
+		code, body := env.Do(http.MethodGet, env.ChatPath("/approvals?status=pending"), nil)
+		require.Equal(t, http.StatusOK, code, string(body))
+		require.NoError(t, json.Unmarshal(body, &pending))
+		if len(pending) == 0 {
+			select {
+			case <-ctx.Done():
+				t.Fatal("no pending approval for the MCP configuration call")
+			case <-time.After(100 * time.Millisecond):
+			}
+		}
+	}
+	require.Equal(t, "execute_vpcs_commands", pending[0].ToolName)
+	code, body := env.Do(http.MethodPost, env.ChatPath("/approvals/"+pending[0].ApprovalID), map[string]any{"decision": "approve"})
+	require.Equal(t, http.StatusOK, code, string(body))
+	select {
+	case o := <-applied:
+		require.True(t, o.out.Success, "%+v", o.out)
+		_, result, _ := itemByName(t, o.out, "PC1")
+		require.Contains(t, result, "10.0.0.1")
+		require.Contains(t, strings.Join(c.progressSeen(), "\n"), "waiting for approval "+pending[0].ApprovalID)
+	case <-ctx.Done():
+		t.Fatal("the approved MCP configuration call did not return")
 	}
 
 	// Fetched again by call id, the same result.

@@ -3,7 +3,7 @@
 // session, the running turn's events and last event id) lives in sessionStorage, per tab.
 
 import { api, ApiError, classify, setExpiredHandler, setToken, token } from './api.js';
-import { restoreApprovals, setApprovalProject } from './approvals.js';
+import { restoreApprovals, setApprovalProject, watchPendingApprovals } from './approvals.js';
 import { AssistantTurn, noticeBox, renderHistory, userMessage } from './conversation.js';
 import { clear, formatCount, h, relativeTime } from './dom.js';
 import { exportMenu } from './exportmenu.js';
@@ -162,7 +162,11 @@ async function enterApp() {
   initSettings({ user: () => state.user, onChanged: () => {} });
   route();
   await loadProjects();
+  // Approvals asked outside the open conversation (MCP agents, other chats) wait here.
+  if (!stopPending) stopPending = watchPendingApprovals($('pending-approvals'));
 }
+
+let stopPending = null;
 
 // ---------------------------------------------------------------------------------------------
 // Projects

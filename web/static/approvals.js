@@ -48,9 +48,11 @@ export function planLines(plan) {
 }
 
 export class ApprovalCard {
-  constructor(a) {
+  /** byProject decides through the project's approvals route (approvals asked outside this chat). */
+  constructor(a, { byProject = false } = {}) {
     this.id = a.approval_id;
     this.a = a;
+    this.byProject = byProject;
     this.statusEl = h('p', { class: 'approval-status', role: 'status' });
     this.errorEl = h('p', { class: 'approval-error', role: 'alert', hidden: true });
     this.comment = h('input', { class: 'approval-comment', type: 'text', maxlength: '2000', placeholder: 'Comment for the copilot (optional)', 'aria-label': 'Comment for the copilot' });
@@ -107,7 +109,8 @@ export class ApprovalCard {
   async decide(decision) {
     this.approveBtn.disabled = this.rejectBtn.disabled = true;
     this.errorEl.hidden = true;
-    const path = `/v3/projects/${enc(projectId)}/chat/sessions/${enc(this.a.session_id)}/approvals/${enc(this.id)}`;
+    const base = this.byProject ? `/v3/projects/${enc(projectId)}/chat` : `/v3/projects/${enc(projectId)}/chat/sessions/${enc(this.a.session_id)}`;
+    const path = `${base}/approvals/${enc(this.id)}`;
     try {
       this.update(await request('POST', path, { body: { decision, comment: this.comment.value } }));
     } catch (err) {
@@ -116,7 +119,7 @@ export class ApprovalCard {
       if (err.status === 409) {
         // Decided elsewhere (another tab) or expired: show what stands.
         try {
-          const list = await request('GET', `/v3/projects/${enc(projectId)}/chat/sessions/${enc(this.a.session_id)}/approvals`);
+          const list = await request('GET', `${base}/approvals`);
           const now = (list || []).find((x) => x.approval_id === this.id);
           if (now) this.update(now);
         } catch {
@@ -161,4 +164,49 @@ export async function restoreApprovals(container, sessionId) {
   }
   const cards = new Map();
   for (const a of list || []) placeApproval(container, cards, a);
+}
+
+/**
+ * watchPendingApprovals keeps panel showing the project's pending approvals that no card of
+ * the open conversation shows: those an agent's MCP calls (or another of the user's sessions)
+ * wait for. It polls every few seconds and returns a function that stops it.
+ */
+export function watchPendingApprovals(panel, everyMs = 5000) {
+  const cards = new Map();
+  let stopped = false;
+  let timer = 0;
+  const list = h('div', { class: 'pending-approvals-list' });
+  panel.replaceChildren(h('h3', { class: 'pending-approvals-title', text: 'Waiting for your approval elsewhere (agents, other chats)' }), list);
+  async function poll() {
+    if (stopped) return;
+    if (projectId) {
+      try {
+        const pending = (await request('GET', `/v3/projects/${enc(projectId)}/chat/approvals?status=pending`)) || [];
+        const ids = new Set(pending.map((a) => a.approval_id));
+        for (const [id, card] of cards) {
+          // Decided here or elsewhere, or expired: no longer waiting, so no longer listed.
+          if (!ids.has(id)) {
+            card.el.remove();
+            cards.delete(id);
+          }
+        }
+        for (const a of pending) {
+          if (cards.has(a.approval_id)) continue;
+          if (document.querySelector(`#conversation .approval-card[data-approval-id="${CSS.escape(a.approval_id)}"]`)) continue;
+          const card = new ApprovalCard(a, { byProject: true });
+          cards.set(a.approval_id, card);
+          list.append(card.el);
+        }
+      } catch {
+        /* the next poll tries again */
+      }
+    }
+    panel.hidden = cards.size === 0;
+    timer = setTimeout(poll, everyMs);
+  }
+  poll();
+  return () => {
+    stopped = true;
+    clearTimeout(timer);
+  };
 }
