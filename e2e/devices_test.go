@@ -41,7 +41,7 @@ func deviceToolEnds(t *testing.T, frames []e2eenv.Frame) []deviceOutput {
 	return out
 }
 
-func itemByName(t *testing.T, o deviceOutput, name string) (status, result, errText string) {
+func itemByName(t testing.TB, o deviceOutput, name string) (status, result, errText string) {
 	t.Helper()
 	for _, d := range o.Data {
 		if d.Name == name {

@@ -48,7 +48,7 @@ type mcpClient struct {
 	updated  chan string
 }
 
-func connectMCP(t *testing.T, env *e2eenv.Env, token, query string) (*mcpClient, error) {
+func connectMCP(t testing.TB, env *e2eenv.Env, token, query string) (*mcpClient, error) {
 	t.Helper()
 	c := &mcpClient{updated: make(chan string, 16)}
 	client := sdk.NewClient(&sdk.Implementation{Name: "e2e-agent", Version: "1.0"}, &sdk.ClientOptions{
@@ -85,7 +85,7 @@ func (c *mcpClient) progressSeen() []string {
 
 // callTool calls a tool and decodes its standard result from structuredContent, checking that
 // the text content says the same.
-func callTool(t *testing.T, c *mcpClient, name string, args map[string]any, progressToken any) (*sdk.CallToolResult, deviceOutput) {
+func callTool(t testing.TB, c *mcpClient, name string, args map[string]any, progressToken any) (*sdk.CallToolResult, deviceOutput) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -151,7 +151,7 @@ func TestMCPToolsOnRealVPCS(t *testing.T) {
 
 	res, topo := callTool(t, c, "get_gns3_topology", map[string]any{"project_id": env.ProjectID}, nil)
 	require.True(t, topo.Success, "%+v", topo)
-	require.Contains(t, topo.Data[0].Result, "PC1")
+	itemByName(t, topo, "PC1")
 	topoCall := res.Meta["call_id"].(string)
 	require.NotEmpty(t, topoCall)
 
@@ -163,7 +163,7 @@ func TestMCPToolsOnRealVPCS(t *testing.T) {
 	require.Equal(t, "success", status, "%+v", show)
 	status, result, errText := itemByName(t, show, "PC2")
 	require.Equal(t, "partial_success", status, "the allowed command ran, the forbidden one did not: %+v", show)
-	require.Contains(t, result, "VPCS")
+	require.Contains(t, result, "IP/MASK")
 	require.Contains(t, errText, "traceroute")
 	seen := strings.Join(c.progressSeen(), "\n")
 	require.Contains(t, seen, "call "+res.Meta["call_id"].(string)+" started")
@@ -264,7 +264,12 @@ func TestMCPModesProjectsAndLimits(t *testing.T) {
 	node := env.GNS3.AddNode(env.ProjectID, fakegns3.NodeSpec{Template: fakegns3.VPCSTemplateID, Name: "PC1", Status: "started"})
 
 	_, err := connectMCP(t, env, e2eenv.UserToken, "?mode=lab_automation_assistant")
-	require.ErrorContains(t, err, "above what you may use")
+	require.ErrorContains(t, err, "Forbidden")
+	code, body := env.Do(http.MethodPost, "/mcp", map[string]any{"jsonrpc": "2.0", "id": 1, "method": "initialize",
+		"params": map[string]any{"protocolVersion": "2025-11-25", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "x", "version": "1"},
+			"_meta": map[string]any{"mode": "lab_automation_assistant"}}})
+	require.Equal(t, http.StatusForbidden, code)
+	require.Contains(t, string(body), "above what you may use")
 	_, err = connectMCP(t, env, "not-a-token", "")
 	require.Error(t, err)
 
