@@ -370,6 +370,17 @@ func TestMCPCallSurvivesKilledWorker(t *testing.T) {
 		require.True(t, o.out.Success, "%+v", o.out)
 		status, _, _ := itemByName(t, o.out, "PC1")
 		require.Equal(t, "success", status)
+		// The tool's activity really was cut short and run again by the new worker.
+		attempts := int32(0)
+		iter := env.Service.Temporal().GetWorkflowHistory(ctx, o.res.Meta["workflow_id"].(string), "", false, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+		for iter.HasNext() {
+			ev, err := iter.Next()
+			require.NoError(t, err)
+			if a := ev.GetActivityTaskStartedEventAttributes(); a != nil {
+				attempts = max(attempts, a.GetAttempt())
+			}
+		}
+		require.GreaterOrEqual(t, attempts, int32(2), "the activity was retried after the kill")
 	case <-ctx.Done():
 		t.Fatal("the MCP call did not return after the worker was replaced")
 	}
