@@ -15,6 +15,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/client"
 
 	"github.com/gns3-copilot/gns3-copilot/internal/testkit/e2eenv"
 	"github.com/gns3-copilot/gns3-copilot/internal/testkit/fakegns3"
@@ -301,22 +302,31 @@ func TestMCPModesProjectsAndLimits(t *testing.T) {
 	_, bad := callTool(t, c, "get_gns3_topology", map[string]any{}, nil)
 	require.Contains(t, bad.Error, "project_id is required")
 
-	// Two calls already running for this user: a third is refused, clearly.
-	db, err := models.Open("", env.Config.DataDir)
-	require.NoError(t, err)
 	code, me := env.Do(http.MethodGet, "/v3/access/users/me", nil)
 	require.Equal(t, http.StatusOK, code)
 	var who struct {
 		UserID string `json:"user_id"`
 	}
 	require.NoError(t, json.Unmarshal(me, &who))
-	userID := who.UserID
+	// Two calls already running for this user (their workflow waits on a queue no worker
+	// polls) and one whose workflow is gone: the gone one stops counting, the third call is
+	// refused, clearly.
+	db, err := models.Open("", env.Config.DataDir)
+	require.NoError(t, err)
+	waiting, err := env.Service.Temporal().ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "mcp-limit-holder", TaskQueue: "nobody-polls-this"}, "Nothing")
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = env.Service.Temporal().TerminateWorkflow(context.Background(), waiting.GetID(), "", "test over") })
+	require.NoError(t, models.MCPCallRepository{DB: db}.Start(ctx, &models.MCPCall{ID: "stale", WorkflowID: "mcp-call-gone",
+		SessionID: "s", UserID: who.UserID, ProjectID: env.ProjectID, ToolName: "get_gns3_topology", Client: "x", Mode: "teaching_assistant"}, 0))
 	for i := range 2 {
-		require.NoError(t, models.MCPCallRepository{DB: db}.Start(ctx, &models.MCPCall{ID: fmt.Sprintf("held-%d", i), WorkflowID: "none",
-			SessionID: "s", UserID: userID, ProjectID: env.ProjectID, ToolName: "get_gns3_topology", Client: "x", Mode: "teaching_assistant"}, 0))
+		require.NoError(t, models.MCPCallRepository{DB: db}.Start(ctx, &models.MCPCall{ID: fmt.Sprintf("held-%d", i), WorkflowID: waiting.GetID(),
+			SessionID: "s", UserID: who.UserID, ProjectID: env.ProjectID, ToolName: "get_gns3_topology", Client: "x", Mode: "teaching_assistant"}, 0))
 	}
 	_, limited := callTool(t, c, "get_gns3_topology", map[string]any{"project_id": env.ProjectID}, nil)
 	require.Contains(t, limited.Error, "You already have 2 MCP calls running (at most 2 at once per user)")
+	stale, err := models.MCPCallRepository{DB: db}.Get(ctx, "stale")
+	require.NoError(t, err)
+	require.Equal(t, models.MCPCallFailed, stale.Status)
 }
 
 // A worker killed with SIGKILL while an MCP call waits for a node to start: a new worker

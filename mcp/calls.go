@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/uuid"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
@@ -33,8 +34,12 @@ func (f *frontDoor) run(ctx context.Context, req *sdk.CallToolRequest, caller ap
 	bg := context.WithoutCancel(ctx)
 	row := &models.MCPCall{ID: callID, WorkflowID: wfID, SessionID: sessionID, UserID: caller.ID, ProjectID: projectID,
 		ToolName: tool, Client: st.client, Mode: string(st.mode)}
-	if err := f.d.Calls.Start(bg, row, f.d.MaxCallsPerUser); err != nil {
-		var limit *models.MCPLimitError
+	err := f.d.Calls.Start(bg, row, f.d.MaxCallsPerUser)
+	var limit *models.MCPLimitError
+	if errors.As(err, &limit) && f.closeStale(bg, caller.ID) > 0 {
+		err = f.d.Calls.Start(bg, row, f.d.MaxCallsPerUser)
+	}
+	if err != nil {
 		if errors.As(err, &limit) {
 			return failure(tool, fmt.Sprintf("You already have %d MCP calls running (at most %d at once per user); "+
 				"wait for one to finish (get_mcp_call_result without call_id lists them) and call again.", limit.Running, limit.Max)), nil
@@ -62,6 +67,33 @@ func (f *frontDoor) run(ctx context.Context, req *sdk.CallToolRequest, caller ap
 		return undo("The workflow engine did not accept the call", err)
 	}
 	return f.await(ctx, req, callID, wfID, tool, projectID)
+}
+
+// closeStale closes the user's calls still recorded as running whose workflow is gone (ended
+// without finishing the record, e.g. terminated by an operator), so they stop counting against
+// the limit. It returns how many it closed.
+func (f *frontDoor) closeStale(ctx context.Context, userID string) int {
+	rows, err := f.d.Calls.Running(ctx, userID)
+	if err != nil {
+		f.log.Warn("listing running MCP calls", "user", userID, "error", err)
+		return 0
+	}
+	closed := 0
+	for _, r := range rows {
+		d, err := f.d.Temporal.DescribeWorkflowExecution(ctx, r.WorkflowID, "")
+		var nf *serviceerror.NotFound
+		switch {
+		case errors.As(err, &nf):
+		case err != nil:
+			continue
+		case d.GetWorkflowExecutionInfo().GetStatus() == enums.WORKFLOW_EXECUTION_STATUS_RUNNING:
+			continue
+		}
+		if err := f.d.Calls.Finish(ctx, r.ID, models.MCPCallFailed, failureJSON(r.ToolName, "The call's workflow ended without finishing the call."), time.Now()); err == nil {
+			closed++
+		}
+	}
+	return closed
 }
 
 // start starts the MCPCall workflow, findable like a turn by project, (MCP) session, user and
