@@ -315,7 +315,9 @@ func TestMCPModesProjectsAndLimits(t *testing.T) {
 	require.NoError(t, err)
 	waiting, err := env.Service.Temporal().ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "mcp-limit-holder", TaskQueue: "nobody-polls-this"}, "Nothing")
 	require.NoError(t, err)
-	t.Cleanup(func() { _ = env.Service.Temporal().TerminateWorkflow(context.Background(), waiting.GetID(), "", "test over") })
+	t.Cleanup(func() {
+		_ = env.Service.Temporal().TerminateWorkflow(context.Background(), waiting.GetID(), "", "test over")
+	})
 	require.NoError(t, models.MCPCallRepository{DB: db}.Start(ctx, &models.MCPCall{ID: "stale", WorkflowID: "mcp-call-gone",
 		SessionID: "s", UserID: who.UserID, ProjectID: env.ProjectID, ToolName: "get_gns3_topology", Client: "x", Mode: "teaching_assistant"}, 0))
 	for i := range 2 {

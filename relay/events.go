@@ -112,3 +112,9 @@ const (
 	TypeTopologySnapshot = "topology_snapshot"
 	TypeTopologyChange   = "topology_change"
 )
+
+// MCP calls (package mcp) have no new event types: an MCP call's log is the stream named by its
+// call id and carries the types above that a turn's tool call does — tool_start,
+// tool_progress, approval_required, approval_resolved, tool_end — and ends with done
+// (status completed or failed). No browser reads it; the API turns tool_progress and the
+// approval events into the MCP client's notifications/progress.
