@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -348,6 +349,12 @@ func TestMCPCallSurvivesKilledWorker(t *testing.T) {
 	// The node takes a dozen seconds of polls to report started.
 	env.GNS3.SetStartPolls(node.ID, 10)
 	logPath := filepath.Join(dataDir, "worker.log")
+	t.Cleanup(func() {
+		if t.Failed() {
+			b, _ := os.ReadFile(logPath)
+			t.Logf("worker log:\n%s", b)
+		}
+	})
 	w1 := startWorker(t, bin, env, dev.Address(), logPath)
 
 	c, err := connectMCP(t, env, e2eenv.UserToken, "")

@@ -216,7 +216,9 @@ func (s *Server) notifications(w http.ResponseWriter, r *http.Request) {
 		case <-t.C:
 			b = pingLine
 		}
-		if _, err := w.Write(append(b, '\n')); err != nil {
+		// A fresh slice: appending to the shared ping line would race with other streams.
+		line := append(append(make([]byte, 0, len(b)+1), b...), '\n')
+		if _, err := w.Write(line); err != nil {
 			return
 		}
 		if flusher != nil {
