@@ -61,7 +61,7 @@ func (f *frontDoor) run(ctx context.Context, req *sdk.CallToolRequest, caller ap
 	ref := workflows.TurnRef{SessionID: sessionID, TurnID: callID, ProjectID: projectID, UserID: caller.ID, Mode: string(st.mode),
 		Origin: workflows.OriginMCPPrefix + st.client}
 	in := workflows.MCPCallInput{Call: ref, Tool: workflows.ToolCall{ID: callID, Name: tool, Arguments: args},
-		DeviceTool: tools.IsDeviceTool(tool), Approval: f.d.Approval, ApprovalTimeout: f.d.ApprovalTimeout,
+		Approval: f.d.Approval, ApprovalTimeout: f.d.ApprovalTimeout,
 		DeviceConcurrency: f.d.DeviceConcurrency, CredentialTTL: f.d.CredentialTTL}
 	if err := f.start(bg, wfID, in, caller.Username, st.client); err != nil {
 		return undo("The workflow engine did not accept the call", err)

@@ -63,7 +63,7 @@ func (f *frontDoor) newSessionServer(st sessionSettings) *sdk.Server {
 // catalogueTool is a chat tool as MCP offers it: the same name, description and schema, plus
 // project_id, since an MCP session is bound to no project.
 func catalogueTool(t tools.Tool) *sdk.Tool {
-	readOnly := !t.Mutating() && (!tools.IsDeviceTool(t.Name()) || t.Name() == tools.ShowCommandsTool)
+	readOnly := !t.Mutating() && (!workflows.IsDeviceTool(t.Name()) || t.Name() == tools.ShowCommandsTool)
 	destructive := workflows.IsDestructiveTool(t.Name())
 	return &sdk.Tool{Name: t.Name(), Description: t.Description(), InputSchema: WithProjectID(t.Parameters()),
 		Annotations: &sdk.ToolAnnotations{ReadOnlyHint: readOnly, DestructiveHint: &destructive, IdempotentHint: t.Idempotent()}}

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"time"
 
-	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 )
 
@@ -37,9 +36,6 @@ type MCPCallInput struct {
 	// "mcp:<client>".
 	Call TurnRef
 	Tool ToolCall
-	// DeviceTool says the tool talks to device consoles, so it fans out per device (the caller
-	// knows the catalogue; this package does not import it).
-	DeviceTool bool
 	// Approval and ApprovalTimeout are the operator's settings, as for chat turns.
 	Approval        string
 	ApprovalTimeout time.Duration
@@ -75,17 +71,9 @@ type FinishMCPCallInput struct {
 func MCPCall(ctx workflow.Context, in MCPCallInput) (MCPCallResult, error) {
 	ref := in.Call
 	call := in.Tool
-	toolCtx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		// As in a turn: starting many slow nodes may take a quarter of an hour.
-		StartToCloseTimeout: 20 * time.Minute,
-		HeartbeatTimeout:    10 * time.Second,
-		WaitForCancellation: true,
-		RetryPolicy: &temporal.RetryPolicy{
-			InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: 20 * time.Second, MaximumAttempts: 3,
-			NonRetryableErrorTypes: []string{ErrTypeNoCredentials, ErrTypeTurnAborted},
-		},
-	})
-	recordCtx := recordOptions(ctx)
+	// The same options as a turn's tool calls: a call is a turn's tool call without the model.
+	toolCtx := workflow.WithActivityOptions(ctx, toolOptions())
+	recordCtx := workflow.WithActivityOptions(ctx, toolFailureOptions())
 
 	approvals := in.Approval != ""
 	gate, err := newApprovalGate(ctx, ref)
@@ -111,9 +99,9 @@ func MCPCall(ctx workflow.Context, in MCPCallInput) (MCPCallResult, error) {
 			Turn: ref, Call: call, MessageIndex: slot, Approval: in.Approval,
 			ApprovalTimeout: in.ApprovalTimeout, DeviceConcurrency: in.DeviceConcurrency,
 		}).Get(ctx, nil)
-	case approvals && in.Approval == ApprovalChanges && IsDestructiveTool(call.Name):
+	case approvals && in.Approval == ApprovalChanges && IsDestructiveTool(call.Name) && ref.Mode == ModeLabAutomation:
 		err = runApprovedTool(ctx, toolCtx, recordCtx, gate, ref, call, slot, in.ApprovalTimeout)
-	case in.DeviceTool:
+	case IsDeviceTool(call.Name):
 		err = runDeviceTool(ctx, toolCtx, ref, call, slot, in.DeviceConcurrency)
 	default:
 		err = workflow.ExecuteActivity(toolCtx, ToolActivity, ToolInput{Turn: ref, Call: call, MessageIndex: slot}).Get(ctx, nil)
@@ -126,10 +114,7 @@ func MCPCall(ctx workflow.Context, in MCPCallInput) (MCPCallResult, error) {
 	}
 	// The record must be closed even when the call was cancelled, or its result would never come.
 	fctx, _ := workflow.NewDisconnectedContext(ctx)
-	fctx = workflow.WithActivityOptions(fctx, workflow.ActivityOptions{
-		StartToCloseTimeout: time.Minute,
-		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, MaximumInterval: 30 * time.Second},
-	})
+	fctx = workflow.WithActivityOptions(fctx, finalizeOptions())
 	if ferr := workflow.ExecuteActivity(fctx, FinishMCPCallActivity, FinishMCPCallInput{Call: ref, Tool: call, Error: res.Error}).Get(fctx, nil); ferr != nil {
 		return res, fmt.Errorf("finishing the MCP call: %w", ferr)
 	}

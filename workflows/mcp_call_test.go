@@ -11,7 +11,6 @@ import (
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/gns3-copilot/gns3-copilot/tools"
 	"github.com/gns3-copilot/gns3-copilot/workflows"
 )
 
@@ -33,7 +32,7 @@ func (m *mcpActs) register(env *testsuite.TestWorkflowEnvironment) {
 		return workflows.ToolResult{Success: m.toolErr == nil}, m.toolErr
 	}, activity.RegisterOptions{Name: workflows.ToolActivity})
 	env.RegisterActivityWithOptions(func(_ context.Context, in workflows.ToolInput) (workflows.DevicePlanResult, error) {
-		return workflows.DevicePlanResult{Plan: tools.DevicePlan{Tool: in.Call.Name, Jobs: []tools.DeviceJob{
+		return workflows.DevicePlanResult{Plan: workflows.DevicePlan{Tool: in.Call.Name, Jobs: []workflows.DeviceJob{
 			{NodeID: "n1", Name: "PC1", Commands: []string{"show ip"}}, {NodeID: "n2", Name: "PC2", Commands: []string{"show ip"}}}}}, nil
 	}, activity.RegisterOptions{Name: workflows.DevicePlanActivity})
 	env.RegisterActivityWithOptions(func(_ context.Context, in workflows.DeviceInput) error {
@@ -52,11 +51,11 @@ func (m *mcpActs) register(env *testsuite.TestWorkflowEnvironment) {
 	}, activity.RegisterOptions{Name: workflows.FinishMCPCallActivity})
 }
 
-func mcpInput(tool string, device bool) workflows.MCPCallInput {
+func mcpInput(tool string) workflows.MCPCallInput {
 	return workflows.MCPCallInput{
 		Call: workflows.TurnRef{SessionID: "mcp-session", TurnID: "call-1", ProjectID: "p1", UserID: "u1",
-			Mode: string(tools.LabAutomation), Origin: workflows.OriginMCPPrefix + "agent"},
-		Tool: workflows.ToolCall{ID: "call-1", Name: tool, Arguments: "{}"}, DeviceTool: device,
+			Mode: workflows.ModeLabAutomation, Origin: workflows.OriginMCPPrefix + "agent"},
+		Tool: workflows.ToolCall{ID: "call-1", Name: tool, Arguments: "{}"},
 	}
 }
 
@@ -65,7 +64,7 @@ func TestMCPCallRunsALabToolAsOneActivityAndFinishes(t *testing.T) {
 	env := s.NewTestWorkflowEnvironment()
 	m := &mcpActs{}
 	m.register(env)
-	env.ExecuteWorkflow(workflows.MCPCallWorkflow, mcpInput("get_gns3_topology", false))
+	env.ExecuteWorkflow(workflows.MCPCallWorkflow, mcpInput("get_gns3_topology"))
 	require.True(t, env.IsWorkflowCompleted())
 	require.NoError(t, env.GetWorkflowError())
 	var res workflows.MCPCallResult
@@ -73,7 +72,7 @@ func TestMCPCallRunsALabToolAsOneActivityAndFinishes(t *testing.T) {
 	require.Equal(t, workflows.MCPCallCompleted, res.Status)
 	require.Len(t, m.tools, 1)
 	require.Equal(t, "mcp:agent", m.tools[0].Turn.Origin)
-	require.Equal(t, []workflows.FinishMCPCallInput{{Call: mcpInput("", false).Call, Tool: m.tools[0].Call}}, m.finished)
+	require.Equal(t, []workflows.FinishMCPCallInput{{Call: mcpInput("").Call, Tool: m.tools[0].Call}}, m.finished)
 }
 
 func TestMCPCallFansDeviceToolsOutPerDevice(t *testing.T) {
@@ -81,7 +80,7 @@ func TestMCPCallFansDeviceToolsOutPerDevice(t *testing.T) {
 	env := s.NewTestWorkflowEnvironment()
 	m := &mcpActs{}
 	m.register(env)
-	env.ExecuteWorkflow(workflows.MCPCallWorkflow, mcpInput(tools.ShowCommandsTool, true))
+	env.ExecuteWorkflow(workflows.MCPCallWorkflow, mcpInput(workflows.ShowCommandsTool))
 	require.NoError(t, env.GetWorkflowError())
 	require.ElementsMatch(t, []string{"n1@mcp:agent", "n2@mcp:agent"}, m.devices)
 	require.Empty(t, m.tools)
@@ -95,7 +94,7 @@ func TestMCPCallThatCannotRunStillFinishesWithTheReason(t *testing.T) {
 	env := s.NewTestWorkflowEnvironment()
 	m := &mcpActs{toolErr: temporal.NewNonRetryableApplicationError("credentials gone", workflows.ErrTypeNoCredentials, nil)}
 	m.register(env)
-	env.ExecuteWorkflow(workflows.MCPCallWorkflow, mcpInput("get_gns3_topology", false))
+	env.ExecuteWorkflow(workflows.MCPCallWorkflow, mcpInput("get_gns3_topology"))
 	require.NoError(t, env.GetWorkflowError())
 	var res workflows.MCPCallResult
 	require.NoError(t, env.GetWorkflowResult(&res))
