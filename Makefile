@@ -56,7 +56,8 @@ newcomer-check:
 # Benchmarks quoted in the closing notes: time to first token (service vs model; and against a
 # GNS3 answering in 8 ms, with and without the live topology, for a message typed right after
 # the previous one and for the first one after a pause), console commands on 1 vs 50 real
-# VPCS, event log round trips, packet capture decoding, the memory of idle SSE clients, and the
+# VPCS, event log round trips, packet capture decoding, the memory of idle SSE clients, an MCP
+# tool call against the same tool run directly, and the
 # load command: LOAD_TURNS (default 100) students send a message at the same moment to `serve`
 # on its embedded defaults.
 LOAD_TURNS ?= 100
@@ -64,6 +65,7 @@ bench:
 	$(GO) test -run '^$$' -bench 'TimeToFirstToken$$' -benchtime 30x ./e2e
 	$(GO) test -run '^$$' -bench 'TimeToFirstTokenSlowGNS3$$' -benchtime 50x ./e2e
 	$(GO) test -run '^$$' -bench TimeToFirstTokenSlowGNS3AfterPause -benchtime 50x ./e2e
+	$(GO) test -run '^$$' -bench MCPCallOverhead -benchtime 50x ./e2e
 	$(GO) test -run '^$$' -bench ShowIP -benchtime 30x ./devices
 	$(GO) test -run '^$$' -bench ConfigJob -benchtime 3x ./activities
 	$(GO) test -run '^$$' -bench . ./relay/...
