@@ -258,7 +258,8 @@ type configJobView struct {
 type jobRecordView struct {
 	NodeID     string  `json:"node_id"`
 	DeviceName string  `json:"device_name"`
-	Kind       string  `json:"kind"` // line, read_before, read_after, read_recovery, device_error
+	Origin     string  `json:"origin"` // "chat", or "mcp:<client>" for a job an MCP client asked for
+	Kind       string  `json:"kind"`   // line, read_before, read_after, read_recovery, device_error
 	Seq        int     `json:"seq"`
 	Command    string  `json:"command"`
 	Status     string  `json:"status"`
@@ -326,7 +327,7 @@ func (h *approvalAPI) configJobs(c *gin.Context) {
 			return
 		}
 		for _, r := range recs {
-			rv := jobRecordView{NodeID: r.NodeID, DeviceName: r.DeviceName, Kind: recordKind(r.Seq), Seq: r.Seq, Command: r.Command,
+			rv := jobRecordView{NodeID: r.NodeID, DeviceName: r.DeviceName, Origin: r.Origin, Kind: recordKind(r.Seq), Seq: r.Seq, Command: r.Command,
 				Status: r.Status, Output: r.Output, Error: r.Error, Reason: r.Reason}
 			if r.SentAt != nil {
 				t := isoTime(*r.SentAt)

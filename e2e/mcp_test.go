@@ -235,6 +235,20 @@ func TestMCPToolsOnRealVPCS(t *testing.T) {
 	case <-ctx.Done():
 		t.Fatal("the approved MCP configuration call did not return")
 	}
+	code, body = env.Do(http.MethodGet, env.ChatPath("/config-jobs"), nil)
+	require.Equal(t, http.StatusOK, code)
+	var jobs []struct {
+		ToolName string `json:"tool_name"`
+		Records  []struct {
+			Origin string `json:"origin"`
+		} `json:"records"`
+	}
+	require.NoError(t, json.Unmarshal(body, &jobs))
+	require.Len(t, jobs, 1)
+	require.NotEmpty(t, jobs[0].Records)
+	for _, r := range jobs[0].Records {
+		require.Equal(t, "mcp:e2e-agent", r.Origin, "the job's audit names the MCP client")
+	}
 
 	// Fetched again by call id, the same result.
 	_, again := callTool(t, c, "get_mcp_call_result", map[string]any{"call_id": topoCall}, nil)

@@ -62,8 +62,10 @@ type Deps struct {
 	Events      relay.Log
 	Credentials CredentialStore
 	Tools       *tools.Registry
-	// LLM tells the user's configured copilot mode, the highest an MCP session may use.
-	LLM api.LLMChooser
+	// LLM tells the user's configured copilot mode, the highest an MCP session may use;
+	// DefaultMode (--copilot-mode) stands in for a user with no LLM configuration.
+	LLM         api.LLMChooser
+	DefaultMode string
 	// Live is the live topology; nil reads GNS3 for every check and resource read, and offers
 	// no change notifications.
 	Live LiveTopology
@@ -238,6 +240,9 @@ var modeRank = map[tools.Mode]int{tools.TeachingAssistant: 0, tools.LabAutomatio
 // mode, which is the default.
 func (f *frontDoor) settingsFor(ctx context.Context, caller api.Caller, init *initializeRequest) (sessionSettings, int, string) {
 	allowed := tools.TeachingAssistant
+	if m, err := tools.ParseMode(f.d.DefaultMode); err == nil {
+		allowed = m
+	}
 	if f.d.LLM != nil {
 		settings, err := f.d.LLM.Choose(ctx, caller.ID, caller.GNS3)
 		var bad *llmconfig.BadConfigError

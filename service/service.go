@@ -286,7 +286,7 @@ func Start(ctx context.Context, role Role, cfg Config) (_ *Running, err error) {
 		routes := append(parts.routes, api.ApprovalRoutes(models.ApprovalRepository{DB: db}, models.ConfigJobRepository{DB: db},
 			models.DeviceRepository{DB: db}, turns))
 		mcpDeps := mcp.Deps{Temporal: r.temporal, TaskQueue: workflows.TaskQueue, Calls: models.MCPCallRepository{DB: db},
-			Events: events, Credentials: creds, Tools: parts.tools, LLM: parts.llmChooser, Approval: cfg.Approval,
+			Events: events, Credentials: creds, Tools: parts.tools, LLM: parts.llmChooser, DefaultMode: cfg.CopilotMode, Approval: cfg.Approval,
 			ApprovalTimeout: cfg.ApprovalTimeout, DeviceConcurrency: cfg.DeviceConcurrency, MaxCallsPerUser: cfg.MCPMaxCallsPerUser,
 			Logger: log}
 		if live != nil {
