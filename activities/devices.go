@@ -184,8 +184,10 @@ func (r *deviceRunner) RunDevice(ctx context.Context, job tools.DeviceJob) tools
 		return tools.DeviceOutcome{NodeID: job.NodeID, Name: job.Name, Err: "could not read the device's records: " + err.Error()}
 	}
 	done := map[int]models.DeviceCommand{}
+	j.read = map[int]string{}
 	for _, c := range existing {
 		done[c.Seq] = c
+		j.read[c.Seq] = c.Status
 	}
 	pending := j.pending(ctx, done)
 	if len(pending) == 0 {
@@ -238,6 +240,8 @@ type jobRun struct {
 	*deviceRunner
 	job      tools.DeviceJob
 	platform string
+	// read is the status of each record as this attempt read it before sending anything.
+	read map[int]string
 }
 
 // save writes a record, even when the turn is being cancelled, and counts a command that
@@ -253,11 +257,26 @@ func (j *jobRun) save(ctx context.Context, c *models.DeviceCommand) {
 
 // saveBeforeSend writes a command's "about to send" record; the command goes out only once it
 // is written: without it a retry could not know the command may already be in effect, and the
-// audit would miss it.
-func (j *jobRun) saveBeforeSend(ctx context.Context, c *models.DeviceCommand) error {
-	if err := j.a.DeviceRecords.Save(context.WithoutCancel(ctx), c); err != nil {
+// audit would miss it. The record moves on only from the status from that this attempt read
+// (DeviceRepository.Claim), so an attempt overlapping another one of the same activity (a
+// retry started while the attempt it replaces still runs) never sends a change twice. A
+// read-only command may be sent again, and is simply saved.
+func (j *jobRun) saveBeforeSend(ctx context.Context, c *models.DeviceCommand, from string) error {
+	ctx = context.WithoutCancel(ctx)
+	claimed := true
+	var err error
+	if j.ref.ToolName == tools.ShowCommandsTool {
+		err = j.a.DeviceRecords.Save(ctx, c)
+	} else {
+		claimed, err = j.a.DeviceRecords.Claim(ctx, c, from)
+	}
+	if err != nil {
 		j.a.logger(ctx).Error("recording a device command before sending it; not sending it", "device", j.job.Name, "error", err)
 		return fmt.Errorf("%q on %s %w: %v", c.Command, j.job.Name, errNotRecorded, err)
+	}
+	if !claimed {
+		j.a.logger(ctx).Warn("another attempt moved a device command's record on; not sending it", "device", j.job.Name, "seq", c.Seq)
+		return fmt.Errorf("%q on %s %w: another attempt of this call has taken it over", c.Command, j.job.Name, errNotRecorded)
 	}
 	return nil
 }
@@ -330,7 +349,7 @@ func (j *jobRun) sendLines(ctx context.Context, s *devices.Session, pending []in
 		c := j.record(job, i, job.Commands[i], models.CommandSent)
 		now := time.Now().UTC()
 		c.SentAt = &now
-		if err := j.saveBeforeSend(ctx, c); err != nil {
+		if err := j.saveBeforeSend(ctx, c, j.read[i]); err != nil {
 			return err
 		}
 		res, err := s.Run(ctx, job.Commands[i])
@@ -358,19 +377,25 @@ func (j *jobRun) sendConfig(ctx context.Context, s *devices.Session, pending []i
 		lines = append(lines, job.Commands[i])
 		rec := j.record(job, i, job.Commands[i], models.CommandQueued)
 		recs = append(recs, rec)
-		if err := j.saveBeforeSend(ctx, rec); err != nil {
+		if err := j.saveBeforeSend(ctx, rec, j.read[i]); err != nil {
 			return err
 		}
 	}
 	next := 0
-	_, err := s.ConfigureWith(ctx, lines, devices.ConfigureOptions{OnSend: func(string) {
+	refused := false
+	_, err := s.ConfigureWith(ctx, lines, devices.ConfigureOptions{OnSend: func(string) error {
 		if next < len(recs) && recs[next] != nil {
 			now := time.Now().UTC()
 			recs[next].Status, recs[next].SentAt = models.CommandSent, &now
-			j.save(ctx, recs[next])
+			if err := j.saveBeforeSend(ctx, recs[next], models.CommandQueued); err != nil {
+				refused = true
+				return err
+			}
 		}
+		return nil
 	}, OnResult: func(res devices.CommandResult) {
-		if next < len(recs) {
+		// After a refused line the records belong to whoever claimed it.
+		if next < len(recs) && !refused {
 			if recs[next] != nil {
 				finishRecord(recs[next], res, nil)
 				j.save(ctx, recs[next])

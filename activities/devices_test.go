@@ -189,3 +189,25 @@ func TestACommandThatCannotBeRecordedIsNotSent(t *testing.T) {
 	require.Empty(t, out.Err)
 	require.Contains(t, ios.Lines(), "show ip interface brief")
 }
+
+// Two attempts of one device activity can overlap (a retry starts while the attempt it
+// replaces still runs). Here the other attempt takes the second line over right after this one
+// queued it: this attempt sends the first line, leaves the second (and what follows) to the
+// other one, writes nothing over its record, and fails so that Temporal retries it.
+func TestALineAnotherAttemptTookOverIsNotSentTwice(t *testing.T) {
+	a, ios, job, ref := deviceFixture(t)
+	require.NoError(t, a.DeviceRecords.DB.Exec(`CREATE TRIGGER rival_attempt AFTER INSERT ON device_commands
+		WHEN NEW.seq = 1 AND NEW.status = 'queued'
+		BEGIN UPDATE device_commands SET status = 'sent' WHERE id = NEW.id; END`).Error)
+
+	err := a.RunDevice(context.Background(), workflows.DeviceInput{Turn: ref, Job: workflowJob(job)})
+	require.ErrorContains(t, err, "another attempt")
+	require.Equal(t, job.Commands[:1], sentConfigLines(ios, job), "only the line this attempt claimed went out")
+	require.Equal(t, []string{"interface GigabitEthernet0/0=ok", "ip address 10.0.0.1 255.255.255.0=sent", "no shutdown=queued"}, statuses(t, a, ref),
+		"the other attempt's record is left as it wrote it")
+
+	// The retry finds the line on its way and reads the device back; as after a crash, a line
+	// the read-back cannot vouch for is not sent again, nor what follows it.
+	a.deviceRunner(ref).RunDevice(context.Background(), job)
+	require.Equal(t, job.Commands[:1], sentConfigLines(ios, job), "no line went out twice")
+}

@@ -17,8 +17,9 @@ type ConfigureOptions struct {
 	// caller can record progress before the next line goes out.
 	OnResult func(CommandResult)
 	// OnSend is called just before a line goes out, so a caller can tell a line that was on its
-	// way when the process died from one that was never sent.
-	OnSend func(line string)
+	// way when the process died from one that was never sent. An error keeps the line (and
+	// every line after it) from being sent: configuration mode is left and the error returned.
+	OnSend func(line string) error
 }
 
 // SplitLines turns configuration input into the lines to send: multi-line
@@ -66,6 +67,7 @@ func (s *Session) ConfigureWith(ctx context.Context, lines []string, o Configure
 			return results, err
 		}
 	}
+	var refused error
 	for _, line := range lines {
 		if hasMode && s.mode != ModeConfig && s.textDelim == "" {
 			// A line such as "end" or "quit" left configuration mode.
@@ -78,7 +80,9 @@ func (s *Session) ConfigureWith(ctx context.Context, lines []string, o Configure
 			continue
 		}
 		if o.OnSend != nil {
-			o.OnSend(line)
+			if refused = o.OnSend(line); refused != nil {
+				break
+			}
 		}
 		r, err := s.runLocked(ctx, Command{Text: line, Answers: o.Answers})
 		record(r)
@@ -111,7 +115,7 @@ func (s *Session) ConfigureWith(ctx context.Context, lines []string, o Configure
 			return results, err
 		}
 	}
-	return results, nil
+	return results, refused
 }
 
 // blocked applies the session's policy to a user-supplied command.

@@ -29,12 +29,18 @@ import (
 // turn's time to first token is measured before the burst.
 //
 //	make bench   (or: LOAD_TURNS=100 go test -run '^$' -bench ConcurrentTurns -benchtime 1x ./e2e)
+//
+// LOAD_BIN runs a binary built beforehand instead, so that two commits can be measured against
+// each other by the same test within the same few minutes on a busy machine.
 func BenchmarkConcurrentTurns(b *testing.B) {
 	n := 100
 	if v, err := strconv.Atoi(os.Getenv("LOAD_TURNS")); err == nil && v > 0 {
 		n = v
 	}
-	bin := buildBinary(b)
+	bin := os.Getenv("LOAD_BIN")
+	if bin == "" {
+		bin = buildBinary(b)
+	}
 	env := fakesEnv(b, fakegns3.WithLatency(8*time.Millisecond))
 	// One more account for the single turns, so that the per-user limits never see a student
 	// send more than their one message.

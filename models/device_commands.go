@@ -76,6 +76,27 @@ func (r DeviceRepository) Save(ctx context.Context, c *DeviceCommand) error {
 	}).Create(c).Error
 }
 
+// Claim writes c only if the stored record of its slot still has the status the caller read
+// (from; "" when there was none), and reports whether it did. A command is sent only by the
+// attempt whose claim wrote it: two attempts of one activity (a retry started while the
+// attempt it replaces is still running) that both read a line as queued cannot both send it,
+// since only one of them moves it on.
+func (r DeviceRepository) Claim(ctx context.Context, c *DeviceCommand, from string) (bool, error) {
+	if c.CreatedAt.IsZero() {
+		c.CreatedAt = time.Now().UTC()
+	}
+	db := r.DB.WithContext(ctx)
+	if from == "" {
+		res := db.Clauses(clause.OnConflict{DoNothing: true}).Create(c)
+		return res.Error == nil && res.RowsAffected == 1, res.Error
+	}
+	res := db.Model(&DeviceCommand{}).
+		Where("turn_id = ? AND tool_call_id = ? AND node_id = ? AND seq = ? AND status = ?", c.TurnID, c.ToolCallID, c.NodeID, c.Seq, from).
+		Updates(map[string]any{"status": c.Status, "sent_at": c.SentAt, "finished_at": c.FinishedAt,
+			"output": c.Output, "error": c.Error, "reason": c.Reason, "blocked": c.Blocked})
+	return res.Error == nil && res.RowsAffected == 1, res.Error
+}
+
 // Audit lists what was sent to a project's devices, newest first.
 func (r DeviceRepository) Audit(ctx context.Context, projectID string, limit int) ([]DeviceCommand, error) {
 	var out []DeviceCommand
