@@ -83,6 +83,14 @@ func (s *Server) postStream(c *gin.Context) {
 		}
 	}
 	var limit *models.TurnLimitError
+	if errors.As(err, &limit) {
+		// Rows of turns whose workflows have ended must not count against the user's limit.
+		if closed, cerr := s.closeStaleTurnsOfUser(ctx, u.ID); cerr != nil {
+			s.log.Warn("checking whether the user's running turns are stale", "user", u.ID, "error", cerr)
+		} else if closed > 0 {
+			sess, turn, created, err = s.deps.Repo.StartTurn(ctx, params)
+		}
+	}
 	switch {
 	case errors.As(err, &limit):
 		tooMany(c, turnRetryAfter, fmt.Sprintf("You already have %d turns running (at most %d at once per user, across all your sessions); "+

@@ -31,6 +31,7 @@ type heldTurns struct {
 	mu     sync.Mutex
 	inputs []workflows.ChatTurnInput
 	start  chan workflows.ChatTurnInput
+	ended  map[string]bool // workflow ids whose workflow has ended behind its row's back
 }
 
 func (h *heldTurns) StartTurn(_ context.Context, _ string, in workflows.ChatTurnInput, _ TurnDescription) error {
@@ -45,8 +46,13 @@ func (h *heldTurns) StartTurn(_ context.Context, _ string, in workflows.ChatTurn
 
 func (h *heldTurns) CancelTurn(context.Context, string) error { return nil }
 
-// TurnEnded: a held turn runs until the test finishes it, which also closes its row.
-func (h *heldTurns) TurnEnded(context.Context, string) (bool, bool, error) { return false, true, nil }
+// TurnEnded: a held turn runs until the test finishes it, which also closes its row, or until
+// the test says its workflow ended.
+func (h *heldTurns) TurnEnded(_ context.Context, workflowID string) (bool, bool, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.ended[workflowID], true, nil
+}
 
 func (h *heldTurns) finish(t *testing.T, repo *models.ChatRepository, in workflows.ChatTurnInput) {
 	t.Helper()
@@ -79,7 +85,7 @@ type chatEnv struct {
 	lab, lab2 string
 }
 
-func newChatEnv(t *testing.T) *chatEnv {
+func newChatEnv(t *testing.T, tweaks ...func(*Deps)) *chatEnv {
 	t.Helper()
 	db := testdb.SQLiteWith(t, models.Open)
 	if err := models.Migrate(db); err != nil {
@@ -93,8 +99,12 @@ func newChatEnv(t *testing.T) *chatEnv {
 	e.lab2 = fake.AddProject("lab2", fakegns3.Members("alice"))
 	events := relay.NewMemory(relay.MemoryOptions{})
 	e.turns = &heldTurns{events: events, start: make(chan workflows.ChatTurnInput, 8)}
-	s := New(Deps{Repo: e.repo, GNS3: gns3.NewServer(fake.URL, 5*time.Second), Events: events, Turns: e.turns,
-		Credentials: memCredentials{}, LLM: fixedLLM{}, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	deps := Deps{Repo: e.repo, GNS3: gns3.NewServer(fake.URL, 5*time.Second), Events: events, Turns: e.turns,
+		Credentials: memCredentials{}, LLM: fixedLLM{}, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	for _, tweak := range tweaks {
+		tweak(&deps)
+	}
+	s := New(deps)
 	e.srv = httptest.NewServer(s.Handler())
 	t.Cleanup(e.srv.Close)
 	return e

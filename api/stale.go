@@ -57,3 +57,23 @@ func (s *Server) closeStaleTurnOf(ctx context.Context, sessionID string) (bool, 
 	}
 	return s.closeIfStale(ctx, t)
 }
+
+// closeStaleTurnsOfUser closes every stale turn (see closeIfStale) among the user's running
+// ones and says how many it closed, so that the per-user limit counts only turns that run.
+func (s *Server) closeStaleTurnsOfUser(ctx context.Context, userID string) (int, error) {
+	turns, err := s.deps.Repo.RunningTurns(ctx, userID)
+	if err != nil {
+		return 0, err
+	}
+	closed := 0
+	for i := range turns {
+		ok, err := s.closeIfStale(ctx, &turns[i])
+		if err != nil {
+			return closed, err
+		}
+		if ok {
+			closed++
+		}
+	}
+	return closed, nil
+}

@@ -263,6 +263,13 @@ func (r *ChatRepository) LatestTurn(ctx context.Context, sessionID string) (*Cha
 	return &t, err
 }
 
+// RunningTurns returns the user's turns whose rows say running, in every session, oldest first.
+func (r *ChatRepository) RunningTurns(ctx context.Context, userID string) ([]ChatTurn, error) {
+	var out []ChatTurn
+	err := r.DB.WithContext(ctx).Where("user_id = ? AND status = ?", userID, TurnRunning).Order("created_at").Find(&out).Error
+	return out, err
+}
+
 // History returns the last limit committed messages of a session, oldest first.
 func (r *ChatRepository) History(ctx context.Context, sessionID string, limit int) ([]ChatMessage, error) {
 	var out []ChatMessage
