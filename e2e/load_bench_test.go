@@ -5,6 +5,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"os"
 	"slices"
@@ -31,7 +33,9 @@ import (
 //	make bench   (or: LOAD_TURNS=100 go test -run '^$' -bench ConcurrentTurns -benchtime 1x ./e2e)
 //
 // LOAD_BIN runs a binary built beforehand instead, so that two commits can be measured against
-// each other by the same test within the same few minutes on a busy machine.
+// each other by the same test within the same few minutes on a busy machine. LOAD_PPROF=file
+// writes a CPU profile of `serve` during the burst's first LOAD_PPROF_SECONDS (default 5) to
+// file (go tool pprof file).
 func BenchmarkConcurrentTurns(b *testing.B) {
 	n := 100
 	if v, err := strconv.Atoi(os.Getenv("LOAD_TURNS")); err == nil && v > 0 {
@@ -60,7 +64,14 @@ func BenchmarkConcurrentTurns(b *testing.B) {
 		return fakeopenai.Text("Your lab has no nodes yet; add two VPCS and link them to start."), true
 	})
 	dataDir := b.TempDir()
-	proc := startServe(b, bin, dataDir, env)
+	var extra []string
+	pprofOut := os.Getenv("LOAD_PPROF")
+	pprofAddr := ""
+	if pprofOut != "" {
+		pprofAddr = freeLoopbackAddr(b)
+		extra = append(extra, "--pprof-listen", pprofAddr)
+	}
+	proc := startServe(b, bin, dataDir, env, extra...)
 	pids := map[string]int{"copilot (serve)": proc.cmd.Process.Pid}
 	for _, c := range childPIDs(proc.cmd.Process.Pid) {
 		pids["temporal dev server"] = c
@@ -88,11 +99,24 @@ func BenchmarkConcurrentTurns(b *testing.B) {
 				results[i] = oneTurn(env, tokens[i], project)
 			})
 		}
+		profiled := make(chan error, 1)
+		if pprofOut != "" {
+			secs := os.Getenv("LOAD_PPROF_SECONDS")
+			if secs == "" {
+				secs = "5"
+			}
+			go func() { profiled <- fetchProfile("http://"+pprofAddr+"/debug/pprof/profile?seconds="+secs, pprofOut) }()
+		} else {
+			profiled <- nil
+		}
 		t0 := time.Now()
 		close(start)
 		wg.Wait()
 		wall := time.Since(t0)
 		cpuAfter := cpuOf(pids)
+		if err := <-profiled; err != nil {
+			b.Errorf("CPU profile of serve: %v", err)
+		}
 
 		var opened, first, whole []time.Duration
 		for i, r := range results {
@@ -203,3 +227,33 @@ func percentile(ds []time.Duration, p int) time.Duration {
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+func freeLoopbackAddr(t testing.TB) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+func fetchProfile(url, path string) error {
+	resp, err := http.Get(url)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("HTTP %d", resp.StatusCode)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(f, resp.Body); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}

@@ -75,6 +75,9 @@ type Config struct {
 	// MetricsListen serves /metrics on an address of its own instead of the API's; a worker,
 	// which has no API, serves it there or else on Listen.
 	MetricsListen string
+	// PprofListen serves Go's /debug/pprof/ profiles on an address of its own (off by default:
+	// profiles show what the process is doing to whoever can reach them).
+	PprofListen string
 	// MaxConcurrentActivities bounds the activities one worker runs at once (0: the SDK's default).
 	MaxConcurrentActivities int
 	// Heartbeat overrides the SSE heartbeat interval (tests shorten it).

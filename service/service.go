@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -45,6 +46,7 @@ type Running struct {
 	http         *http.Server
 	metricsLn    net.Listener
 	metricsHTTP  *http.Server
+	pprofHTTP    *http.Server
 	metrics      *metrics.Metrics
 	worker       sdkworker.Worker
 	temporal     client.Client
@@ -277,6 +279,11 @@ func Start(ctx context.Context, role Role, cfg Config) (_ *Running, err error) {
 			return nil, err
 		}
 	}
+	if cfg.PprofListen != "" {
+		if err := r.servePprof(cfg.PprofListen); err != nil {
+			return nil, err
+		}
+	}
 	if role != RoleWorker {
 		var metricsOnAPI http.Handler
 		if metricsAddr == "" {
@@ -333,6 +340,28 @@ func (r *Running) serveMetrics(addr string) error {
 	go func() {
 		if err := r.metricsHTTP.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			r.log.Error("metrics server stopped", "error", err)
+		}
+	}()
+	return nil
+}
+
+// servePprof serves Go's profiles on an address of their own, never on the API's, so that
+// turning them on cannot expose them to the API's users.
+func (r *Running) servePprof(addr string) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("listening for pprof on %s: %w", addr, err)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	r.pprofHTTP = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		if err := r.pprofHTTP.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			r.log.Error("pprof server stopped", "error", err)
 		}
 	}()
 	return nil
@@ -527,6 +556,10 @@ func (r *Running) Stop() error {
 	if r.metricsHTTP != nil {
 		_ = r.metricsHTTP.Close()
 		r.metricsHTTP = nil
+	}
+	if r.pprofHTTP != nil {
+		_ = r.pprofHTTP.Close()
+		r.pprofHTTP = nil
 	}
 	if r.worker != nil {
 		r.worker.Stop()

@@ -135,6 +135,7 @@ func newFlagSet(cmd string) (*flag.FlagSet, *service.Config, func() error) {
 		"serve GNS3 itself (web UI, API, WebSockets) at the listen address, forwarded to --gns3-url, so GNS3's AI chat panel works against the copilot; the copilot's page moves to /copilot/ (env GNS3_COPILOT_PROXY_GNS3)")
 	str(&c.LogFormat, "log-format", "GNS3_COPILOT_LOG_FORMAT", "text", "log format: text (key=value) or json (one object a line)")
 	str(&c.MetricsListen, "metrics-listen", "GNS3_COPILOT_METRICS_LISTEN", "", "serve /metrics on this address instead of the API's (a worker serves it here, else on --listen)")
+	str(&c.PprofListen, "pprof-listen", "GNS3_COPILOT_PPROF_LISTEN", "", "serve Go's /debug/pprof/ profiles on this address (off when empty; keep it on loopback)")
 	num(&c.MaxConcurrentActivities, "max-concurrent-activities", "GNS3_COPILOT_MAX_CONCURRENT_ACTIVITIES", 0, "activities (LLM calls, tools, device sessions) one worker runs at once; 0 keeps the Temporal SDK's default")
 	var live bool
 	fs.BoolVar(&live, "live-topology", envBool("GNS3_COPILOT_LIVE_TOPOLOGY", true),
