@@ -14,7 +14,35 @@ import (
 // FinalizeTurn commits the turn's messages and statistics, forgets its credentials and sends
 // its one terminal event. Every step is safe to repeat, so a retry after a crash changes nothing
 // twice and never ends the stream a second time.
-func (a *Activities) FinalizeTurn(ctx context.Context, in workflows.FinalizeInput) error {
+//
+// Asked to (GenerateTitle), it first names the session as GenerateTitle does, within
+// titleBudget: a title is a nicety, and the turn must end whether or not one can be made. A
+// retry after the turn was finalized finds the session's first turn completed and calls no
+// model again.
+func (a *Activities) FinalizeTurn(ctx context.Context, in workflows.FinalizeInput) (workflows.FinalizeResult, error) {
+	var res workflows.FinalizeResult
+	if in.GenerateTitle {
+		tctx, cancel := context.WithTimeout(ctx, titleBudget)
+		title, err := a.GenerateTitle(tctx, workflows.TitleInput{Turn: in.Turn})
+		cancel()
+		if err != nil {
+			a.logger(ctx).Warn("title generation failed", "error", err)
+		}
+		if title.Called {
+			res.TitleCalled = true
+			in.LLMCalls++
+			in.InputTokens += title.InputTokens
+			in.OutputTokens += title.OutputTokens
+		}
+		in.Title = title.Title
+	}
+	return res, a.finalize(ctx, in)
+}
+
+// titleBudget bounds the title call inside the finalizer, whose attempts have a minute.
+const titleBudget = 20 * time.Second
+
+func (a *Activities) finalize(ctx context.Context, in workflows.FinalizeInput) error {
 	applied, err := a.Repo.FinalizeTurn(ctx, models.FinalizeParams{
 		TurnID: in.Turn.TurnID, Status: in.Status, Error: in.Error, LLMCalls: in.LLMCalls,
 		InputTokens: in.InputTokens, OutputTokens: in.OutputTokens,

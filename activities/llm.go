@@ -18,7 +18,6 @@ import (
 	"unicode/utf8"
 
 	openai "github.com/sashabaranov/go-openai"
-	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/gns3-copilot/gns3-copilot/egress"
@@ -245,9 +244,8 @@ func (a *Activities) stream(ctx context.Context, settings llmconfig.Settings, re
 			out.content = content.String()
 			return out, classifyLLMError(ctx, err, settings)
 		}
-		if activity.IsActivity(ctx) {
-			activity.RecordHeartbeat(ctx)
-		}
+		// No heartbeat per chunk: keepAlive's ticker proves liveness, and a heartbeat on the
+		// first chunk of every call was one more write on the Temporal server per model call.
 		if chunk.Usage != nil {
 			out.inTokens, out.outTokens = int64(chunk.Usage.PromptTokens), int64(chunk.Usage.CompletionTokens)
 		}

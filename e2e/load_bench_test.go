@@ -35,7 +35,7 @@ import (
 // LOAD_BIN runs a binary built beforehand instead, so that two commits can be measured against
 // each other by the same test within the same few minutes on a busy machine. LOAD_PPROF=file
 // writes a CPU profile of `serve` during the burst's first LOAD_PPROF_SECONDS (default 5) to
-// file (go tool pprof file).
+// file (go tool pprof file), and where its goroutines waited to file.block.
 func BenchmarkConcurrentTurns(b *testing.B) {
 	n := 100
 	if v, err := strconv.Atoi(os.Getenv("LOAD_TURNS")); err == nil && v > 0 {
@@ -116,6 +116,12 @@ func BenchmarkConcurrentTurns(b *testing.B) {
 		cpuAfter := cpuOf(pids)
 		if err := <-profiled; err != nil {
 			b.Errorf("CPU profile of serve: %v", err)
+		}
+		if pprofOut != "" {
+			// Where serve's goroutines waited, since it started (the single turns are a few ms).
+			if err := fetchProfile("http://"+pprofAddr+"/debug/pprof/block", pprofOut+".block"); err != nil {
+				b.Errorf("block profile of serve: %v", err)
+			}
 		}
 
 		var opened, first, whole []time.Duration

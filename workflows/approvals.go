@@ -40,15 +40,17 @@ type RenewCredentialInput struct {
 // keepCredential renews the turn's credential every half of its lifetime until ctx ends, so a
 // turn that waits for hours on an approval can still act for its user afterwards. Renewal
 // failures are left to the activities that need the credential to report.
-func keepCredential(ctx workflow.Context, ref TurnRef, ttl time.Duration) {
+func keepCredential(ctx workflow.Context, ref TurnRef, ttl, first time.Duration) {
 	if ttl <= 0 {
 		return
 	}
 	rctx := workflow.WithActivityOptions(ctx, renewCredentialOptions())
 	workflow.Go(ctx, func(gctx workflow.Context) {
-		for {
-			if err := workflow.NewTimerWithOptions(gctx, ttl/2, workflow.TimerOptions{Summary: "until the credential's renewal"}).Get(gctx, nil); err != nil {
-				return
+		for wait := first; ; wait = ttl / 2 {
+			if wait > 0 {
+				if err := workflow.NewTimerWithOptions(gctx, wait, workflow.TimerOptions{Summary: "until the credential's renewal"}).Get(gctx, nil); err != nil {
+					return
+				}
 			}
 			if err := workflow.ExecuteActivity(summarized(rctx, "renew the turn's GNS3 credential"), RenewCredentialActivity, RenewCredentialInput{Turn: ref, TTL: ttl}).Get(gctx, nil); err != nil {
 				if gctx.Err() != nil {

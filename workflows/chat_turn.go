@@ -30,11 +30,29 @@ func ChatTurn(ctx workflow.Context, in ChatTurnInput) (ChatTurnResult, error) {
 	if err != nil {
 		return ChatTurnResult{}, err
 	}
+	// A lean turn (every turn since "lean-turn") starts renewing its credential only when it
+	// first runs a tool, so a turn that only talks costs no timer, and generates its title
+	// inside the finalizer: one activity and one workflow task fewer per turn.
+	lean := workflow.GetVersion(ctx, "lean-turn", workflow.DefaultVersion, 1) >= 1
 	stopRenewing := func() {}
-	if approvals {
+	renewing := false
+	startRenewing := func() {
+		if !approvals || renewing {
+			return
+		}
+		renewing = true
 		var rctx workflow.Context
 		rctx, stopRenewing = workflow.WithCancel(ctx)
-		keepCredential(rctx, ref, in.CredentialTTL)
+		// The first renewal is due when it always was: half the credential's lifetime after
+		// the turn started.
+		first := in.CredentialTTL / 2
+		if lean {
+			first -= workflow.Now(ctx).Sub(workflow.GetInfo(ctx).WorkflowStartTime)
+		}
+		keepCredential(rctx, ref, in.CredentialTTL, first)
+	}
+	if !lean {
+		startRenewing()
 	}
 
 	res := ChatTurnResult{Status: TurnCompleted}
@@ -65,6 +83,7 @@ loop:
 			break
 		}
 
+		startRenewing()
 		// Parallel tool calls run concurrently; each result has a fixed slot in the transcript.
 		futures := make([]workflow.Future, len(llm.ToolCalls))
 		for i, call := range llm.ToolCalls {
@@ -141,6 +160,20 @@ loop:
 	// Finishing work must run even when the turn was cancelled.
 	fctx, _ := workflow.NewDisconnectedContext(ctx)
 	fctx = workflow.WithActivityOptions(fctx, finalizeOptions())
+	if lean {
+		var fin FinalizeResult
+		err = workflow.ExecuteActivity(summarized(fctx, fmt.Sprintf("name the session and finish the turn: %s, %s, %d tokens", res.Status, plural(res.Steps, "step"), inTokens+outTokens)), FinalizeActivity, FinalizeInput{
+			Turn: ref, Status: res.Status, Error: res.Error, LLMCalls: res.LLMCalls,
+			InputTokens: inTokens, OutputTokens: outTokens, GenerateTitle: res.Status == TurnCompleted,
+		}).Get(fctx, &fin)
+		if err != nil {
+			return res, fmt.Errorf("finalizing turn: %w", err)
+		}
+		if fin.TitleCalled {
+			res.LLMCalls++
+		}
+		return res, nil
+	}
 	var title TitleResult
 	if res.Status == TurnCompleted {
 		tctx := workflow.WithActivityOptions(fctx, titleOptions())

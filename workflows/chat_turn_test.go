@@ -6,8 +6,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/workflow"
@@ -58,11 +60,22 @@ func (f *fakeActs) GenerateTitle(context.Context, workflows.TitleInput) (workflo
 	return workflows.TitleResult{Title: "A title", Called: true, InputTokens: 7, OutputTokens: 3}, nil
 }
 
-func (f *fakeActs) FinalizeTurn(_ context.Context, in workflows.FinalizeInput) error {
+// FinalizeTurn names the session first when asked, as the real finalizer does (with the title
+// call's usage added to the turn's), and records what the turn ended with.
+func (f *fakeActs) FinalizeTurn(ctx context.Context, in workflows.FinalizeInput) (workflows.FinalizeResult, error) {
+	var res workflows.FinalizeResult
+	if in.GenerateTitle {
+		title, _ := f.GenerateTitle(ctx, workflows.TitleInput{Turn: in.Turn})
+		res.TitleCalled = true
+		in.LLMCalls++
+		in.InputTokens += title.InputTokens
+		in.OutputTokens += title.OutputTokens
+		in.Title = title.Title
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.finalized = append(f.finalized, in)
-	return nil
+	return res, nil
 }
 
 func newEnv(t *testing.T, f *fakeActs) *testsuite.TestWorkflowEnvironment {
@@ -250,4 +263,66 @@ func TestAbortedActivityEndsTheTurnAsCancelled(t *testing.T) {
 	require.Equal(t, workflows.TurnCancelled, r.Status)
 	require.Len(t, f.llmCalls, 1)
 	require.Equal(t, workflows.TurnCancelled, f.finalized[0].Status)
+}
+
+// A turn that only talks is one model call and one finalizer: the title is made inside the
+// finalizer and no credential-renewal timer is started, since no tool will need the
+// credential after the model call that read it.
+func TestATurnThatOnlyTalksRunsTwoActivitiesAndNoTimer(t *testing.T) {
+	f := &fakeActs{}
+	f.llm = func(context.Context, workflows.LLMInput) (workflows.LLMResult, error) {
+		return workflows.LLMResult{InputTokens: 10, OutputTokens: 5}, nil
+	}
+	env := newEnv(t, f)
+	var mu sync.Mutex
+	var activities []string
+	timers := 0
+	env.SetOnActivityStartedListener(func(info *activity.Info, _ context.Context, _ converter.EncodedValues) {
+		mu.Lock()
+		defer mu.Unlock()
+		activities = append(activities, info.ActivityType.Name)
+	})
+	env.SetOnTimerScheduledListener(func(string, time.Duration) { mu.Lock(); timers++; mu.Unlock() })
+	in := input
+	in.Approval, in.CredentialTTL = workflows.ApprovalChanges, 2*time.Hour
+	env.ExecuteWorkflow(workflows.ChatTurnWorkflow, in)
+	r := result(t, env)
+	require.Equal(t, int64(2), r.LLMCalls, "the answer and the title")
+	mu.Lock()
+	defer mu.Unlock()
+	require.Equal(t, []string{workflows.LLMActivity, workflows.FinalizeActivity}, activities)
+	require.Zero(t, timers)
+	require.Len(t, f.finalized, 1)
+	require.Equal(t, "A title", f.finalized[0].Title)
+	require.Equal(t, int64(17), f.finalized[0].InputTokens)
+}
+
+// A turn that runs a tool renews its credential on the same schedule as before: half the
+// credential's lifetime after the turn started, not after the tool started.
+func TestTheCredentialIsRenewedHalfItsLifetimeAfterTheTurnStarted(t *testing.T) {
+	f := &fakeActs{}
+	f.llm = func(_ context.Context, in workflows.LLMInput) (workflows.LLMResult, error) {
+		if in.Step == 1 {
+			return workflows.LLMResult{ToolCalls: []workflows.ToolCall{{ID: "c", Name: "get_gns3_topology", Arguments: "{}"}}}, nil
+		}
+		return workflows.LLMResult{}, nil
+	}
+	env := newEnv(t, f)
+	env.RegisterActivityWithOptions(func(context.Context, workflows.RenewCredentialInput) error { return nil },
+		activity.RegisterOptions{Name: workflows.RenewCredentialActivity})
+	// The first model call takes ten minutes (of the test's simulated clock).
+	env.OnActivity(workflows.LLMActivity, mock.Anything, mock.Anything).After(10 * time.Minute).Return(
+		func(ctx context.Context, in workflows.LLMInput) (workflows.LLMResult, error) {
+			return f.LLMCall(ctx, in)
+		})
+	var mu sync.Mutex
+	var timers []time.Duration
+	env.SetOnTimerScheduledListener(func(_ string, d time.Duration) { mu.Lock(); timers = append(timers, d); mu.Unlock() })
+	in := input
+	in.Approval, in.CredentialTTL = workflows.ApprovalChanges, 2*time.Hour
+	env.ExecuteWorkflow(workflows.ChatTurnWorkflow, in)
+	result(t, env)
+	mu.Lock()
+	defer mu.Unlock()
+	require.Equal(t, []time.Duration{50 * time.Minute}, timers, "one hour after the start, ten minutes of which had passed")
 }

@@ -172,7 +172,16 @@ type FinalizeInput struct {
 	LLMCalls     int64
 	InputTokens  int64
 	OutputTokens int64
-	Title        string
+	// Title is the title a separate title activity made (turns from before "lean-turn").
+	Title string
+	// GenerateTitle asks the finalizer to name the session first, as the title activity did;
+	// the call's usage is added to the turn's.
+	GenerateTitle bool
+}
+
+// FinalizeResult says whether the finalizer called the model for a title.
+type FinalizeResult struct {
+	TitleCalled bool
 }
 
 // Device tool activities: a plan, one run per device, and the aggregation into one result.
