@@ -42,6 +42,10 @@ type SQLite struct {
 	idleTTL time.Duration
 	now     func() time.Time
 
+	// stmts are the statements prepared once on the one connection: preparing each statement
+	// again on every append was a tenth of serve's CPU under load.
+	stmts map[string]*sql.Stmt
+
 	mu      sync.Mutex
 	waiters map[string]*sqlWaiters
 	closed  bool
@@ -108,8 +112,13 @@ func OpenSQLite(path string, opts SQLiteOptions) (*SQLite, error) {
 		idleTTL:     opts.IdleTTL,
 		now:         opts.Clock,
 		waiters:     make(map[string]*sqlWaiters),
+		stmts:       make(map[string]*sql.Stmt),
 		stop:        make(chan struct{}),
 		janitorDone: make(chan struct{}),
+	}
+	if err := s.prepareAll(); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("relay: preparing the event log %s: %w", path, err)
 	}
 	if s.maxLen <= 0 {
 		s.maxLen = DefaultMaxLen
@@ -144,6 +153,9 @@ func (s *SQLite) Close() error {
 	}
 	s.mu.Unlock()
 	<-s.janitorDone
+	for _, st := range s.stmts {
+		_ = st.Close()
+	}
 	return s.db.Close()
 }
 
@@ -189,10 +201,14 @@ type streamRow struct {
 
 // liveStream loads the stream's row inside tx; an expired stream is deleted there and reported
 // missing, so it restarts empty as in the other logs.
-func liveStream(tx *sql.Tx, name string, now int64) (*streamRow, error) {
+func (s *SQLite) liveStream(tx *sql.Tx, name string, now int64) (*streamRow, error) {
 	var r streamRow
 	var lastMS, lastSeq int64
-	err := tx.QueryRow(`SELECT last_ms, last_seq, terminal, expire_at, entries FROM relay_streams WHERE name = ?`, name).
+	st, err := s.prepared(tx, sqlSelectStream)
+	if err != nil {
+		return nil, err
+	}
+	err = st.QueryRow(name).
 		Scan(&lastMS, &lastSeq, &r.terminal, &r.expireAt, &r.entries)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
@@ -227,7 +243,11 @@ func (s *SQLite) add(tx *sql.Tx, name string, row *streamRow, now time.Time, typ
 	} else if ms <= row.last.ms {
 		id = entryID{ms: row.last.ms, seq: row.last.seq + 1}
 	}
-	if _, err := tx.Exec(`INSERT INTO relay_events (stream, ms, seq, type, data) VALUES (?, ?, ?, ?, ?)`,
+	insert, err := s.prepared(tx, sqlInsertEvent)
+	if err != nil {
+		return entryID{}, nil, err
+	}
+	if _, err := insert.Exec(
 		name, int64(id.ms), int64(id.seq), typ, []byte(data)); err != nil {
 		return entryID{}, nil, err
 	}
@@ -247,12 +267,52 @@ func (s *SQLite) add(tx *sql.Tx, name string, row *streamRow, now time.Time, typ
 }
 
 func (s *SQLite) saveRow(tx *sql.Tx, name string, row *streamRow) error {
-	_, err := tx.Exec(`INSERT INTO relay_streams (name, last_ms, last_seq, terminal, expire_at, entries) VALUES (?, ?, ?, ?, ?, ?)
-		ON CONFLICT (name) DO UPDATE SET last_ms = excluded.last_ms, last_seq = excluded.last_seq,
-		terminal = excluded.terminal, expire_at = excluded.expire_at, entries = excluded.entries`,
+	st, err := s.prepared(tx, sqlSaveStream)
+	if err != nil {
+		return err
+	}
+	_, err = st.Exec(
 		name, int64(row.last.ms), int64(row.last.seq), row.terminal, row.expireAt, row.entries)
 	return err
 }
+
+// prepared returns the statement for query, prepared once when the log was opened (prepareAll),
+// inside tx (nil: outside any). Preparing inside a transaction would wait forever for the one
+// connection the transaction holds.
+func (s *SQLite) prepared(tx *sql.Tx, query string) (*sql.Stmt, error) {
+	st := s.stmts[query]
+	if st == nil {
+		return nil, fmt.Errorf("relay: statement not prepared: %.40s", query)
+	}
+	if tx != nil {
+		return tx.Stmt(st), nil
+	}
+	return st, nil
+}
+
+// prepareAll prepares the hot statements; the map is read-only afterwards.
+func (s *SQLite) prepareAll() error {
+	for _, q := range []string{sqlSelectStream, sqlInsertEvent, sqlSaveStream, sqlRange} {
+		st, err := s.db.Prepare(q)
+		if err != nil {
+			return err
+		}
+		s.stmts[q] = st
+	}
+	return nil
+}
+
+const (
+	sqlSelectStream = `SELECT last_ms, last_seq, terminal, expire_at, entries FROM relay_streams WHERE name = ?`
+	sqlInsertEvent  = `INSERT INTO relay_events (stream, ms, seq, type, data) VALUES (?, ?, ?, ?, ?)`
+	sqlSaveStream   = `INSERT INTO relay_streams (name, last_ms, last_seq, terminal, expire_at, entries) VALUES (?, ?, ?, ?, ?, ?)
+		ON CONFLICT (name) DO UPDATE SET last_ms = excluded.last_ms, last_seq = excluded.last_seq,
+		terminal = excluded.terminal, expire_at = excluded.expire_at, entries = excluded.entries`
+	sqlRange = `SELECT e.ms, e.seq, e.type, e.data FROM relay_events e
+		JOIN relay_streams s ON s.name = e.stream AND s.expire_at > ?
+		WHERE e.stream = ? AND (e.ms > ? OR (e.ms = ? AND e.seq > ?))
+		ORDER BY e.ms, e.seq LIMIT ?`
+)
 
 // wakeLocked wakes the stream's waiters; s.mu must be held.
 func (s *SQLite) wakeLocked(name string) {
@@ -287,7 +347,7 @@ func (s *SQLite) Append(ctx context.Context, stream, typ string, data json.RawMe
 	}
 	var id entryID
 	err := s.write(ctx, func(tx *sql.Tx, now time.Time) error {
-		row, err := liveStream(tx, stream, now.UnixMilli())
+		row, err := s.liveStream(tx, stream, now.UnixMilli())
 		if err != nil {
 			return err
 		}
@@ -321,7 +381,7 @@ func (s *SQLite) AppendTerminal(ctx context.Context, stream, typ string, data js
 	var id string
 	added := false
 	err := s.write(ctx, func(tx *sql.Tx, now time.Time) error {
-		row, err := liveStream(tx, stream, now.UnixMilli())
+		row, err := s.liveStream(tx, stream, now.UnixMilli())
 		if err != nil {
 			return err
 		}
@@ -386,10 +446,11 @@ func (s *SQLite) read(ctx context.Context, stream string, after entryID, limit i
 	if limit <= 0 {
 		limit = -1 // SQLite's "no limit"
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT e.ms, e.seq, e.type, e.data FROM relay_events e
-		JOIN relay_streams s ON s.name = e.stream AND s.expire_at > ?
-		WHERE e.stream = ? AND (e.ms > ? OR (e.ms = ? AND e.seq > ?))
-		ORDER BY e.ms, e.seq LIMIT ?`,
+	st, err := s.prepared(nil, sqlRange)
+	if err != nil {
+		return nil, fmt.Errorf("relay: range %s: %w", stream, err)
+	}
+	rows, err := st.QueryContext(ctx,
 		s.now().UnixMilli(), stream, int64(after.ms), int64(after.ms), seq, limit)
 	if err != nil {
 		return nil, fmt.Errorf("relay: range %s: %w", stream, err)

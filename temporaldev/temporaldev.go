@@ -55,6 +55,10 @@ var pollRPSSettings = []string{
 	"history.visibilityProcessorMaxPollRPS=2000",
 	"system.enableEagerWorkflowStart=true",
 	"system.enableActivityEagerExecution=true",
+	// One partition per task queue: with the default four, a task written to a partition
+	// without a waiting poll is forwarded or stored; one worker process polls them all anyway.
+	"matching.numTaskqueueReadPartitions=1",
+	"matching.numTaskqueueWritePartitions=1",
 }
 
 // sqlitePragmas put the dev server's database in WAL mode without an fsync per commit: its

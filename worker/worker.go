@@ -21,6 +21,9 @@ type Options struct {
 	MaxConcurrentActivities int
 }
 
+// pollers is how many polls for each kind of task a worker keeps open.
+const pollers = 8
+
 // New returns a worker with everything registered; the caller starts and stops it.
 func New(c client.Client, acts *activities.Activities, opts Options) sdkworker.Worker {
 	q := opts.TaskQueue
@@ -29,6 +32,11 @@ func New(c client.Client, acts *activities.Activities, opts Options) sdkworker.W
 	}
 	w := sdkworker.New(c, q, sdkworker.Options{
 		MaxConcurrentActivityExecutionSize: opts.MaxConcurrentActivities,
+		// A class starting turns at once finishes model calls at once: with the SDK's two
+		// pollers the workflow tasks that follow them wait in the server's backlog (a database
+		// write and a read each) instead of meeting a poll that is already waiting.
+		MaxConcurrentWorkflowTaskPollers: pollers,
+		MaxConcurrentActivityTaskPollers: pollers,
 	})
 	Register(w, acts)
 	return w
