@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"slices"
 	"strconv"
 	"strings"
@@ -19,6 +20,7 @@ import (
 	"github.com/gns3-copilot/gns3-copilot/internal/testkit/e2eenv"
 	"github.com/gns3-copilot/gns3-copilot/internal/testkit/fakegns3"
 	"github.com/gns3-copilot/gns3-copilot/internal/testkit/fakeopenai"
+	"github.com/gns3-copilot/gns3-copilot/workflows"
 )
 
 // BenchmarkConcurrentTurns is the load command: a class pressing Enter at the same moment. It
@@ -155,6 +157,14 @@ func BenchmarkConcurrentTurns(b *testing.B) {
 			fmt.Fprintf(&out, "CPU during the burst  %-28s %6.2f s\n", name, cpuAfter[name]-cpuBefore[name])
 		}
 		fmt.Print(out.String())
+		if os.Getenv("LOAD_SLOW_HISTORY") != "" {
+			// The history of the slowest turn, when it took more than twice the median: where
+			// its time went, event by event.
+			slowest := slices.MaxFunc(results, func(a, b turnResult) int { return int(a.whole - b.whole) })
+			if slowest.whole > 2*percentile(whole, 50) {
+				printHistory(pids["temporal dev server"], slowest.workflowID, t0)
+			}
+		}
 		// What went wrong on the way, if anything: the service's warnings and errors.
 		if log, err := os.ReadFile(proc.log); err == nil && len(log) > 0 {
 			lines := strings.Split(strings.TrimSpace(string(log)), "\n")
@@ -170,6 +180,7 @@ type turnResult struct {
 	// opened is when the response headers arrived: the API has started the turn's workflow.
 	opened, firstToken, whole time.Duration
 	err                       error
+	workflowID                string
 }
 
 // oneTurn sends a message as the student with token and reads the stream to done.
@@ -200,6 +211,14 @@ func oneTurn(env *e2eenv.Env, token, project string) turnResult {
 			event = strings.TrimSpace(line[len("event: "):])
 			if event == "content" && r.firstToken == 0 {
 				r.firstToken = time.Since(t0)
+			}
+		case strings.HasPrefix(line, "data: ") && event == "turn_started":
+			var d struct {
+				SessionID string `json:"session_id"`
+				TurnID    string `json:"turn_id"`
+			}
+			if json.Unmarshal([]byte(line[len("data: "):]), &d) == nil {
+				r.workflowID = workflows.WorkflowID(d.SessionID, d.TurnID)
 			}
 		case strings.HasPrefix(line, "data: ") && event == "done":
 			r.whole = time.Since(t0)
@@ -262,4 +281,41 @@ func fetchProfile(url, path string) error {
 		return err
 	}
 	return f.Close()
+}
+
+// printHistory prints a workflow's events with their times relative to t0, read with the
+// Temporal CLI from the dev server whose process id is pid.
+func printHistory(pid int, workflowID string, t0 time.Time) {
+	raw, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	args := strings.Split(string(raw), "\x00")
+	port := ""
+	for i, a := range args {
+		if a == "--port" && i+1 < len(args) {
+			port = args[i+1]
+		}
+	}
+	if len(args) == 0 || port == "" {
+		fmt.Println("no dev server address for the history")
+		return
+	}
+	out, err := exec.Command(args[0], "workflow", "show", "--address", "127.0.0.1:"+port, "-w", workflowID, "-o", "json").Output()
+	if err != nil {
+		fmt.Printf("history of %s: %v\n", workflowID, err)
+		return
+	}
+	var h struct {
+		Events []struct {
+			EventID   string    `json:"eventId"`
+			EventTime time.Time `json:"eventTime"`
+			EventType string    `json:"eventType"`
+		} `json:"events"`
+	}
+	if err := json.Unmarshal(out, &h); err != nil {
+		fmt.Printf("history of %s: %v\n", workflowID, err)
+		return
+	}
+	fmt.Printf("slowest turn %s:\n", workflowID)
+	for _, e := range h.Events {
+		fmt.Printf("  %+7.0f ms  %s\n", ms(e.EventTime.Sub(t0)), e.EventType)
+	}
 }

@@ -21,9 +21,6 @@ type Options struct {
 	MaxConcurrentActivities int
 }
 
-// pollers is how many polls for each kind of task a worker keeps open.
-const pollers = 8
-
 // New returns a worker with everything registered; the caller starts and stops it.
 func New(c client.Client, acts *activities.Activities, opts Options) sdkworker.Worker {
 	q := opts.TaskQueue
@@ -32,11 +29,9 @@ func New(c client.Client, acts *activities.Activities, opts Options) sdkworker.W
 	}
 	w := sdkworker.New(c, q, sdkworker.Options{
 		MaxConcurrentActivityExecutionSize: opts.MaxConcurrentActivities,
-		// A class starting turns at once finishes model calls at once: with the SDK's two
-		// pollers the workflow tasks that follow them wait in the server's backlog (a database
-		// write and a read each) instead of meeting a poll that is already waiting.
-		MaxConcurrentWorkflowTaskPollers: pollers,
-		MaxConcurrentActivityTaskPollers: pollers,
+		// The SDK's two pollers per task kind are kept: with eight, one burst of 100 turns in
+		// two lost a workflow task (started, never answered, timed out), against none in three
+		// with two (the load command with LOAD_SLOW_HISTORY=1 shows such a turn's history).
 	})
 	Register(w, acts)
 	return w
