@@ -57,9 +57,9 @@ func (t TemporalTurns) StartTurn(ctx context.Context, workflowID string, in work
 		// package worker) is given to another poll after this long instead of the default 10 s.
 		// The turn's workflow code takes milliseconds per task.
 		WorkflowTaskTimeout: 5 * time.Second,
-		Memo:             map[string]any{"project_id": in.ProjectID, "session_id": in.SessionID, "user_id": in.UserID, "turn_id": in.TurnID},
-		StaticSummary:    d.Summary,
-		StaticDetails:    d.Details,
+		Memo:                map[string]any{"project_id": in.ProjectID, "session_id": in.SessionID, "user_id": in.UserID, "turn_id": in.TurnID},
+		StaticSummary:       d.Summary,
+		StaticDetails:       d.Details,
 		TypedSearchAttributes: temporal.NewSearchAttributes(
 			temporal.NewSearchAttributeKeyKeyword(workflows.SearchAttrProjectID).ValueSet(in.ProjectID),
 			temporal.NewSearchAttributeKeyKeyword(workflows.SearchAttrSessionID).ValueSet(in.SessionID),
