@@ -40,7 +40,13 @@ type RenewCredentialInput struct {
 // keepCredential renews the turn's credential every half of its lifetime until ctx ends, so a
 // turn that waits for hours on an approval can still act for its user afterwards. Renewal
 // failures are left to the activities that need the credential to report.
-func keepCredential(ctx workflow.Context, ref TurnRef, ttl, first time.Duration) {
+func keepCredential(ctx workflow.Context, ref TurnRef, ttl time.Duration) {
+	keepCredentialFrom(ctx, ref, ttl, ttl/2)
+}
+
+// keepCredentialFrom is keepCredential with the first renewal due after first (at once when
+// it is not positive): a turn that starts renewing late keeps the schedule it started with.
+func keepCredentialFrom(ctx workflow.Context, ref TurnRef, ttl, first time.Duration) {
 	if ttl <= 0 {
 		return
 	}

@@ -49,7 +49,7 @@ func ChatTurn(ctx workflow.Context, in ChatTurnInput) (ChatTurnResult, error) {
 		if lean {
 			first -= workflow.Now(ctx).Sub(workflow.GetInfo(ctx).WorkflowStartTime)
 		}
-		keepCredential(rctx, ref, in.CredentialTTL, first)
+		keepCredentialFrom(rctx, ref, in.CredentialTTL, first)
 	}
 	if !lean {
 		startRenewing()
