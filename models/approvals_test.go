@@ -7,65 +7,56 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"gorm.io/gorm"
-
-	"github.com/gns3-copilot/gns3-copilot/internal/testkit/testdb"
 )
 
 // The approval rows behave the same on SQLite and PostgreSQL: a retried create returns the
 // first row, the first decision stands, and an expired approval cannot be approved afterwards.
 func TestApprovalRowsKeepTheFirstDecision(t *testing.T) {
-	for name, open := range map[string]func(*testing.T) *gorm.DB{
-		"sqlite":   func(t *testing.T) *gorm.DB { return testdb.SQLiteWith(t, Open) },
-		"postgres": func(t *testing.T) *gorm.DB { return testdb.PostgresWith(t, Open) },
-	} {
-		t.Run(name, func(t *testing.T) {
-			db := open(t)
-			require.NoError(t, Migrate(db))
-			repo := ApprovalRepository{DB: db}
-			ctx := context.Background()
-			exp := time.Now().Add(30 * time.Minute).UTC().Truncate(time.Second)
-			a, err := repo.Create(ctx, &Approval{ID: "a1", SessionID: "s", TurnID: "t", ToolCallID: "c", ProjectID: "p", UserID: "u",
-				ToolName: "execute_vpcs_commands", Kind: ApprovalKindConfig, WorkflowID: "w", Plan: `{"devices":[]}`, Status: ApprovalPending, ExpiresAt: exp})
-			require.NoError(t, err)
-			require.Equal(t, ApprovalPending, a.Status)
-			again, err := repo.Create(ctx, &Approval{ID: "a1-retry", SessionID: "s", TurnID: "t", ToolCallID: "c", ProjectID: "p", UserID: "u",
-				ToolName: "x", Kind: ApprovalKindConfig, WorkflowID: "w", Plan: `{}`, Status: ApprovalPending, ExpiresAt: exp.Add(time.Hour)})
-			require.NoError(t, err)
-			require.Equal(t, "a1", again.ID, "a retried request finds the row it wrote")
-			require.True(t, again.ExpiresAt.Equal(exp))
-			counts, err := repo.Counts(ctx)
-			require.NoError(t, err)
-			require.Equal(t, []ApprovalCount{{Kind: ApprovalKindConfig, Status: ApprovalPending, N: 1}}, counts, "the retry made no second row")
+	onEachDatabase(t, func(t *testing.T, db *gorm.DB) {
+		repo := ApprovalRepository{DB: db}
+		ctx := context.Background()
+		exp := time.Now().Add(30 * time.Minute).UTC().Truncate(time.Second)
+		a, err := repo.Create(ctx, &Approval{ID: "a1", SessionID: "s", TurnID: "t", ToolCallID: "c", ProjectID: "p", UserID: "u",
+			ToolName: "execute_vpcs_commands", Kind: ApprovalKindConfig, WorkflowID: "w", Plan: `{"devices":[]}`, Status: ApprovalPending, ExpiresAt: exp})
+		require.NoError(t, err)
+		require.Equal(t, ApprovalPending, a.Status)
+		again, err := repo.Create(ctx, &Approval{ID: "a1-retry", SessionID: "s", TurnID: "t", ToolCallID: "c", ProjectID: "p", UserID: "u",
+			ToolName: "x", Kind: ApprovalKindConfig, WorkflowID: "w", Plan: `{}`, Status: ApprovalPending, ExpiresAt: exp.Add(time.Hour)})
+		require.NoError(t, err)
+		require.Equal(t, "a1", again.ID, "a retried request finds the row it wrote")
+		require.True(t, again.ExpiresAt.Equal(exp))
+		counts, err := repo.Counts(ctx)
+		require.NoError(t, err)
+		require.Equal(t, []ApprovalCount{{Kind: ApprovalKindConfig, Status: ApprovalPending, N: 1}}, counts, "the retry made no second row")
 
-			d, err := repo.Decide(ctx, "a1", ApprovalRejected, "alice", "no", time.Now())
-			require.NoError(t, err)
-			require.Equal(t, ApprovalRejected, d.Status)
-			counts, err = repo.Counts(ctx)
-			require.NoError(t, err)
-			require.Equal(t, []ApprovalCount{{Kind: ApprovalKindConfig, Status: ApprovalRejected, N: 1}}, counts)
-			_, err = repo.Decide(ctx, "a1", ApprovalRejected, "alice", "no", time.Now())
-			require.NoError(t, err, "recording the same decision again is a no-op")
-			d, err = repo.Decide(ctx, "a1", ApprovalApproved, "alice", "yes", time.Now())
-			require.ErrorIs(t, err, ErrAlreadyDecided)
-			require.Equal(t, ApprovalRejected, d.Status, "the first decision stands")
-			require.Equal(t, "no", d.Comment)
+		d, err := repo.Decide(ctx, "a1", ApprovalRejected, "alice", "no", time.Now())
+		require.NoError(t, err)
+		require.Equal(t, ApprovalRejected, d.Status)
+		counts, err = repo.Counts(ctx)
+		require.NoError(t, err)
+		require.Equal(t, []ApprovalCount{{Kind: ApprovalKindConfig, Status: ApprovalRejected, N: 1}}, counts)
+		_, err = repo.Decide(ctx, "a1", ApprovalRejected, "alice", "no", time.Now())
+		require.NoError(t, err, "recording the same decision again is a no-op")
+		d, err = repo.Decide(ctx, "a1", ApprovalApproved, "alice", "yes", time.Now())
+		require.ErrorIs(t, err, ErrAlreadyDecided)
+		require.Equal(t, ApprovalRejected, d.Status, "the first decision stands")
+		require.Equal(t, "no", d.Comment)
 
-			list, err := repo.ForSession(ctx, "s")
-			require.NoError(t, err)
-			require.Len(t, list, 1)
-			_, err = repo.Get(ctx, "missing")
-			require.ErrorIs(t, err, ErrNotFound)
+		list, err := repo.ForSession(ctx, "s")
+		require.NoError(t, err)
+		require.Len(t, list, 1)
+		_, err = repo.Get(ctx, "missing")
+		require.ErrorIs(t, err, ErrNotFound)
 
-			jobs := ConfigJobRepository{DB: db}
-			require.NoError(t, jobs.Save(ctx, &ConfigJob{ID: "config-job-t-c", SessionID: "s", TurnID: "t", ToolCallID: "c", ProjectID: "p", UserID: "u", ToolName: "x", Status: JobWaiting}))
-			require.NoError(t, jobs.Save(ctx, &ConfigJob{ID: "config-job-t-c", SessionID: "s", TurnID: "t", ToolCallID: "c", ProjectID: "p", UserID: "u", ToolName: "x", Status: JobCompleted, Devices: 2}))
-			own, err := jobs.List(ctx, "p", "u", 10)
-			require.NoError(t, err)
-			require.Len(t, own, 1)
-			require.Equal(t, JobCompleted, own[0].Status)
-			other, err := jobs.List(ctx, "p", "someone-else", 10)
-			require.NoError(t, err)
-			require.Empty(t, other)
-		})
-	}
+		jobs := ConfigJobRepository{DB: db}
+		require.NoError(t, jobs.Save(ctx, &ConfigJob{ID: "config-job-t-c", SessionID: "s", TurnID: "t", ToolCallID: "c", ProjectID: "p", UserID: "u", ToolName: "x", Status: JobWaiting}))
+		require.NoError(t, jobs.Save(ctx, &ConfigJob{ID: "config-job-t-c", SessionID: "s", TurnID: "t", ToolCallID: "c", ProjectID: "p", UserID: "u", ToolName: "x", Status: JobCompleted, Devices: 2}))
+		own, err := jobs.List(ctx, "p", "u", 10)
+		require.NoError(t, err)
+		require.Len(t, own, 1)
+		require.Equal(t, JobCompleted, own[0].Status)
+		other, err := jobs.List(ctx, "p", "someone-else", 10)
+		require.NoError(t, err)
+		require.Empty(t, other)
+	})
 }
