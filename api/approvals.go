@@ -83,6 +83,11 @@ func (h *approvalAPI) list(c *gin.Context) {
 		return
 	}
 	rows, err := h.approvals.ForSession(c.Request.Context(), sess.ThreadID)
+	h.writeList(c, rows, err)
+}
+
+// writeList answers a list of approvals as the page and MCP agents read them.
+func (h *approvalAPI) writeList(c *gin.Context, rows []models.Approval, err error) {
 	if err != nil {
 		h.s.internalError(c, err, "Loading the approvals failed")
 		return
@@ -110,15 +115,7 @@ func (h *approvalAPI) listProject(c *gin.Context) {
 		return
 	}
 	rows, err := h.approvals.ForProject(c.Request.Context(), c.Param("project_id"), currentUser(c).ID, status)
-	if err != nil {
-		h.s.internalError(c, err, "Loading the approvals failed")
-		return
-	}
-	out := make([]models.ApprovalView, len(rows))
-	for i := range rows {
-		out[i] = rows[i].View()
-	}
-	c.JSON(http.StatusOK, out)
+	h.writeList(c, rows, err)
 }
 
 func (h *approvalAPI) decide(c *gin.Context) {
