@@ -87,7 +87,7 @@ func newDeviceTools() []Tool {
 				"telnet consoles, all devices at once. Each device returns the output of every command. Nodes must be started. " +
 				"Forbidden: traceroute/tracert/tracepath, ping -f, debug, test, and anything that reloads, erases or reformats a device.",
 			schema:     fmt.Sprintf(deviceSchema, "Show/display commands, e.g. \\\"show ip interface brief\\\"."),
-			modes:      bothModes,
+			modes:      readingModes,
 			idempotent: true,
 		}},
 		&deviceTool{config: true, spec: spec{
@@ -96,7 +96,7 @@ func newDeviceTools() []Tool {
 				"(do not send 'configure terminal' or 'end') and leaves it afterwards; a multi-line string is split into lines. " +
 				"It stops at the first line a device rejects and reports it. Not for VPCS: use execute_vpcs_commands.",
 			schema:   fmt.Sprintf(deviceSchema, "Configuration lines, e.g. \\\"interface GigabitEthernet0/0\\\", \\\"ip address 10.0.0.1 255.255.255.0\\\"."),
-			modes:    labOnly,
+			modes:    changingModes,
 			mutating: true,
 		}},
 		&deviceTool{vpcs: true, spec: spec{
@@ -104,7 +104,7 @@ func newDeviceTools() []Tool {
 			description: "Run VPCS commands on VPCS PCs, e.g. \"ip 10.0.0.1/24 10.0.0.254\" (takes about 3 s), \"show ip\", " +
 				"\"ping 10.0.0.2 -c 3\" (about 1 s per packet), \"save\". Never \"quit\" (it kills the node).",
 			schema:   fmt.Sprintf(deviceSchema, "VPCS commands."),
-			modes:    labOnly,
+			modes:    changingModes,
 			mutating: true,
 		}},
 	}

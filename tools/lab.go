@@ -23,4 +23,4 @@ func LabTools() []Tool {
 func DeviceTools() []Tool { return newDeviceTools() }
 
 // AllTools is every tool the copilot offers.
-func AllTools() []Tool { return append(LabTools(), DeviceTools()...) }
+func AllTools() []Tool { return append(append(LabTools(), DeviceTools()...), ExerciseTools()...) }

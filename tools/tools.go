@@ -126,10 +126,17 @@ type Mode string
 const (
 	TeachingAssistant Mode = "teaching_assistant"
 	LabAutomation     Mode = "lab_automation_assistant"
+	// TroubleshootingInjection breaks the lab on purpose for a student to repair. Only the
+	// inject route starts it; what it does is kept from the student (see IsPrivateMode).
+	TroubleshootingInjection Mode = "troubleshooting_injection"
 )
 
 // Modes lists every mode.
-var Modes = []Mode{TeachingAssistant, LabAutomation}
+var Modes = []Mode{TeachingAssistant, LabAutomation, TroubleshootingInjection}
+
+// IsPrivateMode reports whether a turn of this mode is hidden from the student: its tool
+// arguments, results and text would tell which fault was injected.
+func IsPrivateMode(mode string) bool { return Mode(mode) == TroubleshootingInjection }
 
 // ParseMode accepts a mode name; "" means the default, teaching_assistant.
 func ParseMode(s string) (Mode, error) {
@@ -138,8 +145,10 @@ func ParseMode(s string) (Mode, error) {
 		return TeachingAssistant, nil
 	case LabAutomation:
 		return LabAutomation, nil
+	case TroubleshootingInjection:
+		return TroubleshootingInjection, nil
 	}
-	return "", fmt.Errorf("unknown copilot mode %q: use %q or %q", s, TeachingAssistant, LabAutomation)
+	return "", fmt.Errorf("unknown copilot mode %q: use %q, %q or %q", s, TeachingAssistant, LabAutomation, TroubleshootingInjection)
 }
 
 // Progress is one per-node or per-device progress report while a tool runs
@@ -162,6 +171,8 @@ type Env struct {
 	Progress func(Progress) // may be nil
 	// Topology is the live topology; nil reads GNS3 for every tool call.
 	Topology TopologyReader
+	// RecordFault stores what an injection turn broke (record_injected_fault); nil elsewhere.
+	RecordFault FaultRecorder
 }
 
 func (e Env) progress(id, name, status, msg string) {
@@ -218,4 +229,8 @@ func (s spec) Idempotent() bool            { return s.idempotent }
 var (
 	bothModes = []Mode{TeachingAssistant, LabAutomation}
 	labOnly   = []Mode{LabAutomation}
+	// Injection reads the lab and changes device configurations; it never touches the topology.
+	readingModes  = []Mode{TeachingAssistant, LabAutomation, TroubleshootingInjection}
+	changingModes = []Mode{LabAutomation, TroubleshootingInjection}
+	injectionOnly = []Mode{TroubleshootingInjection}
 )

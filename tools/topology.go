@@ -348,7 +348,7 @@ func newTopologyTool() Tool {
 			"and ports (name and short name, with what each connected port links to), and every link as node/port pairs. " +
 			"The system prompt already holds a recent summary; call this after changes made outside the chat or when you need all ports.",
 		schema:     `{"type":"object","properties":{},"additionalProperties":false}`,
-		modes:      bothModes,
+		modes:      readingModes,
 		idempotent: true,
 	}}
 }
