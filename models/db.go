@@ -76,6 +76,9 @@ func Migrate(db *gorm.DB) error {
 	if err := MigrateApprovals(db); err != nil {
 		return fmt.Errorf("migrating approvals: %w", err)
 	}
+	if err := MigrateExercises(db); err != nil {
+		return fmt.Errorf("migrating exercises: %w", err)
+	}
 	if err := MigrateTopologyMarks(db); err != nil {
 		return fmt.Errorf("migrating topology marks: %w", err)
 	}

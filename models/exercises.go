@@ -1,0 +1,225 @@
+package models
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
+)
+
+// Exercise statuses. An open exercise ends exactly once, in one of the other three.
+const (
+	ExerciseOpen    = "open"
+	ExerciseFixed   = "fixed"
+	ExerciseGivenUp = "given_up"
+	ExerciseExpired = "expired"
+)
+
+// Exercise is one fault-injection exercise: what the student sees of it (status, checks, hints
+// used). Its ID is also the ID of the Exercise workflow that waits for the student.
+type Exercise struct {
+	ID        string `gorm:"primaryKey;size:200"`
+	SessionID string `gorm:"size:64;not null;index"`
+	// TurnID is the injection turn that broke the lab; one exercise per such turn.
+	TurnID    string `gorm:"size:64;not null;uniqueIndex"`
+	Seq       int    `gorm:"not null"`
+	ProjectID string `gorm:"size:64;not null;index"`
+	UserID    string `gorm:"size:64;not null;index"`
+	Status    string `gorm:"size:16;not null;index"`
+	Checks    int    `gorm:"not null;default:0"`
+	HintsUsed int    `gorm:"not null;default:0"`
+	// LastCheck is what the last check told the student.
+	LastCheck string `gorm:"type:text;not null;default:''"`
+	CreatedAt time.Time
+	UpdatedAt time.Time
+	ExpiresAt time.Time
+	EndedAt   *time.Time
+}
+
+// InjectedFault is the private record of one injected fault: only the teacher (a superadmin)
+// and the exercise's checks read it; no route the student can call returns it.
+type InjectedFault struct {
+	ID         uint   `gorm:"primaryKey;autoIncrement"`
+	ExerciseID string `gorm:"size:200;not null;uniqueIndex:idx_fault_call,priority:1"`
+	// ToolCallID is the record_injected_fault call that stored it, so a retried call stores it once.
+	ToolCallID    string `gorm:"size:200;not null;uniqueIndex:idx_fault_call,priority:2"`
+	NodeID        string `gorm:"size:64;not null"`
+	Device        string `gorm:"size:200;not null"`
+	Lines         string `gorm:"type:text;not null"` // JSON array of strings
+	Description   string `gorm:"type:text;not null"`
+	VerifyCommand string `gorm:"type:text;not null"`
+	VerifyExpect  string `gorm:"type:text;not null"`
+	Hints         string `gorm:"type:text;not null"` // JSON array of strings, vague first
+	CreatedAt     time.Time
+}
+
+// LinesList decodes Lines.
+func (f InjectedFault) LinesList() []string { return stringList(f.Lines) }
+
+// HintList decodes Hints.
+func (f InjectedFault) HintList() []string { return stringList(f.Hints) }
+
+func stringList(s string) []string {
+	var out []string
+	_ = json.Unmarshal([]byte(s), &out)
+	return out
+}
+
+// StringListJSON encodes a list for Lines and Hints.
+func StringListJSON(l []string) string {
+	if l == nil {
+		l = []string{}
+	}
+	b, _ := json.Marshal(l)
+	return string(b)
+}
+
+// ExerciseID is the exercise's (and its workflow's) id: readable in the Temporal UI, and the
+// same for every retry of the turn that records it.
+func ExerciseID(sessionID string, turnSeq int) string {
+	return fmt.Sprintf("exercise-%s-%d", sessionID, turnSeq)
+}
+
+// MigrateExercises creates the exercise tables.
+func MigrateExercises(db *gorm.DB) error {
+	return db.AutoMigrate(&Exercise{}, &InjectedFault{})
+}
+
+// ExerciseRepository reads and writes exercises and their private fault records.
+type ExerciseRepository struct{ DB *gorm.DB }
+
+// RecordFault stores a fault and, with the first one, its exercise. It reports whether the
+// exercise was created by this call. A fault already stored for the same tool call is kept.
+func (r ExerciseRepository) RecordFault(ctx context.Context, ex *Exercise, f *InjectedFault) (created bool, err error) {
+	err = r.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		now := time.Now().UTC()
+		if ex.CreatedAt.IsZero() {
+			ex.CreatedAt, ex.UpdatedAt = now, now
+		}
+		if ex.Status == "" {
+			ex.Status = ExerciseOpen
+		}
+		res := tx.Clauses(clause.OnConflict{DoNothing: true}).Create(ex)
+		if res.Error != nil {
+			return res.Error
+		}
+		created = res.RowsAffected == 1
+		f.ExerciseID = ex.ID
+		if f.CreatedAt.IsZero() {
+			f.CreatedAt = now
+		}
+		return tx.Clauses(clause.OnConflict{DoNothing: true}).Create(f).Error
+	})
+	return created, err
+}
+
+// Get loads an exercise.
+func (r ExerciseRepository) Get(ctx context.Context, id string) (*Exercise, error) {
+	var ex Exercise
+	err := r.DB.WithContext(ctx).Where("id = ?", id).First(&ex).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return nil, ErrNotFound
+	}
+	return &ex, err
+}
+
+// Latest is the session's newest exercise.
+func (r ExerciseRepository) Latest(ctx context.Context, sessionID string) (*Exercise, error) {
+	var ex Exercise
+	err := r.DB.WithContext(ctx).Where("session_id = ?", sessionID).Order("seq DESC").First(&ex).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return nil, ErrNotFound
+	}
+	return &ex, err
+}
+
+// ByProject lists a project's exercises, newest first, for the teacher.
+func (r ExerciseRepository) ByProject(ctx context.Context, projectID string, limit int) ([]Exercise, error) {
+	var out []Exercise
+	err := r.DB.WithContext(ctx).Where("project_id = ?", projectID).Order("created_at DESC").Limit(limit).Find(&out).Error
+	return out, err
+}
+
+// Faults lists an exercise's fault records in the order they were injected.
+func (r ExerciseRepository) Faults(ctx context.Context, exerciseID string) ([]InjectedFault, error) {
+	var out []InjectedFault
+	err := r.DB.WithContext(ctx).Where("exercise_id = ?", exerciseID).Order("id").Find(&out).Error
+	return out, err
+}
+
+// SaveProgress stores the counters and the last answer of an open exercise.
+func (r ExerciseRepository) SaveProgress(ctx context.Context, id string, checks, hints int, last string) error {
+	return r.DB.WithContext(ctx).Model(&Exercise{}).Where("id = ? AND status = ?", id, ExerciseOpen).
+		Updates(map[string]any{"checks": checks, "hints_used": hints, "last_check": last, "updated_at": time.Now().UTC()}).Error
+}
+
+// Finish ends an open exercise; an exercise that already ended keeps its end.
+func (r ExerciseRepository) Finish(ctx context.Context, id, status string, checks, hints int) error {
+	now := time.Now().UTC()
+	return r.DB.WithContext(ctx).Model(&Exercise{}).Where("id = ? AND status = ?", id, ExerciseOpen).
+		Updates(map[string]any{"status": status, "checks": checks, "hints_used": hints, "ended_at": now, "updated_at": now}).Error
+}
+
+// PrivateTurns returns the session's turns whose messages the student must not read (the
+// injection turns), by id.
+func (r *ChatRepository) PrivateTurns(ctx context.Context, sessionID string, private func(mode string) bool) (map[string]bool, error) {
+	var turns []ChatTurn
+	if err := r.DB.WithContext(ctx).Select("id", "mode").Where("session_id = ?", sessionID).Find(&turns).Error; err != nil {
+		return nil, err
+	}
+	out := map[string]bool{}
+	for _, t := range turns {
+		if private(t.Mode) {
+			out[t.ID] = true
+		}
+	}
+	return out, nil
+}
+
+// HiddenToolResult replaces the result of a tool call made while injecting a fault.
+const HiddenToolResult = `{"success":true,"total":0,"successful":0,"failed":0,"data":[],"metadata":{"hidden":"part of a troubleshooting exercise"}}`
+
+// InjectedText replaces what the model said in an injection turn.
+const InjectedText = "A network fault was injected into this lab for troubleshooting practice. Find it and fix it, " +
+	"then type \"check\" (or press Check). Type \"hint\" for a hint."
+
+// RedactPrivate returns msgs with the messages of private turns reduced to what the student may
+// know: which tools ran, never with which arguments or results, and a fixed sentence for the
+// model's text. Messages of keepTurn (the injection turn itself, for its own model calls) stay.
+func RedactPrivate(msgs []ChatMessage, private map[string]bool, keepTurn string) []ChatMessage {
+	if len(private) == 0 {
+		return msgs
+	}
+	out := make([]ChatMessage, len(msgs))
+	for i, m := range msgs {
+		out[i] = m
+		if !private[m.TurnID] || m.TurnID == keepTurn {
+			continue
+		}
+		switch m.Role {
+		case "assistant":
+			if m.Content != "" {
+				out[i].Content = InjectedText
+			}
+			if m.ToolCalls != "" {
+				var recs []ToolCallRecord
+				if json.Unmarshal([]byte(m.ToolCalls), &recs) == nil {
+					for j := range recs {
+						recs[j].Function.Arguments = "{}"
+					}
+					b, _ := json.Marshal(recs)
+					out[i].ToolCalls = string(b)
+				} else {
+					out[i].ToolCalls = ""
+				}
+			}
+		case "tool":
+			out[i].Content = HiddenToolResult
+		}
+	}
+	return out
+}
