@@ -71,6 +71,12 @@ type Activities struct {
 	// MCPCalls keeps the results of tool calls made over MCP (package mcp), which have no
 	// transcript to go to.
 	MCPCalls models.MCPCallRepository
+	// Exercises keeps the exercises and their private fault records; ExerciseStarter starts
+	// their workflows; ExerciseTTL is how long one stays open (0: the default). Without them
+	// record_injected_fault refuses.
+	Exercises       models.ExerciseRepository
+	ExerciseStarter ExerciseStarter
+	ExerciseTTL     time.Duration
 }
 
 // logger is the activities' log; inside an activity every line carries the turn id.

@@ -164,7 +164,7 @@ func (a *Activities) deviceRunner(ref workflows.ToolCallRef) *deviceRunner {
 }
 
 func (r *deviceRunner) progress(ctx context.Context, job tools.DeviceJob, status, msg string) {
-	r.a.publish(ctx, r.ref.TurnID, relay.Payload{Type: relay.TypeToolProgress, SessionID: r.ref.SessionID, ToolName: r.ref.ToolName,
+	r.a.publishTurn(ctx, r.ref.TurnRef, relay.Payload{Type: relay.TypeToolProgress, SessionID: r.ref.SessionID, ToolName: r.ref.ToolName,
 		ToolCallID: r.ref.CallID, Progress: tools.Progress{ItemID: job.NodeID, ItemName: job.Name, Status: status, Message: msg}})
 }
 

@@ -22,6 +22,9 @@ func (a *Activities) RunTool(ctx context.Context, in workflows.ToolInput) (workf
 	if err != nil {
 		return workflows.ToolResult{}, err
 	}
+	if mode == tools.TroubleshootingInjection {
+		env.RecordFault = a.faultRecorder(in.Turn, in.Call)
+	}
 	stop := keepAlive(ctx, 2*time.Second)
 	runCtx, release := a.abortable(ctx, in.Turn.TurnID)
 	res := a.Tools.Execute(runCtx, env, mode, in.Call.Name, in.Call.Arguments)
@@ -51,16 +54,17 @@ func (a *Activities) startTool(ctx context.Context, in workflows.ToolInput) (too
 	if err != nil {
 		return tools.Env{}, "", temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeLLMConfig, nil)
 	}
-	a.publish(ctx, in.Turn.TurnID, relay.Payload{Type: relay.TypeToolStart, SessionID: in.Turn.SessionID,
+	a.publishTurn(ctx, in.Turn, relay.Payload{Type: relay.TypeToolStart, SessionID: in.Turn.SessionID,
 		ToolName: in.Call.Name, ToolCallID: in.Call.ID})
 	env := tools.Env{
-		ProjectID: in.Turn.ProjectID,
-		GNS3:      a.GNS3.WithToken(token),
-		GNS3Host:  a.GNS3.Host(),
-		Attempt:   attempt(ctx),
-		Topology:  a.Live,
+		ProjectID:    in.Turn.ProjectID,
+		GNS3:         a.GNS3.WithToken(token),
+		GNS3Host:     a.GNS3.Host(),
+		Attempt:      attempt(ctx),
+		Topology:     a.Live,
+		DevicePolicy: a.Devices.Policy,
 		Progress: func(p tools.Progress) {
-			a.publish(ctx, in.Turn.TurnID, relay.Payload{Type: relay.TypeToolProgress, SessionID: in.Turn.SessionID,
+			a.publishTurn(ctx, in.Turn, relay.Payload{Type: relay.TypeToolProgress, SessionID: in.Turn.SessionID,
 				ToolName: in.Call.Name, ToolCallID: in.Call.ID, Progress: p})
 		},
 	}
@@ -95,7 +99,7 @@ func (a *Activities) storeToolResult(ctx context.Context, ref workflows.TurnRef,
 		return fmt.Errorf("storing tool result: %w", err)
 	}
 	a.Metrics.ToolCall(call.Name, res.Success, res.Metadata)
-	a.publish(context.WithoutCancel(ctx), ref.TurnID, relay.Payload{Type: relay.TypeToolEnd, SessionID: ref.SessionID,
+	a.publishTurn(context.WithoutCancel(ctx), ref, relay.Payload{Type: relay.TypeToolEnd, SessionID: ref.SessionID,
 		ToolName: call.Name, ToolCallID: call.ID, ToolOutput: full})
 	return nil
 }

@@ -56,6 +56,10 @@ func (a *Activities) LLMCall(ctx context.Context, in workflows.LLMInput) (workfl
 	if err != nil {
 		return workflows.LLMResult{}, fmt.Errorf("loading transcript: %w", err)
 	}
+	// A later turn's model must not be able to tell the student which fault was injected.
+	if transcript, err = a.redactedTranscript(ctx, transcript, turn.SessionID, turn.ID); err != nil {
+		return workflows.LLMResult{}, err
+	}
 	var offered []openai.Tool
 	if !in.NoTools {
 		offered = toolDefinitions(a.Tools.For(mode))
@@ -96,7 +100,7 @@ func (a *Activities) LLMCall(ctx context.Context, in workflows.LLMInput) (workfl
 	stop := keepAlive(ctx, 2*time.Second)
 	defer stop()
 	callCtx, release := a.abortable(ctx, turn.ID)
-	out, callErr := a.stream(callCtx, settings, req, in.Turn.SessionID, turn.ID, msgID)
+	out, callErr := a.stream(callCtx, settings, req, in.Turn, msgID)
 	if release() && callErr != nil {
 		callErr = abortedError()
 	}
@@ -140,6 +144,9 @@ func (a *Activities) LLMCall(ctx context.Context, in workflows.LLMInput) (workfl
 func (a *Activities) systemPrompt(ctx context.Context, ref workflows.TurnRef, mode tools.Mode) (string, *livetopo.Snapshot) {
 	var b strings.Builder
 	b.WriteString(a.Skills.Current().SystemPrompt(mode))
+	if mode == tools.TroubleshootingInjection {
+		b.WriteString(recipesSection(a.Skills.Current().Recipes))
+	}
 	b.WriteString("\n\n## The project the user has open\n\n")
 	token, err := a.Credentials.Get(ctx, ref.TurnID)
 	if err != nil {
@@ -209,7 +216,8 @@ type streamOutput struct {
 // stream runs the request and publishes deltas. Tool calls are accumulated by index, so
 // parallel calls whose fragments interleave come out whole.
 func (a *Activities) stream(ctx context.Context, settings llmconfig.Settings, req openai.ChatCompletionRequest,
-	sessionID, turnID, msgID string) (streamOutput, error) {
+	ref workflows.TurnRef, msgID string) (streamOutput, error) {
+	sessionID := ref.SessionID
 	var out streamOutput
 	client := openai.NewClientWithConfig(a.clientConfig(settings))
 	s, err := client.CreateChatCompletionStream(ctx, req)
@@ -252,7 +260,7 @@ func (a *Activities) stream(ctx context.Context, settings llmconfig.Settings, re
 		for _, ch := range chunk.Choices {
 			if ch.Delta.Content != "" {
 				content.WriteString(ch.Delta.Content)
-				a.publish(ctx, turnID, relay.Payload{Type: relay.TypeContent, Content: ch.Delta.Content, MessageID: msgID, SessionID: sessionID})
+				a.publishTurn(ctx, ref, relay.Payload{Type: relay.TypeContent, Content: ch.Delta.Content, MessageID: msgID, SessionID: sessionID})
 			}
 			for _, tc := range ch.Delta.ToolCalls {
 				idx := len(calls)
@@ -275,7 +283,7 @@ func (a *Activities) stream(ctx context.Context, settings llmconfig.Settings, re
 				c.args.WriteString(tc.Function.Arguments)
 				if now := time.Now(); !c.sent || argsDue(c.args.Len(), c.sentLen, now.Sub(c.sentAt)) {
 					c.sent, c.sentLen, c.sentAt = true, c.args.Len(), now
-					a.publish(ctx, turnID, relay.Payload{Type: relay.TypeToolCall, SessionID: sessionID, ToolCall: &relay.ToolCall{
+					a.publishTurn(ctx, ref, relay.Payload{Type: relay.TypeToolCall, SessionID: sessionID, ToolCall: &relay.ToolCall{
 						ID: c.id, Type: "function", Index: idx, Function: relay.ToolCallFunction{Name: c.name, Arguments: c.args.String()}}})
 				}
 			}
@@ -287,6 +295,10 @@ func (a *Activities) stream(ctx context.Context, settings llmconfig.Settings, re
 	out.content = content.String()
 	if ctx.Err() != nil {
 		return out, ctx.Err()
+	}
+	if private(ref) && strings.TrimSpace(out.content) != "" {
+		// What the student sees of the model's words, as the history shows it.
+		a.publish(ctx, ref.TurnID, relay.Payload{Type: relay.TypeContent, Content: models.InjectedText, MessageID: msgID, SessionID: sessionID})
 	}
 	if out.finish == "" {
 		// A stream cut off cleanly looks like a short answer; without a finish reason it is not one.
@@ -305,7 +317,7 @@ func (a *Activities) stream(ctx context.Context, settings llmconfig.Settings, re
 			c.id = fmt.Sprintf("call_%s_%d", strings.ReplaceAll(msgID, "-", "")[:12], i)
 		}
 		args := c.args.String()
-		a.publish(ctx, turnID, relay.Payload{Type: relay.TypeToolCall, SessionID: sessionID, ToolCall: &relay.ToolCall{
+		a.publishTurn(ctx, ref, relay.Payload{Type: relay.TypeToolCall, SessionID: sessionID, ToolCall: &relay.ToolCall{
 			ID: c.id, Type: "function", Index: i, Function: relay.ToolCallFunction{Name: c.name, Arguments: args, Complete: true}}})
 		out.calls = append(out.calls, workflows.ToolCall{ID: c.id, Name: c.name, Arguments: args})
 	}

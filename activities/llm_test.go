@@ -13,6 +13,7 @@ import (
 	"github.com/gns3-copilot/gns3-copilot/internal/testkit/fakeopenai"
 	"github.com/gns3-copilot/gns3-copilot/llmconfig"
 	"github.com/gns3-copilot/gns3-copilot/relay"
+	"github.com/gns3-copilot/gns3-copilot/workflows"
 )
 
 // Long tool-call arguments streamed in small chunks are not re-sent whole on every chunk: each
@@ -27,7 +28,7 @@ func TestToolCallArgumentsAreNotResentOnEveryChunk(t *testing.T) {
 	a := &Activities{Events: events}
 	settings := llmconfig.Settings{BaseURL: llm.URL, Model: "m", Trusted: true} // the operator's own endpoint, on loopback
 	out, err := a.stream(context.Background(), settings, openai.ChatCompletionRequest{Model: "m", Stream: true,
-		Messages: []openai.ChatCompletionMessage{{Role: "user", Content: "hi"}}}, "s", "turn", "msg")
+		Messages: []openai.ChatCompletionMessage{{Role: "user", Content: "hi"}}}, workflows.TurnRef{SessionID: "s", TurnID: "turn"}, "msg")
 	require.NoError(t, err)
 	require.Len(t, out.calls, 1)
 	require.Equal(t, string(args), out.calls[0].Arguments)

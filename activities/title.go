@@ -36,6 +36,10 @@ func (a *Activities) GenerateTitle(ctx context.Context, in workflows.TitleInput)
 	if err != nil {
 		return workflows.TitleResult{}, err
 	}
+	// A title is shown to the student: it must not be made of what an injection turn did.
+	if transcript, err = a.redactedTranscript(ctx, transcript, turn.SessionID, ""); err != nil {
+		return workflows.TitleResult{}, err
+	}
 	var firstUser, lastAnswer string
 	for _, m := range transcript {
 		if m.Role == "user" && firstUser == "" {

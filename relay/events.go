@@ -32,6 +32,19 @@ const (
 	TypeApprovalResolved = "approval_resolved"
 )
 
+// Exercise events (fault-injection exercises). An injection turn's log carries
+// exercise_started once its fault is recorded; a student's "check" or "hint" typed in the chat
+// is answered with exercise_checked. Their "exercise" is {exercise_id, session_id, status: open
+// | fixed | given_up | expired, checks, hints_used, last_check, created_at, expires_at,
+// ended_at}; exercise_checked adds "status" (the request: check | hint | give_up), "content"
+// (the answer for people) and, for a hint, "hint". Neither ever carries the injected fault. An
+// injection turn's own tool_call arguments, tool_end outputs and tool_progress events are
+// withheld, and its text is replaced by a fixed sentence (package activities).
+const (
+	TypeExerciseStarted = "exercise_started"
+	TypeExerciseChecked = "exercise_checked"
+)
+
 // IsTerminal reports whether an event of this type ends a turn. Every turn ends with one `done`:
 // a failed turn sends `error` first and a cancelled one carries "cancelled": true, so clients that
 // only know the seed's types always stop.
@@ -74,6 +87,11 @@ type Payload struct {
 	Usage    any    `json:"usage,omitempty"`
 	// Approval is the approval of approval_required and approval_resolved.
 	Approval any `json:"approval,omitempty"`
+	// Exercise is the exercise of exercise_started and exercise_checked: what the student may
+	// know of it, never its fault.
+	Exercise any `json:"exercise,omitempty"`
+	// Hint is the hint an exercise_checked event answers a hint request with.
+	Hint string `json:"hint,omitempty"`
 }
 
 // Abort parity with GNS3's own copilot (v3.1.0a2), whose web UI may wait for these: when the

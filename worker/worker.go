@@ -45,6 +45,7 @@ func Register(r interface {
 	r.RegisterWorkflowWithOptions(workflows.ChatTurn, workflow.RegisterOptions{Name: workflows.ChatTurnWorkflow})
 	r.RegisterWorkflowWithOptions(workflows.ConfigJob, workflow.RegisterOptions{Name: workflows.ConfigJobWorkflow})
 	r.RegisterWorkflowWithOptions(workflows.MCPCall, workflow.RegisterOptions{Name: workflows.MCPCallWorkflow})
+	r.RegisterWorkflowWithOptions(workflows.Exercise, workflow.RegisterOptions{Name: workflows.ExerciseWorkflow})
 	for name, fn := range map[string]any{
 		workflows.LLMActivity:          acts.LLMCall,
 		workflows.ToolActivity:         acts.RunTool,
@@ -63,6 +64,11 @@ func Register(r interface {
 		workflows.FinishConfigJobActivity: acts.FinishConfigJob,
 		// MCP calls.
 		workflows.FinishMCPCallActivity: acts.FinishMCPCall,
+		// Fault-injection exercises.
+		workflows.ExerciseVerifyActivity:   acts.VerifyExercise,
+		workflows.ExerciseHintActivity:     acts.ExerciseHint,
+		workflows.ExerciseProgressActivity: acts.SaveExerciseProgress,
+		workflows.ExerciseFinishActivity:   acts.FinishExercise,
 	} {
 		r.RegisterActivityWithOptions(fn, activity.RegisterOptions{Name: name})
 	}
