@@ -30,6 +30,12 @@ func (a *Activities) faultRecorder(ref workflows.TurnRef, call workflows.ToolCal
 		if a.Exercises.DB == nil || a.ExerciseStarter == nil {
 			return errors.New("exercises are not enabled on this worker")
 		}
+		// The check runs this command for the student later: the forbidden list applies now.
+		if a.Devices.Policy != nil {
+			if ok, reason := a.Devices.Policy.Check(f.VerifyCommand); !ok {
+				return fmt.Errorf("verify_command is not allowed: %s", reason)
+			}
+		}
 		turn, err := a.Repo.Turn(ctx, ref.TurnID)
 		if err != nil {
 			return fmt.Errorf("loading the turn: %w", err)
@@ -54,21 +60,10 @@ func (a *Activities) faultRecorder(ref workflows.TurnRef, call workflows.ToolCal
 		}
 		if created {
 			a.publish(ctx, ref.TurnID, relay.Payload{Type: relay.TypeExerciseStarted, SessionID: ref.SessionID, TurnID: ref.TurnID,
-				Exercise: ExerciseView(ex)})
+				Exercise: ex.View()})
 		}
 		return nil
 	}
-}
-
-// ExerciseView is what the student may know of an exercise: never its faults.
-func ExerciseView(ex *models.Exercise) map[string]any {
-	v := map[string]any{"exercise_id": ex.ID, "session_id": ex.SessionID, "status": ex.Status, "checks": ex.Checks,
-		"hints_used": ex.HintsUsed, "last_check": ex.LastCheck, "created_at": ex.CreatedAt.UTC().Format(time.RFC3339),
-		"expires_at": ex.ExpiresAt.UTC().Format(time.RFC3339), "ended_at": nil}
-	if ex.EndedAt != nil {
-		v["ended_at"] = ex.EndedAt.UTC().Format(time.RFC3339)
-	}
-	return v
 }
 
 // VerifyExercise re-runs every fault's verification command on its device, through the same

@@ -27,10 +27,17 @@ type chatRequest struct {
 	Mode        *string  `json:"mode"`
 }
 
-func (s *Server) postStream(c *gin.Context) {
+func (s *Server) postStream(c *gin.Context) { s.startTurn(c, "", "") }
+
+// startTurn starts a turn and streams it. forcedMode, when set, replaces the mode of the user's
+// LLM configuration (the inject route's), and defaultMessage stands in for a missing message.
+func (s *Server) startTurn(c *gin.Context, forcedMode, defaultMessage string) {
 	var req chatRequest
 	if !decodeJSON(c, &req, int64(s.deps.MaxMessageBytes)+16<<10) {
 		return
+	}
+	if defaultMessage != "" && (req.Message == nil || strings.TrimSpace(*req.Message) == "") {
+		req.Message = &defaultMessage
 	}
 	sessionID, status, problem := req.check(s.deps.MaxMessageBytes)
 	if status != 0 {
@@ -40,6 +47,9 @@ func (s *Server) postStream(c *gin.Context) {
 
 	u := currentUser(c)
 	project := currentProject(c)
+	if forcedMode == "" && s.answerTypedRequest(c, u, project.ProjectID, sessionID, *req.Message) {
+		return
+	}
 	maxRunning, admitted := s.admitTurn(c, u)
 	if !admitted {
 		return
@@ -65,6 +75,13 @@ func (s *Server) postStream(c *gin.Context) {
 	mode := llm.CopilotMode
 	if mode == "" {
 		mode = "teaching_assistant"
+	}
+	approval := s.deps.Approval
+	if forcedMode != "" {
+		mode = forcedMode
+		// An injection turn breaks the lab on purpose: nobody is asked to approve that (the
+		// forbidden-command list still applies to every line).
+		approval = ""
 	}
 
 	params := models.StartTurnParams{
@@ -125,7 +142,7 @@ func (s *Server) postStream(c *gin.Context) {
 		return
 	}
 	in := workflows.ChatTurnInput{SessionID: sess.ThreadID, TurnID: turn.ID, ProjectID: project.ProjectID, UserID: u.ID,
-		Mode: mode, DeviceConcurrency: s.deps.DeviceConcurrency, Approval: s.deps.Approval, ApprovalTimeout: s.deps.ApprovalTimeout,
+		Mode: mode, DeviceConcurrency: s.deps.DeviceConcurrency, Approval: approval, ApprovalTimeout: s.deps.ApprovalTimeout,
 		CredentialTTL: s.deps.CredentialTTL}
 	desc := describeTurn(turn.Seq, in, project.Name, u.Username, llm.Provider, llm.Model)
 	if err := s.deps.Turns.StartTurn(ctx, turn.WorkflowID, in, desc); err != nil {

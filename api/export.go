@@ -2,6 +2,7 @@ package api
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"mime"
@@ -13,6 +14,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/gns3-copilot/gns3-copilot/models"
+	"github.com/gns3-copilot/gns3-copilot/tools"
 )
 
 // exportAll bounds an export; a session holds far fewer messages.
@@ -31,6 +33,8 @@ type sessionExport struct {
 	LLMCalls   int64           `json:"llm_calls"`
 	Session    sessionView     `json:"session"`
 	Messages   []openAIMessage `json:"messages"`
+	// Approvals are the session's approvals, oldest first ([] when none, or none are kept).
+	Approvals []models.ApprovalView `json:"approvals"`
 }
 
 func (s *Server) exportSession(c *gin.Context) {
@@ -46,12 +50,23 @@ func (s *Server) exportSession(c *gin.Context) {
 	if !ok {
 		return
 	}
-	msgs, err := s.deps.Repo.History(c.Request.Context(), sess.ThreadID, exportAll)
+	msgs, err := s.studentHistory(c.Request.Context(), sess.ThreadID, exportAll)
 	if err != nil {
 		s.internalError(c, err, "Loading the conversation failed")
 		return
 	}
-	ex := sessionExport{Format: "gns3-copilot-session/v1", ExportedAt: isoTime(time.Now()), ThreadID: sess.ThreadID,
+	approvals := []models.ApprovalView{}
+	if s.deps.Approvals != nil {
+		list, err := s.deps.Approvals.ForSession(c.Request.Context(), sess.ThreadID)
+		if err != nil {
+			s.internalError(c, err, "Loading the session's approvals failed")
+			return
+		}
+		for i := range list {
+			approvals = append(approvals, list[i].View())
+		}
+	}
+	ex := sessionExport{Approvals: approvals, Format: "gns3-copilot-session/v1", ExportedAt: isoTime(time.Now()), ThreadID: sess.ThreadID,
 		Title: sess.Title, ProjectID: sess.ProjectID, CreatedAt: isoTime(sess.CreatedAt), UpdatedAt: isoTime(sess.UpdatedAt),
 		LLMCalls: sess.LLMCallsCount, Session: viewSession(sess), Messages: historyMessages(msgs)}
 
@@ -67,6 +82,20 @@ func (s *Server) exportSession(c *gin.Context) {
 	c.Header("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": exportFileName(sess.Title) + ext}))
 	c.Header("Cache-Control", "no-store")
 	c.Data(http.StatusOK, ctype, body)
+}
+
+// studentHistory is the session's history as its owner may read it: injection turns show which
+// tools ran, never with which arguments or results (see models.RedactPrivate).
+func (s *Server) studentHistory(ctx context.Context, sessionID string, limit int) ([]models.ChatMessage, error) {
+	msgs, err := s.deps.Repo.History(ctx, sessionID, limit)
+	if err != nil {
+		return nil, err
+	}
+	priv, err := s.deps.Repo.PrivateTurns(ctx, sessionID, tools.IsPrivateMode)
+	if err != nil {
+		return nil, err
+	}
+	return models.RedactPrivate(msgs, priv, ""), nil
 }
 
 // historyMessages renders stored messages in the seed's OpenAIMessage shape.
@@ -120,6 +149,17 @@ func markdownExport(ex sessionExport, msgs []models.ChatMessage) string {
 	fmt.Fprintf(&b, "- Started: %s · last activity: %s\n", ex.CreatedAt, ex.UpdatedAt)
 	fmt.Fprintf(&b, "- %d messages · %d LLM calls · %d tokens (%d in, %d out)\n", st.MessageCount, st.LLMCallsCount, st.TotalTokens, st.InputTokens, st.OutputTokens)
 	fmt.Fprintf(&b, "- Exported: %s\n", ex.ExportedAt)
+	if len(ex.Approvals) > 0 {
+		b.WriteString("\n## Approvals\n\n| Tool | Kind | Status | Decided by | Decided at | Comment |\n|---|---|---|---|---|---|\n")
+		for _, a := range ex.Approvals {
+			at := ""
+			if a.DecidedAt != nil {
+				at = *a.DecidedAt
+			}
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", tableCell(a.ToolName), tableCell(a.Kind), tableCell(a.Status),
+				tableCell(a.DecidedBy), tableCell(at), tableCell(a.Comment))
+		}
+	}
 
 	toolNames := map[string]string{}
 	for _, m := range msgs {

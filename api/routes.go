@@ -37,6 +37,12 @@ func (s *Server) routes(r *gin.Engine) {
 		g.GET("/sessions/:session_id/stream", s.joinStream)
 		g.GET("/sessions/:session_id/export", s.exportSession)
 		g.GET("/topology/stream", s.topologyStream)
+		if s.deps.Exercises != nil {
+			s.exerciseRoutes(g)
+		}
+	}
+	if s.deps.Exercises != nil {
+		s.exerciseRecordRoutes(r)
 	}
 
 	if s.deps.GNS3Proxy == nil {

@@ -90,6 +90,16 @@ type Deps struct {
 	ApprovalTimeout time.Duration
 	// Live is the live topology (nil: every check reads GNS3, and no topology stream).
 	Live LiveTopology
+	// Exercises serves fault-injection exercises (/chat/inject and the exercise routes); nil
+	// leaves them out.
+	Exercises *Exercises
+	// Approvals gives the session export the session's approvals; nil exports none.
+	Approvals SessionApprovals
+}
+
+// SessionApprovals lists a session's approvals (models.ApprovalRepository).
+type SessionApprovals interface {
+	ForSession(ctx context.Context, sessionID string) ([]models.Approval, error)
 }
 
 // Server is the gin engine with its dependencies.

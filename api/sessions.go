@@ -134,7 +134,7 @@ func (s *Server) getHistory(c *gin.Context) {
 		}
 		limit = n
 	}
-	msgs, err := s.deps.Repo.History(c.Request.Context(), sess.ThreadID, limit)
+	msgs, err := s.studentHistory(c.Request.Context(), sess.ThreadID, limit)
 	if err != nil {
 		s.internalError(c, err, "Loading the history failed")
 		return

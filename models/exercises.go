@@ -40,6 +40,17 @@ type Exercise struct {
 	EndedAt   *time.Time
 }
 
+// View is what the student may know of an exercise: status and counters, never its faults.
+func (ex *Exercise) View() map[string]any {
+	v := map[string]any{"exercise_id": ex.ID, "session_id": ex.SessionID, "status": ex.Status, "checks": ex.Checks,
+		"hints_used": ex.HintsUsed, "last_check": ex.LastCheck, "created_at": ex.CreatedAt.UTC().Format(time.RFC3339),
+		"expires_at": ex.ExpiresAt.UTC().Format(time.RFC3339), "ended_at": nil}
+	if ex.EndedAt != nil {
+		v["ended_at"] = ex.EndedAt.UTC().Format(time.RFC3339)
+	}
+	return v
+}
+
 // InjectedFault is the private record of one injected fault: only the teacher (a superadmin)
 // and the exercise's checks read it; no route the student can call returns it.
 type InjectedFault struct {

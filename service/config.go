@@ -47,6 +47,8 @@ type Config struct {
 	// Approval and ApprovalTimeout: which tool calls wait for the session owner, and how long.
 	Approval        string
 	ApprovalTimeout time.Duration
+	// ExerciseTTL is how long a fault-injection exercise stays open (0: 7 days).
+	ExerciseTTL time.Duration
 	EventTTL        time.Duration
 	LogLevel        string
 	CORSOrigins     []string

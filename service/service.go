@@ -259,7 +259,8 @@ func Start(ctx context.Context, role Role, cfg Config) (_ *Running, err error) {
 			GNS3: gns3Server, Tools: parts.tools, Logger: log, EventTTL: cfg.EventTTL,
 			Devices: parts.devices, DeviceRecords: models.DeviceRepository{DB: db}, UntrustedHTTP: parts.untrustedHTTP,
 			Skills: parts.skills, Approvals: models.ApprovalRepository{DB: db}, ConfigJobs: models.ConfigJobRepository{DB: db}, Metrics: r.metrics,
-			Marks: &models.TopologyMarks{DB: db}, MCPCalls: models.MCPCallRepository{DB: db}}
+			Marks: &models.TopologyMarks{DB: db}, MCPCalls: models.MCPCallRepository{DB: db}, Exercises: models.ExerciseRepository{DB: db},
+			ExerciseStarter: api.TemporalTurns{Client: r.temporal, TaskQueue: workflows.TaskQueue}, ExerciseTTL: cfg.ExerciseTTL}
 		if role == RoleWorker {
 			r.closers = append(r.closers, followSkillReloads(events, parts.skills, log, nil))
 		}
@@ -306,7 +307,8 @@ func Start(ctx context.Context, role Role, cfg Config) (_ *Running, err error) {
 			Credentials: creds, LLM: parts.llmChooser, LLMConfigs: parts.llmConfigs, Logger: log, Web: parts.web,
 			Routes: routes, Metrics: r.metrics, MetricsHandler: metricsOnAPI,
 			Heartbeat: cfg.Heartbeat, DeviceConcurrency: cfg.DeviceConcurrency, CORSOrigins: cfg.CORSOrigins,
-			Limits: turnLimits(cfg, rdb), Approval: cfg.Approval, ApprovalTimeout: cfg.ApprovalTimeout, Live: liveAPI(live), UserCacheTTL: cfg.checkCacheTTL()}
+			Limits: turnLimits(cfg, rdb), Approval: cfg.Approval, ApprovalTimeout: cfg.ApprovalTimeout, Live: liveAPI(live), UserCacheTTL: cfg.checkCacheTTL(),
+			Exercises: &api.Exercises{Repo: models.ExerciseRepository{DB: db}, Control: turns}, Approvals: models.ApprovalRepository{DB: db}}
 		if cfg.ProxyGNS3 {
 			if deps.GNS3Proxy, err = api.NewGNS3Proxy(cfg.GNS3URL); err != nil {
 				return nil, fmt.Errorf("--proxy-gns3: %w", err)

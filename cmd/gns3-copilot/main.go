@@ -118,6 +118,7 @@ func newFlagSet(cmd string) (*flag.FlagSet, *service.Config, func() error) {
 	num(&c.DeviceConcurrency, "device-concurrency", "GNS3_COPILOT_DEVICE_CONCURRENCY", 16, "devices one tool call talks to at once")
 	str(&c.Approval, "approval", "GNS3_COPILOT_APPROVAL", "changes", "which tool calls wait for the session owner's approval: changes (configuration and delete/stop/reload), config (configuration only) or never")
 	dur(&c.ApprovalTimeout, "approval-timeout", "GNS3_COPILOT_APPROVAL_TIMEOUT", 30*time.Minute, "how long an approval waits before it expires (rejected as expired)")
+	dur(&c.ExerciseTTL, "exercise-ttl", "GNS3_COPILOT_EXERCISE_TTL", 7*24*time.Hour, "how long a fault-injection exercise waits for its student before it expires")
 	dur(&c.EventTTL, "event-ttl", "GNS3_COPILOT_EVENT_TTL", time.Hour, "how long a finished turn's events stay available for rejoining")
 	str(&c.LogLevel, "log-level", "GNS3_COPILOT_LOG_LEVEL", "info", "debug, info, warn or error")
 	var allowHosts string
@@ -159,6 +160,9 @@ func newFlagSet(cmd string) (*flag.FlagSet, *service.Config, func() error) {
 		}
 		if c.Approval != "changes" && c.Approval != "config" && c.Approval != "never" {
 			return fmt.Errorf("--approval must be changes, config or never, not %q", c.Approval)
+		}
+		if c.ExerciseTTL < time.Minute || c.ExerciseTTL > 365*24*time.Hour {
+			return fmt.Errorf("--exercise-ttl must be between 1m and 8760h, not %s", c.ExerciseTTL)
 		}
 		if c.ApprovalTimeout < time.Minute || c.ApprovalTimeout > 7*24*time.Hour {
 			return fmt.Errorf("--approval-timeout must be between 1m and 168h, not %s", c.ApprovalTimeout)

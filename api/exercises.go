@@ -1,0 +1,358 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"github.com/google/uuid"
+	"go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/gns3-copilot/gns3-copilot/models"
+	"github.com/gns3-copilot/gns3-copilot/relay"
+	"github.com/gns3-copilot/gns3-copilot/tools"
+	"github.com/gns3-copilot/gns3-copilot/workflows"
+)
+
+// InjectMessage is the message of an inject request that brings none, as GNS3's own copilot
+// words it.
+const InjectMessage = "Inject a network fault for troubleshooting practice"
+
+// ExerciseControl hands a student's check, hint or give-up to the exercise's workflow.
+type ExerciseControl interface {
+	AskExercise(ctx context.Context, workflowID, update string, req workflows.ExerciseRequest) (workflows.ExerciseAnswer, error)
+}
+
+// Exercises is what the exercise routes need; nil in Deps leaves them (and /chat/inject) out.
+type Exercises struct {
+	Repo    models.ExerciseRepository
+	Control ExerciseControl
+}
+
+// ErrExerciseOver means the exercise's workflow no longer takes requests.
+var ErrExerciseOver = errors.New("the exercise is over")
+
+// exerciseAskTimeout bounds a check, which runs show commands on the lab's devices.
+const exerciseAskTimeout = 3 * time.Minute
+
+// exerciseCredentialTTL is how long the asker's credential stays stored for one check.
+const exerciseCredentialTTL = 10 * time.Minute
+
+// StartExercise starts an Exercise workflow under its readable id with the search attributes
+// every turn carries; one that already runs (a retried tool call) is left as it is.
+func (t TemporalTurns) StartExercise(ctx context.Context, in workflows.ExerciseInput) error {
+	q := t.TaskQueue
+	if q == "" {
+		q = workflows.TaskQueue
+	}
+	opts := client.StartWorkflowOptions{
+		ID:                    in.ExerciseID,
+		TaskQueue:             q,
+		WorkflowIDReusePolicy: enums.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
+		Memo:                  map[string]any{"project_id": in.ProjectID, "session_id": in.SessionID, "user_id": in.UserID},
+		StaticSummary:         "troubleshooting exercise of session " + in.SessionID,
+		TypedSearchAttributes: temporal.NewSearchAttributes(
+			temporal.NewSearchAttributeKeyKeyword(workflows.SearchAttrProjectID).ValueSet(in.ProjectID),
+			temporal.NewSearchAttributeKeyKeyword(workflows.SearchAttrSessionID).ValueSet(in.SessionID),
+			temporal.NewSearchAttributeKeyKeyword(workflows.SearchAttrUserID).ValueSet(in.UserID),
+		),
+	}
+	_, err := t.Client.ExecuteWorkflow(ctx, opts, workflows.ExerciseWorkflow, in)
+	var bad *serviceerror.InvalidArgument
+	if errors.As(err, &bad) && strings.Contains(strings.ToLower(bad.Error()), "search attribute") {
+		opts.TypedSearchAttributes = temporal.SearchAttributes{}
+		_, err = t.Client.ExecuteWorkflow(ctx, opts, workflows.ExerciseWorkflow, in)
+	}
+	var started *serviceerror.WorkflowExecutionAlreadyStarted
+	if errors.As(err, &started) {
+		return nil
+	}
+	return err
+}
+
+// AskExercise sends a request as an Update and returns the workflow's answer.
+func (t TemporalTurns) AskExercise(ctx context.Context, workflowID, update string, req workflows.ExerciseRequest) (workflows.ExerciseAnswer, error) {
+	h, err := t.Client.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
+		WorkflowID: workflowID, UpdateName: update, Args: []any{req},
+		WaitForStage: client.WorkflowUpdateStageCompleted,
+	})
+	var out workflows.ExerciseAnswer
+	if err == nil {
+		err = h.Get(ctx, &out)
+	}
+	var nf *serviceerror.NotFound
+	var ae *temporal.ApplicationError
+	switch {
+	case err == nil:
+		return out, nil
+	case errors.As(err, &nf):
+		return out, ErrExerciseOver
+	case errors.As(err, &ae) && ae.Type() == workflows.ErrTypeExerciseOver:
+		return out, ErrExerciseOver
+	}
+	return out, err
+}
+
+// exerciseRoutes adds the student's exercise routes under a chat prefix group.
+func (s *Server) exerciseRoutes(g *gin.RouterGroup) {
+	g.POST("/inject", s.postInject)
+	g.GET("/sessions/:session_id/exercise", s.getExercise)
+	g.POST("/sessions/:session_id/exercise/check", s.exerciseRequest(workflows.ExerciseCheckUpdate))
+	g.POST("/sessions/:session_id/exercise/hint", s.exerciseRequest(workflows.ExerciseHintUpdate))
+	g.POST("/sessions/:session_id/exercise/give-up", s.exerciseRequest(workflows.ExerciseGiveUpUpdate))
+}
+
+// postInject is /stream in troubleshooting_injection mode: same body and SSE, a default message.
+func (s *Server) postInject(c *gin.Context) {
+	s.startTurn(c, string(tools.TroubleshootingInjection), InjectMessage)
+}
+
+func (s *Server) getExercise(c *gin.Context) {
+	sess, ok := s.session(c)
+	if !ok {
+		return
+	}
+	ex, err := s.deps.Exercises.Repo.Latest(c.Request.Context(), sess.ThreadID)
+	if errors.Is(err, models.ErrNotFound) {
+		abort(c, http.StatusNotFound, "This session has no exercise; start one with POST …/chat/inject.")
+		return
+	}
+	if err != nil {
+		s.internalError(c, err, "Loading the exercise failed")
+		return
+	}
+	c.JSON(http.StatusOK, exerciseView(ex))
+}
+
+func exerciseView(ex *models.Exercise) gin.H { return ex.View() }
+
+// exerciseAnswer is the answer to a check, hint or give-up, as JSON and in exercise_checked.
+type exerciseAnswer struct {
+	Request  string `json:"request"`
+	Status   string `json:"status"`
+	Fixed    bool   `json:"fixed"`
+	Message  string `json:"message"`
+	Hint     string `json:"hint,omitempty"`
+	Exercise gin.H  `json:"exercise"`
+}
+
+func (s *Server) exerciseRequest(update string) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		sess, ok := s.session(c)
+		if !ok {
+			return
+		}
+		ans, status, msg := s.askExercise(c.Request.Context(), currentUser(c), sess.ThreadID, update)
+		if status != http.StatusOK {
+			if status == http.StatusInternalServerError {
+				s.log.Error("asking the exercise", "session", sess.ThreadID, "request", update, "error", msg)
+				msg = "The exercise could not answer just now; try again in a moment."
+			}
+			abort(c, status, msg)
+			return
+		}
+		c.JSON(http.StatusOK, ans)
+	}
+}
+
+// askExercise sends a request to the session's open exercise. A non-200 status comes with the
+// message for people (or, for 500, the cause to log).
+func (s *Server) askExercise(ctx context.Context, u *authUser, sessionID, update string) (exerciseAnswer, int, string) {
+	repo := s.deps.Exercises.Repo
+	ex, err := repo.Latest(ctx, sessionID)
+	if errors.Is(err, models.ErrNotFound) {
+		return exerciseAnswer{}, http.StatusNotFound, "This session has no exercise; start one with POST …/chat/inject."
+	}
+	if err != nil {
+		return exerciseAnswer{}, http.StatusInternalServerError, err.Error()
+	}
+	if ex.Status != models.ExerciseOpen {
+		return exerciseAnswer{}, http.StatusConflict, "The exercise is over (" + ex.Status + "); inject a new fault for another one."
+	}
+	req := workflows.ExerciseRequest{}
+	if update == workflows.ExerciseCheckUpdate {
+		// The check reaches the lab as the student who asks, with their GNS3 permissions; the
+		// credential is stored only for as long as the check may take.
+		req.CredentialKey = "exercise-check:" + uuid.NewString()
+		if err := s.deps.Credentials.Put(ctx, req.CredentialKey, u.Token, exerciseCredentialTTL); err != nil {
+			return exerciseAnswer{}, http.StatusInternalServerError, err.Error()
+		}
+		defer func() { _ = s.deps.Credentials.Delete(context.WithoutCancel(ctx), req.CredentialKey) }()
+	}
+	actx, cancel := context.WithTimeout(ctx, exerciseAskTimeout)
+	defer cancel()
+	out, err := s.deps.Exercises.Control.AskExercise(actx, ex.ID, update, req)
+	if errors.Is(err, ErrExerciseOver) {
+		return exerciseAnswer{}, http.StatusConflict, "The exercise is over; inject a new fault for another one."
+	}
+	if err != nil {
+		return exerciseAnswer{}, http.StatusInternalServerError, err.Error()
+	}
+	if fresh, err := repo.Get(ctx, ex.ID); err == nil {
+		ex = fresh
+	}
+	view := exerciseView(ex)
+	// The row may lag the workflow's answer by a moment; the answer is the truth.
+	view["status"], view["checks"], view["hints_used"] = out.Status, out.Checks, out.HintsUsed
+	return exerciseAnswer{Request: update, Status: out.Status, Fixed: out.Fixed, Message: out.Message, Hint: out.Hint, Exercise: view},
+		http.StatusOK, ""
+}
+
+// typedExerciseRequest tells whether a chat message is a request to the session's exercise:
+// "check", "hint" or "give up", alone.
+func typedExerciseRequest(msg string) string {
+	switch strings.Trim(strings.ToLower(strings.Join(strings.Fields(msg), " ")), ".!?") {
+	case "check":
+		return workflows.ExerciseCheckUpdate
+	case "hint":
+		return workflows.ExerciseHintUpdate
+	case "give up":
+		return workflows.ExerciseGiveUpUpdate
+	}
+	return ""
+}
+
+// answerTypedRequest answers "check"/"hint" typed in a session with an open exercise, as an SSE
+// stream of its own (exercise_checked, then done), so a chat client needs nothing new. It
+// reports false when the message is not for an exercise and the turn should start as usual.
+func (s *Server) answerTypedRequest(c *gin.Context, u *authUser, projectID, sessionID, message string) bool {
+	update := typedExerciseRequest(message)
+	if update == "" || sessionID == "" || s.deps.Exercises == nil {
+		return false
+	}
+	ctx := c.Request.Context()
+	if _, err := s.deps.Repo.GetSession(ctx, u.ID, projectID, sessionID); err != nil {
+		return false // the turn's own checks answer for a session that is not the user's
+	}
+	ex, err := s.deps.Exercises.Repo.Latest(ctx, sessionID)
+	if err != nil || ex.Status != models.ExerciseOpen {
+		return false
+	}
+	ans, status, msg := s.askExercise(ctx, u, sessionID, update)
+	if status != http.StatusOK {
+		if status == http.StatusInternalServerError {
+			s.log.Error("asking the exercise", "session", sessionID, "request", update, "error", msg)
+			msg = "The exercise could not answer just now; try again in a moment."
+		}
+		abort(c, status, msg)
+		return true
+	}
+	text := ans.Message
+	if ans.Hint != "" {
+		text = "Hint: " + ans.Hint + "\n\n" + ans.Message
+	}
+	checked, _ := json.Marshal(relay.Payload{Type: relay.TypeExerciseChecked, SessionID: sessionID, Status: update,
+		Content: text, Hint: ans.Hint, Exercise: ans.Exercise})
+	done, _ := json.Marshal(relay.Payload{Type: relay.TypeDone, SessionID: sessionID, Status: models.TurnCompleted})
+	h := c.Writer.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	c.Status(http.StatusOK)
+	buf := &frameWriter{w: c.Writer}
+	buf.frame("", relay.TypeExerciseChecked, checked)
+	buf.frame("", relay.TypeDone, done)
+	c.Writer.Flush()
+	return true
+}
+
+// ExerciseRecordRoutes adds the teacher's routes: a superadmin reads exercises with their
+// injected faults.
+func (s *Server) exerciseRecordRoutes(r *gin.Engine) {
+	g := r.Group("/v3/copilot/exercises", s.requireUser, s.requireSuperadmin)
+	g.GET("", s.listExerciseRecords)
+	g.GET("/:exercise_id", s.getExerciseRecord)
+}
+
+func (s *Server) requireSuperadmin(c *gin.Context) {
+	if !currentUser(c).Superadmin {
+		abort(c, http.StatusForbidden, "Only a GNS3 superadmin (the teacher) may read exercise records.")
+		return
+	}
+	c.Next()
+}
+
+// faultView is the private record of one injected fault.
+type faultView struct {
+	Device        string   `json:"device"`
+	NodeID        string   `json:"node_id"`
+	Lines         []string `json:"lines"`
+	Description   string   `json:"description"`
+	VerifyCommand string   `json:"verify_command"`
+	VerifyExpect  string   `json:"verify_expect"`
+	Hints         []string `json:"hints"`
+	CreatedAt     string   `json:"created_at"`
+}
+
+func (s *Server) exerciseRecord(ctx context.Context, ex *models.Exercise) (gin.H, error) {
+	faults, err := s.deps.Exercises.Repo.Faults(ctx, ex.ID)
+	if err != nil {
+		return nil, err
+	}
+	v := exerciseView(ex)
+	v["project_id"], v["user_id"], v["turn_id"] = ex.ProjectID, ex.UserID, ex.TurnID
+	fs := make([]faultView, len(faults))
+	for i, f := range faults {
+		fs[i] = faultView{Device: f.Device, NodeID: f.NodeID, Lines: f.LinesList(), Description: f.Description,
+			VerifyCommand: f.VerifyCommand, VerifyExpect: f.VerifyExpect, Hints: f.HintList(), CreatedAt: isoTime(f.CreatedAt)}
+	}
+	v["faults"] = fs
+	return v, nil
+}
+
+func (s *Server) listExerciseRecords(c *gin.Context) {
+	project := strings.TrimSpace(c.Query("project_id"))
+	if _, err := uuid.Parse(project); err != nil {
+		abort(c, http.StatusUnprocessableEntity, "project_id must be the UUID of a GNS3 project.")
+		return
+	}
+	limit := 50
+	if q := c.Query("limit"); q != "" {
+		n, err := strconv.Atoi(q)
+		if err != nil || n < 1 || n > 500 {
+			abort(c, http.StatusUnprocessableEntity, "limit must be a whole number from 1 to 500.")
+			return
+		}
+		limit = n
+	}
+	exs, err := s.deps.Exercises.Repo.ByProject(c.Request.Context(), project, limit)
+	if err != nil {
+		s.internalError(c, err, "Listing exercises failed")
+		return
+	}
+	out := make([]gin.H, 0, len(exs))
+	for i := range exs {
+		v, err := s.exerciseRecord(c.Request.Context(), &exs[i])
+		if err != nil {
+			s.internalError(c, err, "Loading an exercise's faults failed")
+			return
+		}
+		out = append(out, v)
+	}
+	c.JSON(http.StatusOK, out)
+}
+
+func (s *Server) getExerciseRecord(c *gin.Context) {
+	ex, err := s.deps.Exercises.Repo.Get(c.Request.Context(), c.Param("exercise_id"))
+	if errors.Is(err, models.ErrNotFound) {
+		abort(c, http.StatusNotFound, "Exercise '"+truncate(c.Param("exercise_id"), 200)+"' not found.")
+		return
+	}
+	if err != nil {
+		s.internalError(c, err, "Loading the exercise failed")
+		return
+	}
+	v, err := s.exerciseRecord(c.Request.Context(), ex)
+	if err != nil {
+		s.internalError(c, err, "Loading the exercise's faults failed")
+		return
+	}
+	c.JSON(http.StatusOK, v)
+}
