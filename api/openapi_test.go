@@ -23,7 +23,7 @@ var ginParam = regexp.MustCompile(`[:*]([A-Za-z0-9_]+)`)
 // engineRoutes is every route of a server with all its optional parts on (and the routes the
 // service adds through Deps.Routes), in the document's path syntax.
 func engineRoutes(t *testing.T) map[string]bool {
-	s := api.New(api.Deps{LLMConfigs: &llmconfig.Store{}, MetricsHandler: http.NotFoundHandler(),
+	s := api.New(api.Deps{LLMConfigs: &llmconfig.Store{}, MetricsHandler: http.NotFoundHandler(), Exercises: &api.Exercises{},
 		Routes: []func(*gin.Engine, *api.Server){api.SkillsRoutes(&skills.Store{}),
 			api.ApprovalRoutes(models.ApprovalRepository{}, models.ConfigJobRepository{}, models.DeviceRepository{}, nil),
 			mcp.Routes(mcp.Deps{})}})

@@ -49,9 +49,9 @@ type Config struct {
 	ApprovalTimeout time.Duration
 	// ExerciseTTL is how long a fault-injection exercise stays open (0: 7 days).
 	ExerciseTTL time.Duration
-	EventTTL        time.Duration
-	LogLevel        string
-	CORSOrigins     []string
+	EventTTL    time.Duration
+	LogLevel    string
+	CORSOrigins []string
 	// LLMAllowHosts (host names, CIDRs, "*") widens what regular users' LLM configurations may
 	// reach beyond public addresses; LLMAllowlistOnly narrows it to that list alone.
 	LLMAllowHosts    []string
