@@ -48,6 +48,8 @@ var load = sync.OnceValues(func() (*Checker, error) {
 		return nil, fmt.Errorf("routing the OpenAPI document: %w", err)
 	}
 	openapi3filter.RegisterBodyDecoder("text/event-stream", decodeEventStream)
+	// The Markdown session export is text, checked as a string.
+	openapi3filter.RegisterBodyDecoder("text/markdown", openapi3filter.PlainBodyDecoder)
 	return &Checker{doc: doc, router: router}, nil
 })
 

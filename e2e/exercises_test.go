@@ -1,0 +1,212 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/gns3-copilot/gns3-copilot/devices"
+	"github.com/gns3-copilot/gns3-copilot/internal/testkit/e2eenv"
+	"github.com/gns3-copilot/gns3-copilot/internal/testkit/fakeopenai"
+	"github.com/gns3-copilot/gns3-copilot/internal/testkit/vpcslab"
+	"github.com/gns3-copilot/gns3-copilot/models"
+	"github.com/gns3-copilot/gns3-copilot/service"
+)
+
+// vpcsRun sends one command to a real VPCS over its console, as a student at the console would.
+func vpcsRun(t *testing.T, node *vpcslab.Node, cmd string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	p, err := devices.ProfileByName("vpcs")
+	require.NoError(t, err)
+	s, err := devices.Open(ctx, node.Addr(), p, devices.Options{})
+	require.NoError(t, err)
+	defer s.Close()
+	r, err := s.Run(ctx, cmd)
+	require.NoError(t, err)
+	return r.Output
+}
+
+type exerciseJSON struct {
+	ExerciseID string `json:"exercise_id"`
+	Status     string `json:"status"`
+	Checks     int    `json:"checks"`
+	HintsUsed  int    `json:"hints_used"`
+	Faults     []struct {
+		Device        string   `json:"device"`
+		Lines         []string `json:"lines"`
+		VerifyCommand string   `json:"verify_command"`
+	} `json:"faults"`
+}
+
+type exerciseAnswerJSON struct {
+	Status   string       `json:"status"`
+	Fixed    bool         `json:"fixed"`
+	Message  string       `json:"message"`
+	Hint     string       `json:"hint"`
+	Exercise exerciseJSON `json:"exercise"`
+}
+
+// restartService stops the copilot (its API, its worker and the Temporal dev server it runs)
+// and starts it again on the same data directory, as an operator's restart does.
+func restartService(t *testing.T, env *e2eenv.Env) *e2eenv.Env {
+	t.Helper()
+	require.NoError(t, env.Service.Stop())
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	run, err := service.Start(ctx, service.RoleServe, env.Config)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = run.Stop() })
+	next := *env
+	next.Service, next.URL = run, "http://"+run.Addr()
+	return &next
+}
+
+// The inject route breaks a real VPCS on purpose (a wrong address, no approval asked although
+// approvals are on); the student sees only that a fault was injected, in the stream, the
+// history, the export and what a later turn's model reads; a check fails; the copilot restarts;
+// the student fixes the PC at its console and types "check", which passes. Another user cannot
+// reach the exercise, and only a superadmin reads the fault.
+func TestInjectedFaultExerciseOnRealVPCS(t *testing.T) {
+	env, lab := vpcsEnv(t, 2, e2eenv.Options{Approval: "changes"})
+	pc1 := lab.Nodes[0]
+	vpcsRun(t, pc1, "ip 10.0.0.1/24 10.0.0.254")
+	require.Contains(t, vpcsRun(t, pc1, "show ip"), "10.0.0.1/24")
+
+	const secretLine = "ip 10.0.0.99/24 10.0.0.254"
+	record, _ := json.Marshal(map[string]any{"device_name": "PC1", "lines": []string{secretLine},
+		"description": "PC1 got a wrong address (10.0.0.99) - ZEBRA-SECRET", "verify_command": "show ip", "verify_expect": "10.0.0.1/24",
+		"hints": []string{"One PC cannot reach the others.", "Compare the PCs' addresses."}})
+	env.LLM.Enqueue(
+		fakeopenai.Calls(vpcsCall("c_break", map[string][]string{"PC1": {secretLine}})),
+		fakeopenai.Calls(fakeopenai.ToolCall{ID: "c_record", Name: "record_injected_fault", Arguments: string(record)}),
+		fakeopenai.Text("I set PC1 to 10.0.0.99, ZEBRA-SECRET. Find it!"),
+	)
+	s := env.OpenStream(http.MethodPost, env.ChatPath("/inject"), map[string]any{}, "")
+	frames := s.UntilDone(t, true)
+	sessionID, _ := startedIDs(t, frames)
+	require.Equal(t, "completed", frames[len(frames)-1].Data["status"], e2eenv.Types(frames))
+	require.Contains(t, e2eenv.Types(frames), "exercise_started")
+	require.NotContains(t, e2eenv.Types(frames), "approval_required", "the approval gate does not apply to the injection")
+	var raw strings.Builder
+	for _, f := range frames {
+		raw.WriteString(f.Raw)
+	}
+	for _, secret := range []string{"10.0.0.99", "ZEBRA-SECRET", "verify_expect"} {
+		require.NotContains(t, raw.String(), secret, "the stream tells the student nothing of the fault")
+	}
+	require.Contains(t, raw.String(), "A network fault was injected into this lab")
+	require.Contains(t, vpcsRun(t, pc1, "show ip"), "10.0.0.99/24", "the fault is really in the lab")
+
+	// The model of the injection turn was asked in its own mode, with its own tools.
+	reqs := streamedRequests(env.LLM)
+	require.NotEmpty(t, reqs)
+	var offered []string
+	for _, tl := range reqs[0].Tools {
+		offered = append(offered, tl.Name)
+	}
+	require.Contains(t, offered, "record_injected_fault")
+	require.NotContains(t, offered, "delete_gns3_node")
+	require.Contains(t, reqs[0].Messages[0].Content, "troubleshooting instructor")
+
+	sessPath := env.ChatPath("/sessions/" + sessionID)
+	for _, path := range []string{sessPath + "/history", sessPath + "/export?format=json", sessPath + "/export?format=markdown"} {
+		code, body := env.Do(http.MethodGet, path, nil)
+		require.Equal(t, http.StatusOK, code, string(body))
+		for _, secret := range []string{"10.0.0.99", "ZEBRA-SECRET", "verify_expect"} {
+			require.NotContains(t, string(body), secret, "%s tells the student nothing of the fault", path)
+		}
+		require.Contains(t, string(body), "record_injected_fault", "%s shows which tools ran", path)
+	}
+
+	code, body := env.Do(http.MethodGet, sessPath+"/exercise", nil)
+	require.Equal(t, http.StatusOK, code, string(body))
+	var ex exerciseJSON
+	require.NoError(t, json.Unmarshal(body, &ex))
+	require.Equal(t, "open", ex.Status)
+	require.Equal(t, models.ExerciseID(sessionID, 1), ex.ExerciseID)
+	require.NotContains(t, string(body), "10.0.0.99")
+
+	// Not fixed yet.
+	code, body = env.Do(http.MethodPost, sessPath+"/exercise/check", nil)
+	require.Equal(t, http.StatusOK, code, string(body))
+	var ans exerciseAnswerJSON
+	require.NoError(t, json.Unmarshal(body, &ans))
+	require.False(t, ans.Fixed)
+	require.Equal(t, "open", ans.Status)
+	require.Contains(t, ans.Message, "Not yet")
+	code, body = env.Do(http.MethodPost, sessPath+"/exercise/hint", nil)
+	require.Equal(t, http.StatusOK, code, string(body))
+	require.NoError(t, json.Unmarshal(body, &ans))
+	require.Equal(t, "One PC cannot reach the others.", ans.Hint)
+
+	// Someone else with access to the project reaches neither the exercise nor its record.
+	env.GNS3.AddUser("bob", "bob-token", false)
+	env.GNS3.Grant(env.ProjectID, "bob")
+	code, body = env.DoAs("bob-token", http.MethodGet, sessPath+"/exercise", nil)
+	requireError(t, code, body, http.StatusNotFound, "not found")
+	code, body = env.DoAs("bob-token", http.MethodPost, sessPath+"/exercise/check", nil)
+	requireError(t, code, body, http.StatusNotFound, "not found")
+	code, body = env.Do(http.MethodGet, "/v3/copilot/exercises/"+ex.ExerciseID, nil)
+	requireError(t, code, body, http.StatusForbidden, "superadmin")
+	env.GNS3.AddUser("teacher", "teacher-token", true)
+	code, body = env.DoAs("teacher-token", http.MethodGet, "/v3/copilot/exercises/"+ex.ExerciseID, nil)
+	require.Equal(t, http.StatusOK, code, string(body))
+	var rec exerciseJSON
+	require.NoError(t, json.Unmarshal(body, &rec))
+	require.Len(t, rec.Faults, 1)
+	require.Equal(t, "PC1", rec.Faults[0].Device)
+	require.Equal(t, []string{secretLine}, rec.Faults[0].Lines)
+	code, body = env.DoAs("teacher-token", http.MethodGet, "/v3/copilot/exercises?project_id="+env.ProjectID, nil)
+	require.Equal(t, http.StatusOK, code, string(body))
+	require.Contains(t, string(body), secretLine)
+
+	// The Temporal history of the exercise holds ids, counts and the student's answers only.
+	requireSecretsNotInHistory(t, env, ex.ExerciseID, 5, "10.0.0.99", "ZEBRA-SECRET")
+
+	env = restartService(t, env)
+
+	// The student repairs PC1 at its console, then types "check" in the chat.
+	vpcsRun(t, pc1, "ip 10.0.0.1/24 10.0.0.254")
+	s = env.OpenStream(http.MethodPost, env.ChatPath("/stream"), map[string]any{"message": "check", "session_id": sessionID}, "")
+	frames = s.UntilDone(t, true)
+	require.Equal(t, []string{"exercise_checked", "done"}, e2eenv.Types(frames))
+	require.Contains(t, frames[0].Data["content"], "Fixed")
+	exv := frames[0].Data["exercise"].(map[string]any)
+	require.Equal(t, "fixed", exv["status"])
+	require.EqualValues(t, 2, exv["checks"])
+	require.EqualValues(t, 1, exv["hints_used"])
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for {
+		code, body = env.Do(http.MethodGet, sessPath+"/exercise", nil)
+		require.Equal(t, http.StatusOK, code, string(body))
+		require.NoError(t, json.Unmarshal(body, &ex))
+		if ex.Status == "fixed" {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("the exercise never read as fixed: %s", body)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	code, body = env.Do(http.MethodPost, sessPath+"/exercise/check", nil)
+	requireError(t, code, body, http.StatusConflict, "over")
+
+	// A later turn's model does not learn the fault from the transcript either.
+	env.LLM.Enqueue(fakeopenai.Text("I cannot tell you that."))
+	s = env.OpenStream(http.MethodPost, env.ChatPath("/stream"), map[string]any{"message": "what did you break?", "session_id": sessionID}, "")
+	s.UntilDone(t, true)
+	last, ok := env.LLM.LastRequest()
+	require.True(t, ok)
+	require.NotContains(t, string(last.Raw), "10.0.0.99")
+	require.NotContains(t, string(last.Raw), "ZEBRA-SECRET")
+}
