@@ -104,6 +104,7 @@ export const api = {
   pin: (p, s, pinned) => request(pinned ? 'PUT' : 'DELETE', `${chat(p)}/sessions/${enc(s)}/pin`),
   abort: (p, s) => request('POST', `${chat(p)}/sessions/${enc(s)}/abort`, { body: {} }),
   stream: (p, body, signal) => request('POST', `${chat(p)}/stream`, { body, signal, raw: true }),
+  inject: (p, body, signal) => request('POST', `${chat(p)}/inject`, { body, signal, raw: true }),
   join: (p, s, lastEventId, signal) =>
     request('GET', `${chat(p)}/sessions/${enc(s)}/stream`, {
       headers: lastEventId ? { 'Last-Event-ID': lastEventId } : {},

@@ -6,6 +6,7 @@ import { api, ApiError, classify, setExpiredHandler, setToken, token } from './a
 import { restoreApprovals, setApprovalProject, watchPendingApprovals } from './approvals.js';
 import { AssistantTurn, noticeBox, renderHistory, userMessage } from './conversation.js';
 import { clear, formatCount, h, relativeTime } from './dom.js';
+import { ExerciseBanner } from './exercise.js';
 import { exportMenu } from './exportmenu.js';
 import { icon } from './icons.js';
 import { initSettings, showSettings } from './settings.js';
@@ -43,6 +44,7 @@ const el = {
   input: $('composer-input'),
   send: $('send'),
   stop: $('stop'),
+  inject: $('inject'),
   settings: $('view-settings'),
   confirm: $('confirm-dialog'),
   confirmText: $('confirm-text'),
@@ -235,6 +237,7 @@ async function selectProject(id) {
   const changed = id !== state.projectId;
   state.projectId = id;
   setApprovalProject(id);
+  exercise.setProject(id);
   if (id) sessionStorage.setItem(KEYS.project, id);
   if (changed) {
     state.sessionId = '';
@@ -439,6 +442,7 @@ function confirmDelete(s) {
 el.newChat.addEventListener('click', () => newChat());
 
 function setCurrentSession(id) {
+  if ((id || '') !== state.sessionId) exercise.load(id);
   state.sessionId = id || '';
   if (id) sessionStorage.setItem(KEYS.session, id);
   else sessionStorage.removeItem(KEYS.session);
@@ -561,15 +565,24 @@ el.input.addEventListener('keydown', (e) => {
 });
 
 el.stop.addEventListener('click', () => stopTurn());
+el.inject.addEventListener('click', () => send(el.input.value, true));
+
+// The session's troubleshooting exercise, above the conversation.
+const exercise = new ExerciseBanner($('exercise'));
+
+/** The message of an inject request when the box is empty, as GNS3's own copilot words it. */
+const INJECT_MESSAGE = 'Inject a network fault for troubleshooting practice';
 
 function setComposerEnabled(on) {
   el.input.disabled = !on;
   el.send.disabled = !on || !!state.stream;
+  el.inject.disabled = el.send.disabled;
 }
 
 function setBusy(on) {
   el.send.hidden = on;
   el.send.disabled = on;
+  el.inject.disabled = on;
   el.stop.hidden = !on;
   el.stop.disabled = on && !(state.stream && state.stream.sessionId);
   el.stop.textContent = 'Stop';
@@ -582,8 +595,8 @@ function scrollToEnd(force = false) {
   if (force || near) c.scrollTop = c.scrollHeight;
 }
 
-async function send(textArg) {
-  const text = (textArg ?? el.input.value).trim();
+async function send(textArg, inject = false) {
+  const text = (textArg ?? el.input.value).trim() || (inject ? INJECT_MESSAGE : '');
   if (!text) return;
   if (state.stream) {
     announce('The copilot is still answering; wait for it or press Stop.');
@@ -615,7 +628,7 @@ async function send(textArg) {
   announce('Message sent. The copilot is answering.');
   let res;
   try {
-    res = await api.stream(state.projectId, { message: text, session_id: state.sessionId || undefined, stream: true, mode: 'text' }, ctx.controller.signal);
+    res = await (inject ? api.inject : api.stream)(state.projectId, { message: text, session_id: state.sessionId || undefined, stream: true, mode: 'text' }, ctx.controller.signal);
   } catch (err) {
     if (ctx !== state.stream) return;
     state.stream = null;
@@ -757,6 +770,7 @@ function onEvent(ctx, ev) {
     el.stop.disabled = false;
   }
   if (ctx.live) recordLive(ctx, type, d, ev.id);
+  if (type === 'exercise_started' || type === 'exercise_checked') exercise.event(d);
   const terminal = ctx.turn.handle(type, d);
   if (type === 'error') addErrorActions(ctx.turn, d.error || '');
   scrollToEnd();

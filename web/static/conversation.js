@@ -154,6 +154,11 @@ export class AssistantTurn {
         if (d.approval) placeApproval(this.body, this.approvals, d.approval, this.thinking.isConnected ? this.thinking : null);
         this.setThinking(type === 'approval_resolved' && this.el.classList.contains('streaming'));
         return false;
+      case 'exercise_checked':
+        // The answer to "check" or "hint" typed in the chat.
+        this.setThinking(false);
+        this.appendText(d.content || '');
+        return false;
       case 'error':
         this.finish();
         this.body.append(noticeBox('error', d.error || 'The copilot stopped with an error.'));
