@@ -1,0 +1,37 @@
+package models
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestRedactPrivateHidesInjectionTurnsOnly(t *testing.T) {
+	msgs := []ChatMessage{
+		{TurnID: "t1", Role: "user", Content: "Inject a network fault"},
+		{TurnID: "t1", Role: "assistant", ToolCalls: `[{"id":"c1","type":"function","function":{"name":"execute_vpcs_commands","arguments":"{\"device_configs\":[{\"device_name\":\"PC1\",\"commands\":[\"ip 10.0.0.99/24\"]}]}"}}]`},
+		{TurnID: "t1", Role: "tool", ToolCallID: "c1", Name: "execute_vpcs_commands", Content: `{"success":true,"data":[{"result":"PC1 : 10.0.0.99"}]}`},
+		{TurnID: "t1", Role: "assistant", Content: "I gave PC1 the address 10.0.0.99."},
+		{TurnID: "t2", Role: "user", Content: "what did you change on 10.0.0.99?"},
+		{TurnID: "t2", Role: "assistant", Content: "Nothing I can say."},
+	}
+	out := RedactPrivate(msgs, map[string]bool{"t1": true}, "")
+	var all strings.Builder
+	for _, m := range out[:4] {
+		all.WriteString(m.Content + m.ToolCalls)
+	}
+	require.NotContains(t, all.String(), "10.0.0.99")
+	require.NotContains(t, all.String(), "PC1")
+	require.Contains(t, out[1].ToolCalls, `"name":"execute_vpcs_commands"`, "which tool ran stays")
+	require.Contains(t, out[1].ToolCalls, `"arguments":"{}"`)
+	require.Equal(t, HiddenToolResult, out[2].Content)
+	require.Equal(t, InjectedText, out[3].Content)
+	require.Equal(t, "Inject a network fault", out[0].Content, "the student's own message stays")
+	require.Equal(t, msgs[4:], out[4:], "other turns are untouched")
+	require.Contains(t, msgs[3].Content, "10.0.0.99", "the stored messages are not changed")
+
+	own := RedactPrivate(msgs, map[string]bool{"t1": true}, "t1")
+	require.Equal(t, msgs, own, "the injection turn's own model calls read it whole")
+	require.Equal(t, msgs, RedactPrivate(msgs, nil, ""))
+}
