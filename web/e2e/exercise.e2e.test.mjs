@@ -38,7 +38,8 @@ function atConsole(addr, command, until) {
         sock.write(command + '\n');
       } else if (sent && out.includes(until)) {
         clearTimeout(timer);
-        sock.end();
+        // Closed at once: a VPCS console serves one client, and the check needs it next.
+        sock.destroy();
         resolve(out);
       }
     });
@@ -86,8 +87,9 @@ describe('exercise banner', { skip }, () => {
   test('fixed at the console, the Check button says so, and the banner stays fixed after a reload', async () => {
     await atConsole(PC1, 'ip 10.0.0.1/24 10.0.0.254', 'gateway');
     await page.click('#exercise .exercise-check');
-    await page.waitForSelector('#exercise[data-status="fixed"]', { timeout: 60000 });
+    await page.waitForFunction(() => !/Checking the lab/.test(document.querySelector('#exercise .exercise-answer').textContent), null, { timeout: 60000 });
     assert.match(await page.textContent('#exercise .exercise-answer'), /Fixed!/);
+    assert.equal(await page.getAttribute('#exercise', 'data-status'), 'fixed');
     assert.ok(await page.$eval('#exercise .exercise-actions', (el) => el.hidden), 'a fixed exercise has nothing left to check');
     await page.screenshot({ path: join(ARTIFACTS, 'exercise-02-fixed.png') });
     await page.reload();

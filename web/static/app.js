@@ -545,6 +545,7 @@ async function showHistory(id) {
   el.conversation.append(...renderHistory(messages));
   if (!messages.length) showEmptyConversation();
   restoreApprovals(el.conversation, id);
+  exercise.load(id);
   scrollToEnd(true);
   return messages.length;
 }
