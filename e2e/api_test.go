@@ -113,7 +113,8 @@ func TestChatAPIRejectsBadInputClearlyAndChangesNothing(t *testing.T) {
 		for _, r := range []struct{ method, path string }{
 			{http.MethodGet, base + "/history"}, {http.MethodPatch, base}, {http.MethodDelete, base},
 			{http.MethodPut, base + "/pin"}, {http.MethodDelete, base + "/pin"}, {http.MethodPost, base + "/abort"},
-			{http.MethodGet, base + "/stream"},
+			{http.MethodGet, base + "/stream"}, {http.MethodGet, base + "/exercise"}, {http.MethodPost, base + "/exercise/check"},
+			{http.MethodPost, base + "/exercise/hint"}, {http.MethodPost, base + "/exercise/give-up"},
 		} {
 			var body any
 			if r.method == http.MethodPatch {

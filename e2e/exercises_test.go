@@ -25,8 +25,18 @@ func vpcsRun(t *testing.T, node *vpcslab.Node, cmd string) string {
 	defer cancel()
 	p, err := devices.ProfileByName("vpcs")
 	require.NoError(t, err)
-	s, err := devices.Open(ctx, node.Addr(), p, devices.Options{})
-	require.NoError(t, err)
+	// A console serves one client: the copilot's own connection may still be closing.
+	var s *devices.Session
+	for {
+		if s, err = devices.Open(ctx, node.Addr(), p, devices.Options{}); err == nil || ctx.Err() != nil {
+			break
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	require.NoError(t, err, "the console of %s", node.Addr())
 	defer s.Close()
 	r, err := s.Run(ctx, cmd)
 	require.NoError(t, err)
@@ -79,6 +89,13 @@ func TestInjectedFaultExerciseOnRealVPCS(t *testing.T) {
 	vpcsRun(t, pc1, "ip 10.0.0.1/24 10.0.0.254")
 	require.Contains(t, vpcsRun(t, pc1, "show ip"), "10.0.0.1/24")
 
+	// Bad input changes nothing and is told why.
+	code, body := env.Do(http.MethodPost, env.ChatPath("/inject"), map[string]any{"temperature": 5})
+	requireError(t, code, body, http.StatusUnprocessableEntity, "temperature")
+	code, body = env.Do(http.MethodPost, env.ChatPath("/inject"), map[string]any{"session_id": "not-a-uuid"})
+	requireError(t, code, body, http.StatusUnprocessableEntity, "session_id")
+	require.Empty(t, streamedRequests(env.LLM), "nothing reached the model")
+
 	const secretLine = "ip 10.0.0.99/24 10.0.0.254"
 	record, _ := json.Marshal(map[string]any{"device_name": "PC1", "lines": []string{secretLine},
 		"description": "PC1 got a wrong address (10.0.0.99) - ZEBRA-SECRET", "verify_command": "show ip", "verify_expect": "10.0.0.1/24",
@@ -125,7 +142,7 @@ func TestInjectedFaultExerciseOnRealVPCS(t *testing.T) {
 		require.Contains(t, string(body), "record_injected_fault", "%s shows which tools ran", path)
 	}
 
-	code, body := env.Do(http.MethodGet, sessPath+"/exercise", nil)
+	code, body = env.Do(http.MethodGet, sessPath+"/exercise", nil)
 	require.Equal(t, http.StatusOK, code, string(body))
 	var ex exerciseJSON
 	require.NoError(t, json.Unmarshal(body, &ex))
