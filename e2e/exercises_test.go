@@ -217,6 +217,9 @@ func TestInjectedFaultExerciseOnRealVPCS(t *testing.T) {
 	}
 	code, body = env.Do(http.MethodPost, sessPath+"/exercise/check", nil)
 	requireError(t, code, body, http.StatusConflict, "over")
+	// The exercise's history, with a check, a hint, a restart and the fixing check, replays on
+	// the current code (and is the fixture of workflows.TestRecordedExerciseReplaysOnTheCurrentCode).
+	replayAndSave(t, env, ex.ExerciseID, "exercise_history.json")
 
 	// A later turn's model does not learn the fault from the transcript either.
 	env.LLM.Enqueue(fakeopenai.Text("I cannot tell you that."))

@@ -31,3 +31,11 @@ func TestRecordedConfigJobReplaysOnTheCurrentCode(t *testing.T) {
 		require.NoError(t, r.ReplayWorkflowHistoryFromJSONFile(nil, f), f)
 	}
 }
+
+// An exercise that waited across a restart of the copilot and of Temporal: a failing check, a
+// hint, then the check that found it fixed; recorded by e2e.TestInjectedFaultExerciseOnRealVPCS.
+func TestRecordedExerciseReplaysOnTheCurrentCode(t *testing.T) {
+	r := worker.NewWorkflowReplayer()
+	r.RegisterWorkflowWithOptions(workflows.Exercise, workflow.RegisterOptions{Name: workflows.ExerciseWorkflow})
+	require.NoError(t, r.ReplayWorkflowHistoryFromJSONFile(nil, "testdata/exercise_history.json"))
+}
