@@ -16,6 +16,7 @@ import (
 	"github.com/gns3-copilot/gns3-copilot/internal/testkit/vpcslab"
 	"github.com/gns3-copilot/gns3-copilot/models"
 	"github.com/gns3-copilot/gns3-copilot/service"
+	"github.com/gns3-copilot/gns3-copilot/workflows"
 )
 
 // vpcsRun sends one command to a real VPCS over its console, as a student at the console would.
@@ -80,8 +81,8 @@ func restartService(t *testing.T, env *e2eenv.Env) *e2eenv.Env {
 
 // The inject route breaks a real VPCS on purpose (a wrong address, no approval asked although
 // approvals are on); the student sees only that a fault was injected, in the stream, the
-// history, the export and what a later turn's model reads; a check fails; the copilot restarts;
-// the student fixes the PC at its console and types "check", which passes. Another user cannot
+// history, the export and what a later turn's model reads; a check fails; the student fixes the
+// PC at its console; the copilot restarts; "check" typed in the chat passes. Another user cannot
 // reach the exercise, and only a superadmin reads the fault.
 func TestInjectedFaultExerciseOnRealVPCS(t *testing.T) {
 	env, lab := vpcsEnv(t, 2, e2eenv.Options{Approval: "changes"})
@@ -105,8 +106,10 @@ func TestInjectedFaultExerciseOnRealVPCS(t *testing.T) {
 		fakeopenai.Calls(fakeopenai.ToolCall{ID: "c_record", Name: "record_injected_fault", Arguments: string(record)}),
 		fakeopenai.Text("I set PC1 to 10.0.0.99, ZEBRA-SECRET. Find it!"),
 	)
+	began := time.Now()
 	s := env.OpenStream(http.MethodPost, env.ChatPath("/inject"), map[string]any{}, "")
 	frames := s.UntilDone(t, true)
+	t.Logf("injection turn (4 model calls, a VPCS address change of about 3 s, the record): %v", time.Since(began).Round(time.Millisecond))
 	sessionID, _ := startedIDs(t, frames)
 	require.Equal(t, "completed", frames[len(frames)-1].Data["status"], e2eenv.Types(frames))
 	require.Contains(t, e2eenv.Types(frames), "exercise_started")
@@ -151,7 +154,9 @@ func TestInjectedFaultExerciseOnRealVPCS(t *testing.T) {
 	require.NotContains(t, string(body), "10.0.0.99")
 
 	// Not fixed yet.
+	began = time.Now()
 	code, body = env.Do(http.MethodPost, sessPath+"/exercise/check", nil)
+	t.Logf("a check (an Update, a show ip on the real PC, the answer): %v", time.Since(began).Round(time.Millisecond))
 	require.Equal(t, http.StatusOK, code, string(body))
 	var ans exerciseAnswerJSON
 	require.NoError(t, json.Unmarshal(body, &ans))
@@ -187,12 +192,17 @@ func TestInjectedFaultExerciseOnRealVPCS(t *testing.T) {
 	// The Temporal history of the exercise holds ids, counts and the student's answers only.
 	requireSecretsNotInHistory(t, env, ex.ExerciseID, 5, "10.0.0.99", "ZEBRA-SECRET")
 
-	env = restartService(t, env)
-
-	// The student repairs PC1 at its console, then types "check" in the chat.
+	// The student repairs PC1 at its console; the copilot restarts before they check.
 	vpcsRun(t, pc1, "ip 10.0.0.1/24 10.0.0.254")
+	began = time.Now()
+	env = restartService(t, env)
+	t.Logf("restart of the copilot and its Temporal dev server: %v", time.Since(began).Round(time.Millisecond))
+
+	// Then they type "check" in the chat.
+	began = time.Now()
 	s = env.OpenStream(http.MethodPost, env.ChatPath("/stream"), map[string]any{"message": "check", "session_id": sessionID}, "")
 	frames = s.UntilDone(t, true)
+	t.Logf("\"check\" typed in the chat after the restart: %v", time.Since(began).Round(time.Millisecond))
 	require.Equal(t, []string{"exercise_checked", "done"}, e2eenv.Types(frames))
 	require.Contains(t, frames[0].Data["content"], "Fixed")
 	exv := frames[0].Data["exercise"].(map[string]any)
@@ -219,6 +229,9 @@ func TestInjectedFaultExerciseOnRealVPCS(t *testing.T) {
 	requireError(t, code, body, http.StatusConflict, "over")
 	// The exercise's history, with a check, a hint, a restart and the fixing check, replays on
 	// the current code (and is the fixture of workflows.TestRecordedExerciseReplaysOnTheCurrentCode).
+	var final workflows.ExerciseAnswer
+	require.NoError(t, env.Service.Temporal().GetWorkflow(ctx, ex.ExerciseID, "").Get(ctx, &final), "the exercise's workflow ended")
+	require.Equal(t, workflows.ExerciseFixed, final.Status)
 	replayAndSave(t, env, ex.ExerciseID, "exercise_history.json")
 
 	// A later turn's model does not learn the fault from the transcript either.
