@@ -57,11 +57,11 @@ func (a *Activities) startTool(ctx context.Context, in workflows.ToolInput) (too
 	a.publishTurn(ctx, in.Turn, relay.Payload{Type: relay.TypeToolStart, SessionID: in.Turn.SessionID,
 		ToolName: in.Call.Name, ToolCallID: in.Call.ID})
 	env := tools.Env{
-		ProjectID:    in.Turn.ProjectID,
-		GNS3:         a.GNS3.WithToken(token),
-		GNS3Host:     a.GNS3.Host(),
-		Attempt:      attempt(ctx),
-		Topology:     a.Live,
+		ProjectID: in.Turn.ProjectID,
+		GNS3:      a.GNS3.WithToken(token),
+		GNS3Host:  a.GNS3.Host(),
+		Attempt:   attempt(ctx),
+		Topology:  a.Live,
 		Progress: func(p tools.Progress) {
 			a.publishTurn(ctx, in.Turn, relay.Payload{Type: relay.TypeToolProgress, SessionID: in.Turn.SessionID,
 				ToolName: in.Call.Name, ToolCallID: in.Call.ID, Progress: p})

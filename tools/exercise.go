@@ -48,7 +48,7 @@ const recordFaultSchema = `{"type":"object","properties":{` +
 
 type recordFaultTool struct{ spec }
 
-func newRecordFaultTool() Tool {
+func newRecordFaultTool() Runner {
 	return &recordFaultTool{spec{
 		name: RecordFaultTool,
 		description: "Record a fault you injected, for the exercise: the device, the lines you sent, a description for the teacher, " +
