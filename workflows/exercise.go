@@ -127,7 +127,7 @@ func Exercise(ctx workflow.Context, in ExerciseInput) (ExerciseAnswer, error) {
 		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, MaximumInterval: 30 * time.Second, MaximumAttempts: 10},
 	})
 	save := func(hctx workflow.Context) {
-		if err := workflow.ExecuteActivity(dbCtx, ExerciseProgressActivity, ExerciseProgressInput{ExerciseID: in.ExerciseID,
+		if err := workflow.ExecuteActivity(summarized(dbCtx, fmt.Sprintf("progress: %s, %d check(s), %d hint(s)", st.Status, st.Checks, st.HintsUsed)), ExerciseProgressActivity, ExerciseProgressInput{ExerciseID: in.ExerciseID,
 			SessionID: in.SessionID, Status: st.Status, Checks: st.Checks, HintsUsed: st.HintsUsed, Message: st.Message}).Get(hctx, nil); err != nil {
 			workflow.GetLogger(hctx).Warn("saving the exercise's progress failed", "error", err)
 		}
@@ -151,7 +151,7 @@ func Exercise(ctx workflow.Context, in ExerciseInput) (ExerciseAnswer, error) {
 		}
 		st.Checks++
 		var v ExerciseVerifyResult
-		err := workflow.ExecuteActivity(verifyCtx, ExerciseVerifyActivity, ExerciseVerifyInput{ExerciseID: in.ExerciseID,
+		err := workflow.ExecuteActivity(summarized(verifyCtx, fmt.Sprintf("check %d: verification commands", st.Checks)), ExerciseVerifyActivity, ExerciseVerifyInput{ExerciseID: in.ExerciseID,
 			SessionID: in.SessionID, ProjectID: in.ProjectID, UserID: in.UserID, CredentialKey: req.CredentialKey, Check: st.Checks}).Get(hctx, &v)
 		if err != nil {
 			st.Checks--
@@ -194,7 +194,7 @@ func Exercise(ctx workflow.Context, in ExerciseInput) (ExerciseAnswer, error) {
 			return st, nil
 		}
 		var h ExerciseHintResult
-		if err := workflow.ExecuteActivity(dbCtx, ExerciseHintActivity, ExerciseHintInput{ExerciseID: in.ExerciseID, Level: st.HintsUsed}).Get(hctx, &h); err != nil {
+		if err := workflow.ExecuteActivity(summarized(dbCtx, fmt.Sprintf("hint %d", st.HintsUsed+1)), ExerciseHintActivity, ExerciseHintInput{ExerciseID: in.ExerciseID, Level: st.HintsUsed}).Get(hctx, &h); err != nil {
 			return ExerciseAnswer{}, err
 		}
 		if st.Status != ExerciseOpen {
@@ -238,7 +238,7 @@ func Exercise(ctx workflow.Context, in ExerciseInput) (ExerciseAnswer, error) {
 		// No attempt limit: an exercise whose end is not stored would show open forever.
 		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, MaximumInterval: time.Minute},
 	})
-	if err := workflow.ExecuteActivity(fctx, ExerciseFinishActivity, ExerciseProgressInput{ExerciseID: in.ExerciseID,
+	if err := workflow.ExecuteActivity(summarized(fctx, "ended: "+st.Status), ExerciseFinishActivity, ExerciseProgressInput{ExerciseID: in.ExerciseID,
 		SessionID: in.SessionID, Status: st.Status, Checks: st.Checks, HintsUsed: st.HintsUsed, Message: st.Message}).Get(dctx, nil); err != nil {
 		return st, err
 	}
