@@ -208,6 +208,15 @@ func (s *Server) deleteSession(c *gin.Context) {
 			s.log.Warn("cancelling the running turn of a deleted session", "turn", t.ID, "error", err)
 		}
 	}
+	// Its open exercise stops waiting for a student who can no longer check it; the teacher's
+	// record stays.
+	if s.deps.Exercises != nil {
+		if ex, err := s.deps.Exercises.Repo.Latest(ctx, sess.ThreadID); err == nil && ex.Status == models.ExerciseOpen {
+			if err := s.deps.Turns.CancelTurn(ctx, ex.ID); err != nil {
+				s.log.Warn("stopping the exercise of a deleted session", "exercise", ex.ID, "error", err)
+			}
+		}
+	}
 	u := currentUser(c)
 	if err := s.deps.Repo.DeleteSession(ctx, u.ID, c.Param("project_id"), sess.ThreadID); err != nil {
 		if errors.Is(err, models.ErrNotFound) {

@@ -242,4 +242,23 @@ func TestInjectedFaultExerciseOnRealVPCS(t *testing.T) {
 	require.True(t, ok)
 	require.NotContains(t, string(last.Raw), "10.0.0.99")
 	require.NotContains(t, string(last.Raw), "ZEBRA-SECRET")
+
+	// An open exercise of a session that is deleted stops waiting; the teacher keeps its record.
+	env.LLM.Enqueue(
+		fakeopenai.Calls(vpcsCall("c_break2", map[string][]string{"PC1": {secretLine}})),
+		fakeopenai.Calls(fakeopenai.ToolCall{ID: "c_record2", Name: "record_injected_fault", Arguments: string(record)}),
+		fakeopenai.Text("Done."),
+	)
+	frames = env.OpenStream(http.MethodPost, env.ChatPath("/inject"), map[string]any{}, "").UntilDone(t, true)
+	second, _ := startedIDs(t, frames)
+	code, body = env.Do(http.MethodDelete, env.ChatPath("/sessions/"+second), nil)
+	require.Equal(t, http.StatusNoContent, code, string(body))
+	var ended workflows.ExerciseAnswer
+	require.NoError(t, env.Service.Temporal().GetWorkflow(ctx, models.ExerciseID(second, 1), "").Get(ctx, &ended))
+	require.Equal(t, workflows.ExerciseGivenUp, ended.Status)
+	code, body = env.DoAs("teacher-token", http.MethodGet, "/v3/copilot/exercises/"+models.ExerciseID(second, 1), nil)
+	require.Equal(t, http.StatusOK, code, string(body))
+	require.NoError(t, json.Unmarshal(body, &rec))
+	require.Equal(t, "given_up", rec.Status)
+	require.Len(t, rec.Faults, 1)
 }
