@@ -286,6 +286,11 @@ func TestMCPModesProjectsAndLimits(t *testing.T) {
 			"_meta": map[string]any{"mode": "lab_automation_assistant"}}})
 	require.Equal(t, http.StatusForbidden, code)
 	require.Contains(t, string(body), "above what you may use")
+	code, body = env.Do(http.MethodPost, "/mcp", map[string]any{"jsonrpc": "2.0", "id": 1, "method": "initialize",
+		"params": map[string]any{"protocolVersion": "2025-11-25", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "x", "version": "1"},
+			"_meta": map[string]any{"mode": "troubleshooting_injection"}}})
+	require.Equal(t, http.StatusUnprocessableEntity, code, string(body))
+	require.Contains(t, string(body), "chat/inject only")
 	_, err = connectMCP(t, env, "not-a-token", "")
 	require.Error(t, err)
 

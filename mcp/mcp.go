@@ -270,6 +270,11 @@ func (f *frontDoor) settingsFor(ctx context.Context, caller api.Caller, init *in
 		if err != nil {
 			return sessionSettings{}, http.StatusUnprocessableEntity, err.Error()
 		}
+		if tools.IsPrivateMode(string(m)) {
+			// Breaking the lab for an exercise is started by the chat's inject route only, which
+			// keeps what it did from the student; over MCP it would be a way past the mode ceiling.
+			return sessionSettings{}, http.StatusUnprocessableEntity, fmt.Sprintf("Mode %s is started by POST …/chat/inject only; ask for %s or leave mode out.", m, allowed)
+		}
 		if modeRank[m] > modeRank[allowed] {
 			return sessionSettings{}, http.StatusForbidden, fmt.Sprintf("Mode %s is above what you may use (%s); ask for %s or leave mode out.", m, allowed, allowed)
 		}
