@@ -490,7 +490,14 @@ func TestFindCLIAsksGoEnv(t *testing.T) {
 	t.Setenv("GOENV", goenv)
 	t.Setenv("GOPATH", "")
 	t.Setenv("GOBIN", "")
-	t.Setenv("HOME", t.TempDir())
+	// With telemetry on, the go command leaves a child behind that writes counters under
+	// $HOME/.config/go/telemetry after `go env` has returned, so the temporary HOME could not
+	// be removed when the test ended; "off" in the mode file keeps go from starting it.
+	home := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(home, ".config", "go", "telemetry"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(home, ".config", "go", "telemetry", "mode"), []byte("off"), 0o644))
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
 	t.Setenv("PATH", filepath.Dir(goCmd))
 	if _, err := exec.LookPath("temporal"); err == nil {
 		t.Skip("a temporal binary sits next to go")
