@@ -274,9 +274,11 @@ func TestTemporalUISummariesOfActivities(t *testing.T) {
 	require.Equal(t, []string{"plan execute_multiple_device_commands: PC1"}, got[workflows.DevicePlanActivity])
 	require.Equal(t, []string{"PC1: 2 commands"}, got[workflows.DeviceRunActivity])
 	require.Equal(t, []string{"execute_multiple_device_commands result: 1 device (PC1)"}, got[workflows.DeviceFinishActivity])
-	require.Equal(t, []string{"session title"}, got[workflows.TitleActivity])
+	// A turn names its session in the finalize step (no title activity of its own since
+	// "lean-turn"), and the summary says so.
+	require.Empty(t, got[workflows.TitleActivity])
 	require.Len(t, got[workflows.FinalizeActivity], 1)
-	require.Regexp(t, `^finish the turn: completed, 3 steps, \d+ tokens$`, got[workflows.FinalizeActivity][0])
+	require.Regexp(t, `^finish the turn and name a new session: completed, 3 steps, \d+ tokens$`, got[workflows.FinalizeActivity][0])
 
 	for _, list := range got {
 		for _, s := range list {

@@ -162,9 +162,14 @@ loop:
 	fctx = workflow.WithActivityOptions(fctx, finalizeOptions())
 	if lean {
 		var fin FinalizeResult
-		err = workflow.ExecuteActivity(summarized(fctx, fmt.Sprintf("name the session and finish the turn: %s, %s, %d tokens", res.Status, plural(res.Steps, "step"), inTokens+outTokens)), FinalizeActivity, FinalizeInput{
+		title := res.Status == TurnCompleted
+		what := "finish the turn"
+		if title {
+			what = "finish the turn and name a new session"
+		}
+		err = workflow.ExecuteActivity(summarized(fctx, fmt.Sprintf("%s: %s, %s, %d tokens", what, res.Status, plural(res.Steps, "step"), inTokens+outTokens)), FinalizeActivity, FinalizeInput{
 			Turn: ref, Status: res.Status, Error: res.Error, LLMCalls: res.LLMCalls,
-			InputTokens: inTokens, OutputTokens: outTokens, GenerateTitle: res.Status == TurnCompleted,
+			InputTokens: inTokens, OutputTokens: outTokens, GenerateTitle: title,
 		}).Get(fctx, &fin)
 		if err != nil {
 			return res, fmt.Errorf("finalizing turn: %w", err)
