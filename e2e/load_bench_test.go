@@ -308,6 +308,12 @@ func printHistory(pid int, workflowID string, t0 time.Time) {
 			EventID   string    `json:"eventId"`
 			EventTime time.Time `json:"eventTime"`
 			EventType string    `json:"eventType"`
+			// Who took and who answered a workflow task, and how it timed out: what tells a
+			// task lost on the way from one the worker held.
+			Started   json.RawMessage `json:"workflowTaskStartedEventAttributes"`
+			Completed json.RawMessage `json:"workflowTaskCompletedEventAttributes"`
+			TimedOut  json.RawMessage `json:"workflowTaskTimedOutEventAttributes"`
+			Failed    json.RawMessage `json:"workflowTaskFailedEventAttributes"`
 		} `json:"events"`
 	}
 	if err := json.Unmarshal(out, &h); err != nil {
@@ -316,6 +322,12 @@ func printHistory(pid int, workflowID string, t0 time.Time) {
 	}
 	fmt.Printf("slowest turn %s:\n", workflowID)
 	for _, e := range h.Events {
-		fmt.Printf("  %+7.0f ms  %s\n", ms(e.EventTime.Sub(t0)), e.EventType)
+		detail := ""
+		for _, a := range []json.RawMessage{e.Started, e.Completed, e.TimedOut, e.Failed} {
+			if len(a) > 0 {
+				detail += " " + string(a)
+			}
+		}
+		fmt.Printf("  %+7.0f ms  %s%s\n", ms(e.EventTime.Sub(t0)), e.EventType, detail)
 	}
 }

@@ -211,3 +211,46 @@ func TestFinalizeTurnPutsErrorOnLastAssistantMessage(t *testing.T) {
 		}
 	})
 }
+
+// A session made by its first message records the mode in its metadata (sessions are listed
+// by mode) and starts at turn 1.
+func TestStartTurnNewSessionStoresModeAndFirstSeq(t *testing.T) {
+	forEachChatDB(t, func(t *testing.T, repo *ChatRepository) {
+		ctx := context.Background()
+		p := turnParams("", uuid.NewString(), uuid.NewString())
+		p.Mode = "lab_automation_assistant"
+		sess, turn, created, err := repo.StartTurn(ctx, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var stored ChatSession
+		if err := repo.DB.Where("thread_id = ?", sess.ThreadID).Take(&stored).Error; err != nil {
+			t.Fatal(err)
+		}
+		if !created || turn.Seq != 1 || SessionMode(&stored) != p.Mode {
+			t.Fatalf("created=%v seq=%d stored mode %q, want a new session, turn 1, mode %q", created, turn.Seq, SessionMode(&stored), p.Mode)
+		}
+	})
+}
+
+// A turn row left behind for a session id that has no session (data no path of ours writes)
+// still keeps a new session under that id from getting a second running turn: the message is
+// refused and nothing is created.
+func TestStartTurnNewSessionOverOrphanTurnCreatesNothing(t *testing.T) {
+	forEachChatDB(t, func(t *testing.T, repo *ChatRepository) {
+		ctx := context.Background()
+		user, project, id := uuid.NewString(), uuid.NewString(), uuid.NewString()
+		orphan := ChatTurn{ID: uuid.NewString(), SessionID: id, Seq: 1, UserID: user, ProjectID: project,
+			Status: TurnRunning, Mode: "teaching_assistant", WorkflowID: "orphan"}
+		if err := repo.DB.Create(&orphan).Error; err != nil {
+			t.Fatal(err)
+		}
+		_, _, _, err := repo.StartTurn(ctx, turnParams(id, user, project))
+		if !errors.Is(err, ErrTurnRunning) {
+			t.Fatalf("StartTurn over an orphan running turn: %v, want ErrTurnRunning", err)
+		}
+		if n := countSessions(t, repo, id); n != 0 {
+			t.Fatalf("%d sessions created, want none", n)
+		}
+	})
+}
