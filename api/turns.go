@@ -53,9 +53,9 @@ func (t TemporalTurns) StartTurn(ctx context.Context, workflowID string, in work
 		ID:               workflowID,
 		TaskQueue:        q,
 		EnableEagerStart: true,
-		// A workflow task that reached a worker and was never answered (seen under load, see
-		// package worker) is given to another poll after this long instead of the default 10 s.
-		// The turn's workflow code takes milliseconds per task.
+		// A workflow task the dev server lost on its way to the worker (under load, see package
+		// worker) is given to another poll after this long instead of the default 10 s. The
+		// turn's workflow code takes milliseconds per task.
 		WorkflowTaskTimeout: 5 * time.Second,
 		Memo:                map[string]any{"project_id": in.ProjectID, "session_id": in.SessionID, "user_id": in.UserID, "turn_id": in.TurnID},
 		StaticSummary:       d.Summary,
