@@ -29,13 +29,14 @@ func New(c client.Client, acts *activities.Activities, opts Options) sdkworker.W
 	}
 	w := sdkworker.New(c, q, sdkworker.Options{
 		MaxConcurrentActivityExecutionSize: opts.MaxConcurrentActivities,
-		// The SDK's two pollers per task kind are kept. A task handed to a poll that is already
-		// waiting gets one second (a constant of the dev server's matching service, v1.29) for
-		// history to record it started; under a burst, history's SQLite write can take longer,
-		// matching gives up on that answer (the poll waits on), and the task's retry is refused
-		// as already started: no worker holds the task until the workflow task timeout. With eight pollers of
-		// each kind, 5 bursts of 100 turns in 16 lost a task; with two, none in 37 (the load
-		// command with LOAD_SLOW_HISTORY=1 names the lost task in the slowest turn's history).
+		// The SDK's two pollers per task kind are kept. A task handed to a poll that is
+		// already waiting gets one second (a constant of the dev server's matching service,
+		// v1.29) for history to record it started; under a burst, history's SQLite write can
+		// take longer, matching gives up on that answer (the poll waits on), and the task's
+		// retry is refused as already started: no worker holds the task until the workflow
+		// task timeout. With eight pollers of each kind, 5 bursts of 100 turns in 16 lost a
+		// task; with two, none in 37 (the load command with LOAD_SLOW_HISTORY=1 names the lost
+		// task in the slowest turn's history).
 	})
 	Register(w, acts)
 	return w
