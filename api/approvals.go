@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -284,14 +283,9 @@ func recordKind(seq int) string {
 // user's for a superadmin.
 func (h *approvalAPI) configJobs(c *gin.Context) {
 	u := currentUser(c)
-	limit := 50
-	if q := c.Query("limit"); q != "" {
-		n, err := strconv.Atoi(q)
-		if err != nil || n < 1 || n > 500 {
-			abort(c, http.StatusUnprocessableEntity, "limit must be a whole number from 1 to 500.")
-			return
-		}
-		limit = n
+	limit, ok := queryLimit(c, 50, 500)
+	if !ok {
+		return
 	}
 	owner := u.ID
 	if u.Superadmin {

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
@@ -313,14 +312,9 @@ func (s *Server) listExerciseRecords(c *gin.Context) {
 		abort(c, http.StatusUnprocessableEntity, "project_id must be the UUID of a GNS3 project.")
 		return
 	}
-	limit := 50
-	if q := c.Query("limit"); q != "" {
-		n, err := strconv.Atoi(q)
-		if err != nil || n < 1 || n > 500 {
-			abort(c, http.StatusUnprocessableEntity, "limit must be a whole number from 1 to 500.")
-			return
-		}
-		limit = n
+	limit, ok := queryLimit(c, 50, 500)
+	if !ok {
+		return
 	}
 	exs, err := s.deps.Exercises.Repo.ByProject(c.Request.Context(), project, limit)
 	if err != nil {

@@ -120,19 +120,29 @@ type openAIMessage struct {
 	Metadata   json.RawMessage `json:"metadata"`
 }
 
+// queryLimit reads ?limit=, def when absent; anything but a whole number from 1 to most is
+// answered 422 and false.
+func queryLimit(c *gin.Context, def, most int) (int, bool) {
+	q := c.Query("limit")
+	if q == "" {
+		return def, true
+	}
+	n, err := strconv.Atoi(q)
+	if err != nil || n < 1 || n > most {
+		abort(c, http.StatusUnprocessableEntity, "limit must be a whole number from 1 to "+strconv.Itoa(most)+".")
+		return 0, false
+	}
+	return n, true
+}
+
 func (s *Server) getHistory(c *gin.Context) {
 	sess, ok := s.session(c)
 	if !ok {
 		return
 	}
-	limit := 100
-	if q := c.Query("limit"); q != "" {
-		n, err := strconv.Atoi(q)
-		if err != nil || n < 1 || n > 1000 {
-			abort(c, http.StatusUnprocessableEntity, "limit must be a whole number from 1 to 1000.")
-			return
-		}
-		limit = n
+	limit, ok := queryLimit(c, 100, 1000)
+	if !ok {
+		return
 	}
 	msgs, err := s.studentHistory(c.Request.Context(), sess.ThreadID, limit)
 	if err != nil {
