@@ -12,7 +12,6 @@ import (
 
 	"github.com/gin-gonic/gin"
 	"go.temporal.io/api/serviceerror"
-	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/gns3-copilot/gns3-copilot/models"
@@ -37,14 +36,7 @@ func (e *DecisionRefusedError) Error() string { return e.Message }
 
 // DecideApproval sends the decision as an Update and returns once the workflow has stored it.
 func (t TemporalTurns) DecideApproval(ctx context.Context, workflowID string, d workflows.ApprovalDecision) (workflows.ApprovalOutcome, error) {
-	h, err := t.Client.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
-		WorkflowID: workflowID, UpdateName: workflows.ApprovalUpdate, Args: []any{d},
-		WaitForStage: client.WorkflowUpdateStageCompleted,
-	})
-	var out workflows.ApprovalOutcome
-	if err == nil {
-		err = h.Get(ctx, &out)
-	}
+	out, err := updateAndWait[workflows.ApprovalOutcome](ctx, t.Client, workflowID, workflows.ApprovalUpdate, d)
 	var nf *serviceerror.NotFound
 	var ae *temporal.ApplicationError
 	switch {

@@ -48,25 +48,16 @@ const exerciseCredentialTTL = 10 * time.Minute
 // StartExercise starts an Exercise workflow under its readable id with the search attributes
 // every turn carries; one that already runs (a retried tool call) is left as it is.
 func (t TemporalTurns) StartExercise(ctx context.Context, in workflows.ExerciseInput) error {
-	q := t.TaskQueue
-	if q == "" {
-		q = workflows.TaskQueue
-	}
 	opts := client.StartWorkflowOptions{
 		ID:                    in.ExerciseID,
-		TaskQueue:             q,
+		TaskQueue:             t.queue(),
 		WorkflowIDReusePolicy: enums.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
 		Memo:                  map[string]any{"project_id": in.ProjectID, "session_id": in.SessionID, "user_id": in.UserID},
 		StaticSummary:         "troubleshooting exercise of session " + in.SessionID,
-		TypedSearchAttributes: temporal.NewSearchAttributes(
-			temporal.NewSearchAttributeKeyKeyword(workflows.SearchAttrProjectID).ValueSet(in.ProjectID),
-			temporal.NewSearchAttributeKeyKeyword(workflows.SearchAttrSessionID).ValueSet(in.SessionID),
-			temporal.NewSearchAttributeKeyKeyword(workflows.SearchAttrUserID).ValueSet(in.UserID),
-		),
+		TypedSearchAttributes: searchAttributes(in.ProjectID, in.SessionID, in.UserID),
 	}
 	_, err := t.Client.ExecuteWorkflow(ctx, opts, workflows.ExerciseWorkflow, in)
-	var bad *serviceerror.InvalidArgument
-	if errors.As(err, &bad) && strings.Contains(strings.ToLower(bad.Error()), "search attribute") {
+	if unregisteredAttributes(err) {
 		opts.TypedSearchAttributes = temporal.SearchAttributes{}
 		_, err = t.Client.ExecuteWorkflow(ctx, opts, workflows.ExerciseWorkflow, in)
 	}
@@ -79,14 +70,7 @@ func (t TemporalTurns) StartExercise(ctx context.Context, in workflows.ExerciseI
 
 // AskExercise sends a request as an Update and returns the workflow's answer.
 func (t TemporalTurns) AskExercise(ctx context.Context, workflowID, update string, req workflows.ExerciseRequest) (workflows.ExerciseAnswer, error) {
-	h, err := t.Client.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
-		WorkflowID: workflowID, UpdateName: update, Args: []any{req},
-		WaitForStage: client.WorkflowUpdateStageCompleted,
-	})
-	var out workflows.ExerciseAnswer
-	if err == nil {
-		err = h.Get(ctx, &out)
-	}
+	out, err := updateAndWait[workflows.ExerciseAnswer](ctx, t.Client, workflowID, update, req)
 	var nf *serviceerror.NotFound
 	var ae *temporal.ApplicationError
 	switch {

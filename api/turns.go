@@ -41,36 +41,64 @@ func describeTurn(seq int, in workflows.ChatTurnInput, projectName, username, pr
 	}
 }
 
+// queue is the task queue the workflows start on.
+func (t TemporalTurns) queue() string {
+	if t.TaskQueue == "" {
+		return workflows.TaskQueue
+	}
+	return t.TaskQueue
+}
+
+// searchAttributes are the keyword attributes turns and exercises carry.
+func searchAttributes(projectID, sessionID, userID string) temporal.SearchAttributes {
+	return temporal.NewSearchAttributes(
+		temporal.NewSearchAttributeKeyKeyword(workflows.SearchAttrProjectID).ValueSet(projectID),
+		temporal.NewSearchAttributeKeyKeyword(workflows.SearchAttrSessionID).ValueSet(sessionID),
+		temporal.NewSearchAttributeKeyKeyword(workflows.SearchAttrUserID).ValueSet(userID),
+	)
+}
+
+// unregisteredAttributes reports a start refused because the cluster lacks the search
+// attributes; the caller starts again without them.
+func unregisteredAttributes(err error) bool {
+	var bad *serviceerror.InvalidArgument
+	return errors.As(err, &bad) && strings.Contains(strings.ToLower(bad.Error()), "search attribute")
+}
+
+// updateAndWait sends an Update to the workflow and waits for its result.
+func updateAndWait[T any](ctx context.Context, c client.Client, workflowID, update string, arg any) (T, error) {
+	var out T
+	h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
+		WorkflowID: workflowID, UpdateName: update, Args: []any{arg},
+		WaitForStage: client.WorkflowUpdateStageCompleted,
+	})
+	if err == nil {
+		err = h.Get(ctx, &out)
+	}
+	return out, err
+}
+
 // StartTurn starts the workflow. The memo names the project, session and user so a turn can be
 // found in the Temporal UI, and the static summary and details tell its story there; none of
 // them is a secret.
 func (t TemporalTurns) StartTurn(ctx context.Context, workflowID string, in workflows.ChatTurnInput, d TurnDescription) error {
-	q := t.TaskQueue
-	if q == "" {
-		q = workflows.TaskQueue
-	}
 	opts := client.StartWorkflowOptions{
 		ID:               workflowID,
-		TaskQueue:        q,
+		TaskQueue:        t.queue(),
 		EnableEagerStart: true,
 		// A workflow task the dev server lost on its way to the worker (under load, see package
 		// worker) is given to another poll after this long instead of the default 10 s. The
 		// turn's workflow code takes milliseconds per task.
-		WorkflowTaskTimeout: 5 * time.Second,
-		Memo:                map[string]any{"project_id": in.ProjectID, "session_id": in.SessionID, "user_id": in.UserID, "turn_id": in.TurnID},
-		StaticSummary:       d.Summary,
-		StaticDetails:       d.Details,
-		TypedSearchAttributes: temporal.NewSearchAttributes(
-			temporal.NewSearchAttributeKeyKeyword(workflows.SearchAttrProjectID).ValueSet(in.ProjectID),
-			temporal.NewSearchAttributeKeyKeyword(workflows.SearchAttrSessionID).ValueSet(in.SessionID),
-			temporal.NewSearchAttributeKeyKeyword(workflows.SearchAttrUserID).ValueSet(in.UserID),
-		),
+		WorkflowTaskTimeout:   5 * time.Second,
+		Memo:                  map[string]any{"project_id": in.ProjectID, "session_id": in.SessionID, "user_id": in.UserID, "turn_id": in.TurnID},
+		StaticSummary:         d.Summary,
+		StaticDetails:         d.Details,
+		TypedSearchAttributes: searchAttributes(in.ProjectID, in.SessionID, in.UserID),
 	}
 	in.SearchAttributes = true
 	in.Model = d.Model
 	_, err := t.Client.ExecuteWorkflow(ctx, opts, workflows.ChatTurnWorkflow, in)
-	var bad *serviceerror.InvalidArgument
-	if errors.As(err, &bad) && strings.Contains(strings.ToLower(bad.Error()), "search attribute") {
+	if unregisteredAttributes(err) {
 		// A cluster where the attributes are not registered (README: "Temporal search
 		// attributes") still runs turns, only without them.
 		opts.TypedSearchAttributes = temporal.SearchAttributes{}
