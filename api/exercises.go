@@ -235,14 +235,16 @@ func (s *Server) answerTypedRequest(c *gin.Context, u *authUser, projectID, sess
 	checked, _ := json.Marshal(relay.Payload{Type: relay.TypeExerciseChecked, SessionID: sessionID, Status: update,
 		Content: text, Hint: ans.Hint, Exercise: ans.Exercise})
 	done, _ := json.Marshal(relay.Payload{Type: relay.TypeDone, SessionID: sessionID, Status: models.TurnCompleted})
-	h := c.Writer.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-cache")
-	c.Status(http.StatusOK)
-	buf := &frameWriter{w: c.Writer}
-	buf.frame("", relay.TypeExerciseChecked, checked)
-	buf.frame("", relay.TypeDone, done)
-	c.Writer.Flush()
+	w, err := s.startSSE(c)
+	defer w.end()
+	if err == nil {
+		w.frame("", relay.TypeExerciseChecked, checked)
+		w.frame("", relay.TypeDone, done)
+		err = w.send()
+	}
+	if err != nil {
+		s.dropStream(err, "exercise", sessionID)
+	}
 	return true
 }
 
