@@ -10,7 +10,6 @@ import (
 
 	"github.com/google/uuid"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
-	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
@@ -80,13 +79,7 @@ func (f *frontDoor) closeStale(ctx context.Context, userID string) int {
 	}
 	closed := 0
 	for _, r := range rows {
-		d, err := f.d.Temporal.DescribeWorkflowExecution(ctx, r.WorkflowID, "")
-		var nf *serviceerror.NotFound
-		switch {
-		case errors.As(err, &nf):
-		case err != nil:
-			continue
-		case d.GetWorkflowExecutionInfo().GetStatus() == enums.WORKFLOW_EXECUTION_STATUS_RUNNING:
+		if ended, _, err := (api.TemporalTurns{Client: f.d.Temporal}).TurnEnded(ctx, r.WorkflowID); err != nil || !ended {
 			continue
 		}
 		if err := f.d.Calls.Finish(ctx, r.ID, models.MCPCallFailed, failureJSON(r.ToolName, "The call's workflow ended without finishing the call."), time.Now()); err == nil {
