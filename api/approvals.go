@@ -83,11 +83,16 @@ func (h *approvalAPI) writeList(c *gin.Context, rows []models.Approval, err erro
 		h.s.internalError(c, err, "Loading the approvals failed")
 		return
 	}
+	c.JSON(http.StatusOK, approvalViews(rows))
+}
+
+// approvalViews is rows as clients read them; [] (never null) when there are none.
+func approvalViews(rows []models.Approval) []models.ApprovalView {
 	out := make([]models.ApprovalView, len(rows))
 	for i := range rows {
 		out[i] = rows[i].View()
 	}
-	c.JSON(http.StatusOK, out)
+	return out
 }
 
 type decisionRequest struct {

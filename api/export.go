@@ -62,9 +62,7 @@ func (s *Server) exportSession(c *gin.Context) {
 			s.internalError(c, err, "Loading the session's approvals failed")
 			return
 		}
-		for i := range list {
-			approvals = append(approvals, list[i].View())
-		}
+		approvals = approvalViews(list)
 	}
 	ex := sessionExport{Approvals: approvals, Format: "gns3-copilot-session/v1", ExportedAt: isoTime(time.Now()), ThreadID: sess.ThreadID,
 		Title: sess.Title, ProjectID: sess.ProjectID, CreatedAt: isoTime(sess.CreatedAt), UpdatedAt: isoTime(sess.UpdatedAt),
