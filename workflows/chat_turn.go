@@ -251,34 +251,22 @@ func runPlannedDevices(ctx workflow.Context, ref TurnRef, call ToolCall, slot in
 // applyDevices runs every device's job, one activity per device and a bounded number at once.
 // It returns the devices whose activity failed for good, and the cancellation if one stopped it.
 func applyDevices(ctx workflow.Context, ref ToolCallRef, plan DevicePlan, concurrency int) (map[string]string, error) {
-	if concurrency <= 0 {
-		concurrency = DefaultDeviceConcurrency
-	}
-	sem := workflow.NewSemaphore(ctx, int64(concurrency))
-	wg := workflow.NewWaitGroup(ctx)
 	errs := map[string]string{}
 	var cancelErr error
-	for _, job := range plan.Jobs {
-		wg.Add(1)
-		workflow.Go(ctx, func(gctx workflow.Context) {
-			defer wg.Done()
-			if err := sem.Acquire(gctx, 1); err != nil {
-				errs[job.NodeID] = "not run: the turn was cancelled"
-				return
+	notRun := forEachDevice(ctx, plan, concurrency, func(gctx workflow.Context, job DeviceJob) {
+		opts := deviceOptions(deviceTimeout(job))
+		opts.Summary = clipSummary(deviceSummary(job))
+		dctx := workflow.WithActivityOptions(gctx, opts)
+		if err := workflow.ExecuteActivity(dctx, DeviceRunActivity, DeviceInput{Turn: ref, Job: job}).Get(gctx, nil); err != nil {
+			if isCancel(gctx, err) {
+				cancelErr = err
 			}
-			defer sem.Release(1)
-			opts := deviceOptions(deviceTimeout(job))
-			opts.Summary = clipSummary(deviceSummary(job))
-			dctx := workflow.WithActivityOptions(gctx, opts)
-			if err := workflow.ExecuteActivity(dctx, DeviceRunActivity, DeviceInput{Turn: ref, Job: job}).Get(gctx, nil); err != nil {
-				if isCancel(gctx, err) {
-					cancelErr = err
-				}
-				errs[job.NodeID] = failureMessage(err)
-			}
-		})
+			errs[job.NodeID] = failureMessage(err)
+		}
+	})
+	for _, job := range notRun {
+		errs[job.NodeID] = "not run: the turn was cancelled"
 	}
-	wg.Wait(ctx)
 	return errs, cancelErr
 }
 
