@@ -3,6 +3,7 @@ package workflows
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"go.temporal.io/sdk/temporal"
@@ -167,7 +168,7 @@ func Exercise(ctx workflow.Context, in ExerciseInput) (ExerciseAnswer, error) {
 			st.Status = ExerciseFixed
 			st.Message = fmt.Sprintf("Fixed! The lab passes its check (after %d check(s) and %d hint(s)).", st.Checks, st.HintsUsed)
 		case len(v.Problems) > 0:
-			st.Message = fmt.Sprintf("Not yet: %d of %d check(s) pass. %s", v.Passed, v.Total, joinProblems(v.Problems))
+			st.Message = fmt.Sprintf("Not yet: %d of %d check(s) pass. %s", v.Passed, v.Total, strings.Join(v.Problems, "; ")+".")
 		default:
 			st.Message = fmt.Sprintf("Not yet: %d of %d check(s) pass. Keep looking, or ask for a hint.", v.Passed, v.Total)
 		}
@@ -243,15 +244,4 @@ func Exercise(ctx workflow.Context, in ExerciseInput) (ExerciseAnswer, error) {
 		return st, err
 	}
 	return st, nil
-}
-
-func joinProblems(ps []string) string {
-	out := ""
-	for i, p := range ps {
-		if i > 0 {
-			out += "; "
-		}
-		out += p
-	}
-	return out + "."
 }
