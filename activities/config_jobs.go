@@ -100,14 +100,7 @@ func (a *Activities) FinishConfigJob(ctx context.Context, in workflows.FinishCon
 		for _, r := range recs {
 			byNode[r.NodeID] = append(byNode[r.NodeID], r)
 		}
-		outcomes := make([]tools.DeviceOutcome, 0, len(plan.Jobs))
-		for _, job := range plan.Jobs {
-			o := outcomeFromRecords(job, byNode[job.NodeID])
-			if msg, ok := in.Errors[job.NodeID]; ok && o.Err == "" {
-				o.Err = msg
-			}
-			outcomes = append(outcomes, o)
-		}
+		outcomes := planOutcomes(plan, byNode, in.Errors)
 		res = tools.DeviceResult(plan, outcomes)
 		byID := map[string]int{}
 		for i, it := range res.Data {

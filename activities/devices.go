@@ -100,20 +100,26 @@ func (a *Activities) FinishDeviceTool(ctx context.Context, in workflows.DeviceFi
 		}
 	}
 	plan := toolsPlan(in.Plan)
-	outcomes := make([]tools.DeviceOutcome, 0, len(plan.Jobs))
-	for _, job := range plan.Jobs {
-		o := outcomeFromRecords(job, byNode[job.NodeID])
-		if msg, ok := in.Errors[job.NodeID]; ok && o.Err == "" {
-			o.Err = msg
-		}
-		outcomes = append(outcomes, o)
-	}
-	res := tools.DeviceResult(plan, outcomes)
+	res := tools.DeviceResult(plan, planOutcomes(plan, byNode, in.Errors))
 	res.Metadata = map[string]any{"tool_name": in.Call.Name, "version": tools.FormatVersion}
 	if !first.IsZero() {
 		res.Metadata["execution_time"] = math.Round(time.Since(first).Seconds()*1000) / 1000
 	}
 	return a.storeToolResult(ctx, in.Turn, in.Call, in.MessageIndex, res)
+}
+
+// planOutcomes rebuilds every job's outcome from its device's records, in the plan's order; a
+// device whose activity failed for good without a device-level error gets that failure.
+func planOutcomes(plan tools.DevicePlan, byNode map[string][]models.DeviceCommand, errs map[string]string) []tools.DeviceOutcome {
+	outcomes := make([]tools.DeviceOutcome, 0, len(plan.Jobs))
+	for _, job := range plan.Jobs {
+		o := outcomeFromRecords(job, byNode[job.NodeID])
+		if msg, ok := errs[job.NodeID]; ok && o.Err == "" {
+			o.Err = msg
+		}
+		outcomes = append(outcomes, o)
+	}
+	return outcomes
 }
 
 // outcomeFromRecords rebuilds a device's outcome from its records: outputs of what ran, and a
