@@ -201,9 +201,7 @@ func (r *deviceRunner) RunDevice(ctx context.Context, job tools.DeviceJob) tools
 	}
 
 	r.progress(ctx, job, "connecting", "")
-	opts := r.a.Devices.Options
-	opts.Policy = r.a.Devices.Policy
-	err = devices.Use(ctx, r.a.Devices.Locker, job.Target, r.a.GNS3.Host(), opts, func(s *devices.Session) error {
+	err = r.use(ctx, job, func(s *devices.Session) error {
 		if p := s.Profile(); p != nil {
 			j.platform = p.Name
 		}
@@ -470,15 +468,21 @@ func (r *deviceRunner) verifyInterrupted(ctx context.Context, job tools.DeviceJo
 	return out
 }
 
+// use opens a session on the job's device under the device's lock, with the worker's device
+// options and policy, and runs fn in it.
+func (r *deviceRunner) use(ctx context.Context, job tools.DeviceJob, fn func(*devices.Session) error) error {
+	opts := r.a.Devices.Options
+	opts.Policy = r.a.Devices.Policy
+	return devices.Use(ctx, r.a.Devices.Locker, job.Target, r.a.GNS3.Host(), opts, fn)
+}
+
 // readConfig reads a device's configuration with its platform's show command under the
 // device's lock and records it in the given slot. The profile is nil when the platform has no
 // configuration to read.
 func (r *deviceRunner) readConfig(ctx context.Context, job tools.DeviceJob, seq int) (string, *devices.Profile, error) {
-	opts := r.a.Devices.Options
-	opts.Policy = r.a.Devices.Policy
 	var output string
 	var profile *devices.Profile
-	err := devices.Use(ctx, r.a.Devices.Locker, job.Target, r.a.GNS3.Host(), opts, func(s *devices.Session) error {
+	err := r.use(ctx, job, func(s *devices.Session) error {
 		p := s.Profile()
 		cmd := p.ConfigCommand()
 		if cmd == "" {
