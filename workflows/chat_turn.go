@@ -92,7 +92,8 @@ loop:
 					workflow.GetLogger(ctx).Warn("setting the ToolName search attribute", "error", err)
 				}
 			}
-			if approvals && configJobTool(call.Name) {
+			switch routeTool(approvals, in.Approval, ref.Mode, call.Name) {
+			case routeConfigJob:
 				copts := workflow.ChildWorkflowOptions{WorkflowID: ConfigJobID(ref.TurnID, call.ID), WaitForCancellation: true,
 					StaticSummary: clipSummary("configuration job " + toolSummary(call))}
 				if in.SearchAttributes {
@@ -103,27 +104,23 @@ loop:
 					Turn: ref, Call: call, MessageIndex: idx + i, Approval: in.Approval,
 					ApprovalTimeout: in.ApprovalTimeout, DeviceConcurrency: in.DeviceConcurrency,
 				})
-				continue
-			}
-			if approvals && in.Approval == ApprovalChanges && IsDestructiveTool(call.Name) && ref.Mode == ModeLabAutomation {
+			case routeApproved:
 				f, settable := workflow.NewFuture(ctx)
 				slot := idx + i
 				workflow.Go(ctx, func(gctx workflow.Context) {
 					settable.Set(nil, runApprovedTool(gctx, toolCtx, recordCtx, gate, ref, call, slot, in.ApprovalTimeout))
 				})
 				futures[i] = f
-				continue
-			}
-			if IsDeviceTool(call.Name) {
+			case routeDevices:
 				f, settable := workflow.NewFuture(ctx)
 				slot := idx + i
 				workflow.Go(ctx, func(gctx workflow.Context) {
 					settable.Set(nil, runDeviceTool(gctx, toolCtx, ref, call, slot, in.DeviceConcurrency))
 				})
 				futures[i] = f
-				continue
+			default:
+				futures[i] = workflow.ExecuteActivity(summarized(toolCtx, toolSummary(call)), ToolActivity, ToolInput{Turn: ref, Call: call, MessageIndex: idx + i})
 			}
-			futures[i] = workflow.ExecuteActivity(summarized(toolCtx, toolSummary(call)), ToolActivity, ToolInput{Turn: ref, Call: call, MessageIndex: idx + i})
 		}
 		cancelled := false
 		for i, f := range futures {
@@ -201,6 +198,30 @@ loop:
 		return res, fmt.Errorf("finalizing turn: %w", err)
 	}
 	return res, nil
+}
+
+// toolRoute is how a tool call runs, in a chat turn and in an MCP call alike.
+type toolRoute int
+
+const (
+	routeActivity  toolRoute = iota // one ToolActivity
+	routeConfigJob                  // a ConfigJob child: plan, approval, read before and after
+	routeApproved                   // a destructive lab tool behind the owner's approval
+	routeDevices                    // a device tool fanned out per device
+)
+
+// routeTool chooses a tool call's route. approvals says the caller runs with approvals (and,
+// for a turn, was started after they existed); approval is the operator's setting.
+func routeTool(approvals bool, approval, mode, tool string) toolRoute {
+	switch {
+	case approvals && configJobTool(tool):
+		return routeConfigJob
+	case approvals && approval == ApprovalChanges && IsDestructiveTool(tool) && mode == ModeLabAutomation:
+		return routeApproved
+	case IsDeviceTool(tool):
+		return routeDevices
+	}
+	return routeActivity
 }
 
 // runApprovedTool asks the owner before a destructive lab tool runs; a refusal (or silence)
