@@ -117,16 +117,8 @@ func Exercise(ctx workflow.Context, in ExerciseInput) (ExerciseAnswer, error) {
 		ttl = DefaultExerciseTTL
 	}
 	st := ExerciseAnswer{Status: ExerciseOpen}
-	verifyCtx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		// A check may wait for busy consoles; it answers the student who waits for it.
-		StartToCloseTimeout: 3 * time.Minute,
-		HeartbeatTimeout:    10 * time.Second,
-		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, MaximumAttempts: 2},
-	})
-	dbCtx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		StartToCloseTimeout: 30 * time.Second,
-		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, MaximumInterval: 30 * time.Second, MaximumAttempts: 10},
-	})
+	verifyCtx := workflow.WithActivityOptions(ctx, exerciseCheckOptions())
+	dbCtx := workflow.WithActivityOptions(ctx, exerciseRecordOptions())
 	save := func(hctx workflow.Context) {
 		if err := workflow.ExecuteActivity(summarized(dbCtx, fmt.Sprintf("progress: %s, %d check(s), %d hint(s)", st.Status, st.Checks, st.HintsUsed)), ExerciseProgressActivity, ExerciseProgressInput{ExerciseID: in.ExerciseID,
 			SessionID: in.SessionID, Status: st.Status, Checks: st.Checks, HintsUsed: st.HintsUsed, Message: st.Message}).Get(hctx, nil); err != nil {
@@ -234,11 +226,7 @@ func Exercise(ctx workflow.Context, in ExerciseInput) (ExerciseAnswer, error) {
 	dctx, _ := workflow.NewDisconnectedContext(ctx)
 	// A check that was running still answers its student before the workflow closes.
 	_ = workflow.Await(dctx, func() bool { return workflow.AllHandlersFinished(dctx) })
-	fctx := workflow.WithActivityOptions(dctx, workflow.ActivityOptions{
-		StartToCloseTimeout: 30 * time.Second,
-		// No attempt limit: an exercise whose end is not stored would show open forever.
-		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, MaximumInterval: time.Minute},
-	})
+	fctx := workflow.WithActivityOptions(dctx, exerciseFinishOptions())
 	if err := workflow.ExecuteActivity(summarized(fctx, "ended: "+st.Status), ExerciseFinishActivity, ExerciseProgressInput{ExerciseID: in.ExerciseID,
 		SessionID: in.SessionID, Status: st.Status, Checks: st.Checks, HintsUsed: st.HintsUsed, Message: st.Message}).Get(dctx, nil); err != nil {
 		return st, err

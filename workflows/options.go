@@ -116,3 +116,30 @@ func renewCredentialOptions() workflow.ActivityOptions {
 		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, MaximumInterval: 30 * time.Second, MaximumAttempts: 10},
 	}
 }
+
+// exerciseCheckOptions: a check may wait for busy consoles; it answers the student who waits
+// for it, so it is tried twice.
+func exerciseCheckOptions() workflow.ActivityOptions {
+	return workflow.ActivityOptions{
+		StartToCloseTimeout: 3 * time.Minute,
+		HeartbeatTimeout:    10 * time.Second,
+		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, MaximumAttempts: 2},
+	}
+}
+
+// exerciseRecordOptions: an exercise's hints and progress are database reads and writes.
+func exerciseRecordOptions() workflow.ActivityOptions {
+	return workflow.ActivityOptions{
+		StartToCloseTimeout: 30 * time.Second,
+		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, MaximumInterval: 30 * time.Second, MaximumAttempts: 10},
+	}
+}
+
+// exerciseFinishOptions has no attempt limit: an exercise whose end is not stored would show
+// open forever.
+func exerciseFinishOptions() workflow.ActivityOptions {
+	return workflow.ActivityOptions{
+		StartToCloseTimeout: 30 * time.Second,
+		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, MaximumInterval: time.Minute},
+	}
+}
