@@ -85,7 +85,7 @@ func (a *Activities) FinishConfigJob(ctx context.Context, in workflows.FinishCon
 	if !in.Applied {
 		msg := workflows.RejectionMessage(in.Approval)
 		status = map[string]string{workflows.OutcomeExpired: models.JobExpired, workflows.OutcomeRejected: models.JobRejected}[in.Approval.Status]
-		if msg == "" || (in.Approval.Status == workflows.OutcomeRejected && in.Approval.Comment == "the turn was aborted") {
+		if msg == "" || (in.Approval.Status == workflows.OutcomeRejected && in.Approval.Comment == workflows.CommentTurnAborted) {
 			msg, status = "Nothing was sent: the turn was cancelled before the change was approved.", models.JobCancelled
 		}
 		items := append([]tools.Item(nil), plan.Failed...)

@@ -249,7 +249,7 @@ func (g *approvalGate) ask(ctx workflow.Context, req ApprovalRequest, timeout ti
 		}
 		out := ApprovalOutcome{ApprovalID: req.ApprovalID, Status: OutcomeExpired}
 		if err != nil {
-			out = ApprovalOutcome{ApprovalID: req.ApprovalID, Status: OutcomeRejected, Comment: "the turn was aborted"}
+			out = ApprovalOutcome{ApprovalID: req.ApprovalID, Status: OutcomeRejected, Comment: CommentTurnAborted}
 		}
 		st.decided, st.outcome = true, out
 		dctx, _ := workflow.NewDisconnectedContext(ctx)
@@ -267,6 +267,10 @@ func (g *approvalGate) ask(ctx workflow.Context, req ApprovalRequest, timeout ti
 	}
 	return st.outcome, nil
 }
+
+// CommentTurnAborted is the comment of an approval that ended because its turn was aborted,
+// which a configuration job's result tells apart from a person's refusal.
+const CommentTurnAborted = "the turn was aborted"
 
 // RejectionMessage is what the model reads when a person said no (or nobody answered).
 func RejectionMessage(o ApprovalOutcome) string {
