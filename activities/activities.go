@@ -189,6 +189,17 @@ func llmSettingsError(err error) error {
 	return fmt.Errorf("loading the LLM configuration: %w", err)
 }
 
+// appendDone ends a turn's (or an MCP call's) event log with its done event, which keeps the
+// log for EventTTL (an hour when unset) so a client can still rejoin.
+func (a *Activities) appendDone(ctx context.Context, turnID string, data []byte) error {
+	ttl := a.EventTTL
+	if ttl <= 0 {
+		ttl = time.Hour
+	}
+	_, _, err := a.Events.AppendTerminal(ctx, turnID, relay.TypeDone, data, ttl)
+	return err
+}
+
 // abortedError tells the workflow the activity stopped because the user aborted the turn.
 func abortedError() error {
 	return temporal.NewNonRetryableApplicationError("the turn was aborted", workflows.ErrTypeTurnAborted, nil)

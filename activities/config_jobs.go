@@ -50,9 +50,13 @@ func (a *Activities) ReadDeviceConfig(ctx context.Context, in workflows.ReadConf
 
 // SaveConfigJobStatus records where a configuration job stands, for the audit route.
 func (a *Activities) SaveConfigJobStatus(ctx context.Context, in workflows.ConfigJobStatusInput) error {
-	return a.ConfigJobs.Save(ctx, &models.ConfigJob{ID: in.JobID, SessionID: in.Turn.SessionID, TurnID: in.Turn.TurnID,
-		ToolCallID: in.Call.ID, ProjectID: in.Turn.ProjectID, UserID: in.Turn.UserID, ToolName: in.Call.Name,
-		ApprovalID: in.ApprovalID, Status: in.Status, Devices: in.Devices})
+	return a.ConfigJobs.Save(ctx, configJobRow(in.JobID, in.Turn, in.Call, in.ApprovalID, in.Status, in.Devices))
+}
+
+// configJobRow is a configuration job's row as its status and its end store it.
+func configJobRow(jobID string, turn workflows.TurnRef, call workflows.ToolCall, approvalID, status string, deviceCount int) *models.ConfigJob {
+	return &models.ConfigJob{ID: jobID, SessionID: turn.SessionID, TurnID: turn.TurnID, ToolCallID: call.ID,
+		ProjectID: turn.ProjectID, UserID: turn.UserID, ToolName: call.Name, ApprovalID: approvalID, Status: status, Devices: deviceCount}
 }
 
 // DeviceChange is one device's part of a configuration job's outcome: the result item's status,
@@ -81,7 +85,7 @@ func (a *Activities) FinishConfigJob(ctx context.Context, in workflows.FinishCon
 	if !in.Applied {
 		msg := workflows.RejectionMessage(in.Approval)
 		status = map[string]string{workflows.OutcomeExpired: models.JobExpired, workflows.OutcomeRejected: models.JobRejected}[in.Approval.Status]
-		if msg == "" || (in.Approval.Status == workflows.OutcomeRejected && in.Approval.Comment == "the turn was aborted") {
+		if msg == "" || (in.Approval.Status == workflows.OutcomeRejected && in.Approval.Comment == workflows.CommentTurnAborted) {
 			msg, status = "Nothing was sent: the turn was cancelled before the change was approved.", models.JobCancelled
 		}
 		items := append([]tools.Item(nil), plan.Failed...)
@@ -100,14 +104,7 @@ func (a *Activities) FinishConfigJob(ctx context.Context, in workflows.FinishCon
 		for _, r := range recs {
 			byNode[r.NodeID] = append(byNode[r.NodeID], r)
 		}
-		outcomes := make([]tools.DeviceOutcome, 0, len(plan.Jobs))
-		for _, job := range plan.Jobs {
-			o := outcomeFromRecords(job, byNode[job.NodeID])
-			if msg, ok := in.Errors[job.NodeID]; ok && o.Err == "" {
-				o.Err = msg
-			}
-			outcomes = append(outcomes, o)
-		}
+		outcomes := planOutcomes(plan, byNode, in.Errors)
 		res = tools.DeviceResult(plan, outcomes)
 		byID := map[string]int{}
 		for i, it := range res.Data {
@@ -141,9 +138,9 @@ func (a *Activities) FinishConfigJob(ctx context.Context, in workflows.FinishCon
 	}
 	summary, _ := json.Marshal(changes)
 	now := time.Now().UTC()
-	if err := a.ConfigJobs.Save(ctx, &models.ConfigJob{ID: in.JobID, SessionID: in.Turn.SessionID, TurnID: in.Turn.TurnID,
-		ToolCallID: in.Call.ID, ProjectID: in.Turn.ProjectID, UserID: in.Turn.UserID, ToolName: in.Call.Name,
-		ApprovalID: in.Approval.ApprovalID, Status: status, Devices: len(in.Plan.Jobs), Summary: string(summary), FinishedAt: &now}); err != nil {
+	row := configJobRow(in.JobID, in.Turn, in.Call, in.Approval.ApprovalID, status, len(in.Plan.Jobs))
+	row.Summary, row.FinishedAt = string(summary), &now
+	if err := a.ConfigJobs.Save(ctx, row); err != nil {
 		return workflows.FinishConfigJobResult{}, fmt.Errorf("storing the job: %w", err)
 	}
 	if err := a.storeToolResult(ctx, in.Turn, in.Call, in.MessageIndex, res); err != nil {

@@ -3,7 +3,6 @@ package activities
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -11,11 +10,8 @@ import (
 	"time"
 
 	"github.com/gns3-copilot/gns3-copilot/devices"
-	"github.com/gns3-copilot/gns3-copilot/gns3"
 	"github.com/gns3-copilot/gns3-copilot/internal/testkit/fakeios"
 	"github.com/gns3-copilot/gns3-copilot/internal/testkit/vpcslab"
-	"github.com/gns3-copilot/gns3-copilot/models"
-	"github.com/gns3-copilot/gns3-copilot/relay"
 	"github.com/gns3-copilot/gns3-copilot/tools"
 	"github.com/gns3-copilot/gns3-copilot/workflows"
 )
@@ -65,18 +61,7 @@ func vpcsJobs(b *testing.B, n int) ([]tools.DeviceJob, lineFn) {
 
 func benchConfigJob(b *testing.B, lab func(*testing.B, int) ([]tools.DeviceJob, lineFn), n int) {
 	jobs, lines := lab(b, n)
-	db, err := models.Open("sqlite:"+filepath.Join(b.TempDir(), "bench.db"), "")
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := models.Migrate(db); err != nil {
-		b.Fatal(err)
-	}
-	events := relay.NewMemory(relay.MemoryOptions{})
-	b.Cleanup(func() { _ = events.Close() })
-	a := &Activities{Events: events, GNS3: gns3.NewServer("http://127.0.0.1:9", time.Second),
-		DeviceRecords: models.DeviceRepository{DB: db},
-		Devices:       DeviceAccess{Locker: devices.NewMemoryLocker(time.Minute), Policy: devices.DefaultPolicy()}}
+	a := benchActivities(b)
 	tool := tools.ConfigCommandsTool
 	if jobs[0].Platform == "vpcs" {
 		tool = tools.VPCSCommandsTool

@@ -73,7 +73,7 @@ func (a *Activities) RunDevice(ctx context.Context, in workflows.DeviceInput) er
 	defer stop()
 	runCtx, release := a.abortable(ctx, in.Turn.TurnID)
 	runner := a.deviceRunner(in.Turn)
-	runner.RunDevice(runCtx, toolsJob(in.Job))
+	runner.run(runCtx, toolsJob(in.Job)) // the outcome is FinishDeviceTool's to read
 	if release() {
 		return abortedError()
 	}
@@ -100,20 +100,26 @@ func (a *Activities) FinishDeviceTool(ctx context.Context, in workflows.DeviceFi
 		}
 	}
 	plan := toolsPlan(in.Plan)
-	outcomes := make([]tools.DeviceOutcome, 0, len(plan.Jobs))
-	for _, job := range plan.Jobs {
-		o := outcomeFromRecords(job, byNode[job.NodeID])
-		if msg, ok := in.Errors[job.NodeID]; ok && o.Err == "" {
-			o.Err = msg
-		}
-		outcomes = append(outcomes, o)
-	}
-	res := tools.DeviceResult(plan, outcomes)
+	res := tools.DeviceResult(plan, planOutcomes(plan, byNode, in.Errors))
 	res.Metadata = map[string]any{"tool_name": in.Call.Name, "version": tools.FormatVersion}
 	if !first.IsZero() {
 		res.Metadata["execution_time"] = math.Round(time.Since(first).Seconds()*1000) / 1000
 	}
 	return a.storeToolResult(ctx, in.Turn, in.Call, in.MessageIndex, res)
+}
+
+// planOutcomes rebuilds every job's outcome from its device's records, in the plan's order; a
+// device whose activity failed for good without a device-level error gets that failure.
+func planOutcomes(plan tools.DevicePlan, byNode map[string][]models.DeviceCommand, errs map[string]string) []tools.DeviceOutcome {
+	outcomes := make([]tools.DeviceOutcome, 0, len(plan.Jobs))
+	for _, job := range plan.Jobs {
+		o := outcomeFromRecords(job, byNode[job.NodeID])
+		if msg, ok := errs[job.NodeID]; ok && o.Err == "" {
+			o.Err = msg
+		}
+		outcomes = append(outcomes, o)
+	}
+	return outcomes
 }
 
 // outcomeFromRecords rebuilds a device's outcome from its records: outputs of what ran, and a
@@ -174,14 +180,26 @@ func (r *deviceRunner) record(job tools.DeviceJob, seq int, cmd, status string) 
 		Tool: r.ref.ToolName, Command: cmd, Config: job.Config, Status: status}
 }
 
-// RunDevice runs one device's job: it works out from the records what is left to send after
-// any earlier attempt, sends it under the device's lock (line by line, or as one configuration
-// session), and returns the device's outcome as the records tell it.
+// RunDevice runs one device's job (see run) and returns the device's outcome as the records
+// tell it.
 func (r *deviceRunner) RunDevice(ctx context.Context, job tools.DeviceJob) tools.DeviceOutcome {
+	o, readCtx := r.run(ctx, job)
+	if readCtx != nil {
+		return r.outcome(readCtx, job)
+	}
+	return o
+}
+
+// run runs one device's job: it works out from the records what is left to send after any
+// earlier attempt and sends it under the device's lock (line by line, or as one configuration
+// session). It returns the outcome itself when the records cannot tell it (they could not be
+// read, or a command could not be recorded); otherwise the context to read the records with,
+// which the RunDevice activity, leaving the outcome to FinishDeviceTool, does not do.
+func (r *deviceRunner) run(ctx context.Context, job tools.DeviceJob) (tools.DeviceOutcome, context.Context) {
 	j := &jobRun{deviceRunner: r, job: job, platform: job.Platform}
 	existing, err := r.a.DeviceRecords.Commands(ctx, r.ref.TurnID, r.ref.CallID, job.NodeID)
 	if err != nil {
-		return tools.DeviceOutcome{NodeID: job.NodeID, Name: job.Name, Err: "could not read the device's records: " + err.Error()}
+		return tools.DeviceOutcome{NodeID: job.NodeID, Name: job.Name, Err: "could not read the device's records: " + err.Error()}, nil
 	}
 	done := map[int]models.DeviceCommand{}
 	j.read = map[int]string{}
@@ -191,13 +209,11 @@ func (r *deviceRunner) RunDevice(ctx context.Context, job tools.DeviceJob) tools
 	}
 	pending := j.pending(ctx, done)
 	if len(pending) == 0 {
-		return r.outcome(ctx, job)
+		return tools.DeviceOutcome{}, ctx
 	}
 
 	r.progress(ctx, job, "connecting", "")
-	opts := r.a.Devices.Options
-	opts.Policy = r.a.Devices.Policy
-	err = devices.Use(ctx, r.a.Devices.Locker, job.Target, r.a.GNS3.Host(), opts, func(s *devices.Session) error {
+	err = r.use(ctx, job, func(s *devices.Session) error {
 		if p := s.Profile(); p != nil {
 			j.platform = p.Name
 		}
@@ -210,11 +226,11 @@ func (r *deviceRunner) RunDevice(ctx context.Context, job tools.DeviceJob) tools
 	if errors.Is(err, errNotRecorded) {
 		r.unrecorded = err
 		r.progress(ctx, job, "failed", err.Error())
-		return tools.DeviceOutcome{NodeID: job.NodeID, Name: job.Name, Err: "the command " + err.Error()}
+		return tools.DeviceOutcome{NodeID: job.NodeID, Name: job.Name, Err: "the command " + err.Error()}, nil
 	}
 	if err != nil {
 		if ctx.Err() != nil {
-			return r.outcome(context.WithoutCancel(ctx), job)
+			return tools.DeviceOutcome{}, context.WithoutCancel(ctx)
 		}
 		msg := err.Error()
 		var busy *devices.BusyError
@@ -225,13 +241,13 @@ func (r *deviceRunner) RunDevice(ctx context.Context, job tools.DeviceJob) tools
 		e.Error = msg
 		j.save(ctx, e)
 		r.progress(ctx, job, "failed", msg)
-		return r.outcome(ctx, job)
+		return tools.DeviceOutcome{}, ctx
 	}
 	if prev, ok := done[deviceErrorSeq]; ok && prev.Error != "" {
 		j.save(ctx, r.record(job, deviceErrorSeq, "", models.CommandOK)) // an earlier attempt's failure no longer holds
 	}
 	r.progress(ctx, job, "done", "")
-	return r.outcome(ctx, job)
+	return tools.DeviceOutcome{}, ctx
 }
 
 // jobRun is one device's job on its way: the records it writes, and the platform its commands
@@ -464,15 +480,21 @@ func (r *deviceRunner) verifyInterrupted(ctx context.Context, job tools.DeviceJo
 	return out
 }
 
+// use opens a session on the job's device under the device's lock, with the worker's device
+// options and policy, and runs fn in it.
+func (r *deviceRunner) use(ctx context.Context, job tools.DeviceJob, fn func(*devices.Session) error) error {
+	opts := r.a.Devices.Options
+	opts.Policy = r.a.Devices.Policy
+	return devices.Use(ctx, r.a.Devices.Locker, job.Target, r.a.GNS3.Host(), opts, fn)
+}
+
 // readConfig reads a device's configuration with its platform's show command under the
 // device's lock and records it in the given slot. The profile is nil when the platform has no
 // configuration to read.
 func (r *deviceRunner) readConfig(ctx context.Context, job tools.DeviceJob, seq int) (string, *devices.Profile, error) {
-	opts := r.a.Devices.Options
-	opts.Policy = r.a.Devices.Policy
 	var output string
 	var profile *devices.Profile
-	err := devices.Use(ctx, r.a.Devices.Locker, job.Target, r.a.GNS3.Host(), opts, func(s *devices.Session) error {
+	err := r.use(ctx, job, func(s *devices.Session) error {
 		p := s.Profile()
 		cmd := p.ConfigCommand()
 		if cmd == "" {

@@ -27,18 +27,7 @@ func BenchmarkDeviceTool50(b *testing.B) { benchDeviceTool(b, 50) }
 
 func benchDeviceTool(b *testing.B, n int) {
 	lab := vpcslab.Start(b, n)
-	db, err := models.Open("sqlite:"+filepath.Join(b.TempDir(), "bench.db"), "")
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := models.Migrate(db); err != nil {
-		b.Fatal(err)
-	}
-	events := relay.NewMemory(relay.MemoryOptions{})
-	b.Cleanup(func() { _ = events.Close() })
-	a := &Activities{Events: events, GNS3: gns3.NewServer("http://127.0.0.1:9", time.Second),
-		DeviceRecords: models.DeviceRepository{DB: db},
-		Devices:       DeviceAccess{Locker: devices.NewMemoryLocker(time.Minute), Policy: devices.DefaultPolicy()}}
+	a := benchActivities(b)
 	jobs := make([]tools.DeviceJob, n)
 	for i, node := range lab.Nodes {
 		jobs[i] = tools.DeviceJob{NodeID: fmt.Sprintf("n%d", i), Name: node.Name, Platform: "vpcs", Commands: []string{"show ip"},
@@ -62,4 +51,22 @@ func benchDeviceTool(b *testing.B, n int) {
 		}
 		wg.Wait()
 	}
+}
+
+// benchActivities are the device activities over a fresh SQLite database, an in-memory event
+// relay and an in-process device locker, as the device benchmarks run them.
+func benchActivities(b *testing.B) *Activities {
+	b.Helper()
+	db, err := models.Open("sqlite:"+filepath.Join(b.TempDir(), "bench.db"), "")
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := models.Migrate(db); err != nil {
+		b.Fatal(err)
+	}
+	events := relay.NewMemory(relay.MemoryOptions{})
+	b.Cleanup(func() { _ = events.Close() })
+	return &Activities{Events: events, GNS3: gns3.NewServer("http://127.0.0.1:9", time.Second),
+		DeviceRecords: models.DeviceRepository{DB: db},
+		Devices:       DeviceAccess{Locker: devices.NewMemoryLocker(time.Minute), Policy: devices.DefaultPolicy()}}
 }

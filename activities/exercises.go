@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -171,7 +172,7 @@ func ExerciseHints(faults []models.InjectedFault) []string {
 	}
 	var devs []string
 	for _, f := range faults {
-		if !containsString(devs, f.Device) {
+		if !slices.Contains(devs, f.Device) {
 			devs = append(devs, f.Device)
 		}
 	}
@@ -179,15 +180,6 @@ func ExerciseHints(faults []models.InjectedFault) []string {
 		out = append(out, "Look closely at "+strings.Join(devs, " and ")+".")
 	}
 	return out
-}
-
-func containsString(l []string, s string) bool {
-	for _, x := range l {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // SaveExerciseProgress stores an open exercise's counters and last answer for the page.

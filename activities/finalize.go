@@ -72,11 +72,7 @@ func (a *Activities) finalize(ctx context.Context, in workflows.FinalizeInput) e
 		done.Error = in.Error
 	}
 	data, _ := json.Marshal(done)
-	ttl := a.EventTTL
-	if ttl <= 0 {
-		ttl = time.Hour
-	}
-	if _, _, err := a.Events.AppendTerminal(ctx, in.Turn.TurnID, relay.TypeDone, data, ttl); err != nil {
+	if err := a.appendDone(ctx, in.Turn.TurnID, data); err != nil {
 		return fmt.Errorf("publishing the end of the turn: %w", err)
 	}
 	return nil

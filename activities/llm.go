@@ -143,9 +143,11 @@ func (a *Activities) LLMCall(ctx context.Context, in workflows.LLMInput) (workfl
 // not be read).
 func (a *Activities) systemPrompt(ctx context.Context, ref workflows.TurnRef, mode tools.Mode) (string, *livetopo.Snapshot) {
 	var b strings.Builder
-	b.WriteString(a.Skills.Current().SystemPrompt(mode))
+	// One set for both: a reload in between must not pair one set's prompt with another's recipes.
+	sk := a.Skills.Current()
+	b.WriteString(sk.SystemPrompt(mode))
 	if mode == tools.TroubleshootingInjection {
-		b.WriteString(recipesSection(a.Skills.Current().Recipes))
+		b.WriteString(recipesSection(sk.Recipes))
 	}
 	b.WriteString("\n\n## The project the user has open\n\n")
 	token, err := a.Credentials.Get(ctx, ref.TurnID)

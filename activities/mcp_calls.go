@@ -71,11 +71,7 @@ func (a *Activities) FinishMCPCall(ctx context.Context, in workflows.FinishMCPCa
 		a.logger(ctx).Warn("removing an MCP call's credential", "call", in.Call.TurnID, "error", err)
 	}
 	done, _ := json.Marshal(relay.Payload{Type: relay.TypeDone, SessionID: in.Call.SessionID, TurnID: in.Call.TurnID, Status: status, Error: in.Error})
-	ttl := a.EventTTL
-	if ttl <= 0 {
-		ttl = time.Hour
-	}
-	if _, _, err := a.Events.AppendTerminal(ctx, in.Call.TurnID, relay.TypeDone, done, ttl); err != nil {
+	if err := a.appendDone(ctx, in.Call.TurnID, done); err != nil {
 		return fmt.Errorf("ending the MCP call's event log: %w", err)
 	}
 	return nil

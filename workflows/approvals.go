@@ -201,9 +201,14 @@ func (g *approvalGate) decide(ctx workflow.Context, d ApprovalDecision) (Approva
 	}
 	// Set before the activity runs: a second update validated meanwhile sees it decided.
 	st.decided, st.outcome = true, out
-	err := workflow.ExecuteActivity(summarized(recordOptions(ctx), fmt.Sprintf("%s: %s", st.call.Name, describeOutcome(out))), RecordDecisionActivity, DecisionRecord{Turn: g.turn, Call: st.call, Outcome: out}).Get(ctx, nil)
+	err := g.record(ctx, st.call, out)
 	st.recordErr = err
 	return out, err
+}
+
+// record stores how an approval ended and announces it.
+func (g *approvalGate) record(ctx workflow.Context, call ToolCall, out ApprovalOutcome) error {
+	return workflow.ExecuteActivity(summarized(recordOptions(ctx), fmt.Sprintf("%s: %s", call.Name, describeOutcome(out))), RecordDecisionActivity, DecisionRecord{Turn: g.turn, Call: call, Outcome: out}).Get(ctx, nil)
 }
 
 func describeOutcome(o ApprovalOutcome) string {
@@ -244,11 +249,11 @@ func (g *approvalGate) ask(ctx workflow.Context, req ApprovalRequest, timeout ti
 		}
 		out := ApprovalOutcome{ApprovalID: req.ApprovalID, Status: OutcomeExpired}
 		if err != nil {
-			out = ApprovalOutcome{ApprovalID: req.ApprovalID, Status: OutcomeRejected, Comment: "the turn was aborted"}
+			out = ApprovalOutcome{ApprovalID: req.ApprovalID, Status: OutcomeRejected, Comment: CommentTurnAborted}
 		}
 		st.decided, st.outcome = true, out
 		dctx, _ := workflow.NewDisconnectedContext(ctx)
-		if rerr := workflow.ExecuteActivity(summarized(recordOptions(dctx), fmt.Sprintf("%s: %s", req.Call.Name, describeOutcome(out))), RecordDecisionActivity, DecisionRecord{Turn: g.turn, Call: req.Call, Outcome: out}).Get(dctx, nil); rerr != nil {
+		if rerr := g.record(dctx, req.Call, out); rerr != nil {
 			return out, rerr
 		}
 		return out, err
@@ -262,6 +267,10 @@ func (g *approvalGate) ask(ctx workflow.Context, req ApprovalRequest, timeout ti
 	}
 	return st.outcome, nil
 }
+
+// CommentTurnAborted is the comment of an approval that ended because its turn was aborted,
+// which a configuration job's result tells apart from a person's refusal.
+const CommentTurnAborted = "the turn was aborted"
 
 // RejectionMessage is what the model reads when a person said no (or nobody answered).
 func RejectionMessage(o ApprovalOutcome) string {

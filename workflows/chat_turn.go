@@ -92,7 +92,8 @@ loop:
 					workflow.GetLogger(ctx).Warn("setting the ToolName search attribute", "error", err)
 				}
 			}
-			if approvals && configJobTool(call.Name) {
+			switch routeTool(approvals, in.Approval, ref.Mode, call.Name) {
+			case routeConfigJob:
 				copts := workflow.ChildWorkflowOptions{WorkflowID: ConfigJobID(ref.TurnID, call.ID), WaitForCancellation: true,
 					StaticSummary: clipSummary("configuration job " + toolSummary(call))}
 				if in.SearchAttributes {
@@ -103,27 +104,23 @@ loop:
 					Turn: ref, Call: call, MessageIndex: idx + i, Approval: in.Approval,
 					ApprovalTimeout: in.ApprovalTimeout, DeviceConcurrency: in.DeviceConcurrency,
 				})
-				continue
-			}
-			if approvals && in.Approval == ApprovalChanges && IsDestructiveTool(call.Name) && ref.Mode == ModeLabAutomation {
+			case routeApproved:
 				f, settable := workflow.NewFuture(ctx)
 				slot := idx + i
 				workflow.Go(ctx, func(gctx workflow.Context) {
 					settable.Set(nil, runApprovedTool(gctx, toolCtx, recordCtx, gate, ref, call, slot, in.ApprovalTimeout))
 				})
 				futures[i] = f
-				continue
-			}
-			if IsDeviceTool(call.Name) {
+			case routeDevices:
 				f, settable := workflow.NewFuture(ctx)
 				slot := idx + i
 				workflow.Go(ctx, func(gctx workflow.Context) {
 					settable.Set(nil, runDeviceTool(gctx, toolCtx, ref, call, slot, in.DeviceConcurrency))
 				})
 				futures[i] = f
-				continue
+			default:
+				futures[i] = workflow.ExecuteActivity(summarized(toolCtx, toolSummary(call)), ToolActivity, ToolInput{Turn: ref, Call: call, MessageIndex: idx + i})
 			}
-			futures[i] = workflow.ExecuteActivity(summarized(toolCtx, toolSummary(call)), ToolActivity, ToolInput{Turn: ref, Call: call, MessageIndex: idx + i})
 		}
 		cancelled := false
 		for i, f := range futures {
@@ -203,6 +200,30 @@ loop:
 	return res, nil
 }
 
+// toolRoute is how a tool call runs, in a chat turn and in an MCP call alike.
+type toolRoute int
+
+const (
+	routeActivity  toolRoute = iota // one ToolActivity
+	routeConfigJob                  // a ConfigJob child: plan, approval, read before and after
+	routeApproved                   // a destructive lab tool behind the owner's approval
+	routeDevices                    // a device tool fanned out per device
+)
+
+// routeTool chooses a tool call's route. approvals says the caller runs with approvals (and,
+// for a turn, was started after they existed); approval is the operator's setting.
+func routeTool(approvals bool, approval, mode, tool string) toolRoute {
+	switch {
+	case approvals && configJobTool(tool):
+		return routeConfigJob
+	case approvals && approval == ApprovalChanges && IsDestructiveTool(tool) && mode == ModeLabAutomation:
+		return routeApproved
+	case IsDeviceTool(tool):
+		return routeDevices
+	}
+	return routeActivity
+}
+
 // runApprovedTool asks the owner before a destructive lab tool runs; a refusal (or silence)
 // becomes the tool's result, with the owner's comment, so the model can answer it.
 func runApprovedTool(ctx, toolCtx, recordCtx workflow.Context, gate *approvalGate, ref TurnRef, call ToolCall, slot int, timeout time.Duration) error {
@@ -251,34 +272,22 @@ func runPlannedDevices(ctx workflow.Context, ref TurnRef, call ToolCall, slot in
 // applyDevices runs every device's job, one activity per device and a bounded number at once.
 // It returns the devices whose activity failed for good, and the cancellation if one stopped it.
 func applyDevices(ctx workflow.Context, ref ToolCallRef, plan DevicePlan, concurrency int) (map[string]string, error) {
-	if concurrency <= 0 {
-		concurrency = DefaultDeviceConcurrency
-	}
-	sem := workflow.NewSemaphore(ctx, int64(concurrency))
-	wg := workflow.NewWaitGroup(ctx)
 	errs := map[string]string{}
 	var cancelErr error
-	for _, job := range plan.Jobs {
-		wg.Add(1)
-		workflow.Go(ctx, func(gctx workflow.Context) {
-			defer wg.Done()
-			if err := sem.Acquire(gctx, 1); err != nil {
-				errs[job.NodeID] = "not run: the turn was cancelled"
-				return
+	notRun := forEachDevice(ctx, plan, concurrency, func(gctx workflow.Context, job DeviceJob) {
+		opts := deviceOptions(deviceTimeout(job))
+		opts.Summary = clipSummary(deviceSummary(job))
+		dctx := workflow.WithActivityOptions(gctx, opts)
+		if err := workflow.ExecuteActivity(dctx, DeviceRunActivity, DeviceInput{Turn: ref, Job: job}).Get(gctx, nil); err != nil {
+			if isCancel(gctx, err) {
+				cancelErr = err
 			}
-			defer sem.Release(1)
-			opts := deviceOptions(deviceTimeout(job))
-			opts.Summary = clipSummary(deviceSummary(job))
-			dctx := workflow.WithActivityOptions(gctx, opts)
-			if err := workflow.ExecuteActivity(dctx, DeviceRunActivity, DeviceInput{Turn: ref, Job: job}).Get(gctx, nil); err != nil {
-				if isCancel(gctx, err) {
-					cancelErr = err
-				}
-				errs[job.NodeID] = failureMessage(err)
-			}
-		})
+			errs[job.NodeID] = failureMessage(err)
+		}
+	})
+	for _, job := range notRun {
+		errs[job.NodeID] = "not run: the turn was cancelled"
 	}
-	wg.Wait(ctx)
 	return errs, cancelErr
 }
 

@@ -189,18 +189,21 @@ func readConfigs(ctx workflow.Context, ref ToolCallRef, plan DevicePlan, phase s
 }
 
 // forEachDevice runs fn for every job of the plan, at most concurrency at once, and returns when
-// all have finished.
-func forEachDevice(ctx workflow.Context, plan DevicePlan, concurrency int, fn func(workflow.Context, DeviceJob)) {
+// all have finished. It returns the jobs fn never ran for: those still waiting for a slot when
+// the context was cancelled.
+func forEachDevice(ctx workflow.Context, plan DevicePlan, concurrency int, fn func(workflow.Context, DeviceJob)) []DeviceJob {
 	if concurrency <= 0 {
 		concurrency = DefaultDeviceConcurrency
 	}
 	sem := workflow.NewSemaphore(ctx, int64(concurrency))
 	wg := workflow.NewWaitGroup(ctx)
+	var notRun []DeviceJob
 	for _, job := range plan.Jobs {
 		wg.Add(1)
 		workflow.Go(ctx, func(gctx workflow.Context) {
 			defer wg.Done()
 			if err := sem.Acquire(gctx, 1); err != nil {
+				notRun = append(notRun, job)
 				return
 			}
 			defer sem.Release(1)
@@ -208,4 +211,5 @@ func forEachDevice(ctx workflow.Context, plan DevicePlan, concurrency int, fn fu
 		})
 	}
 	wg.Wait(ctx)
+	return notRun
 }

@@ -3,6 +3,7 @@ package workflows
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"go.temporal.io/sdk/temporal"
@@ -116,16 +117,8 @@ func Exercise(ctx workflow.Context, in ExerciseInput) (ExerciseAnswer, error) {
 		ttl = DefaultExerciseTTL
 	}
 	st := ExerciseAnswer{Status: ExerciseOpen}
-	verifyCtx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		// A check may wait for busy consoles; it answers the student who waits for it.
-		StartToCloseTimeout: 3 * time.Minute,
-		HeartbeatTimeout:    10 * time.Second,
-		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, MaximumAttempts: 2},
-	})
-	dbCtx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		StartToCloseTimeout: 30 * time.Second,
-		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, MaximumInterval: 30 * time.Second, MaximumAttempts: 10},
-	})
+	verifyCtx := workflow.WithActivityOptions(ctx, exerciseCheckOptions())
+	dbCtx := workflow.WithActivityOptions(ctx, exerciseRecordOptions())
 	save := func(hctx workflow.Context) {
 		if err := workflow.ExecuteActivity(summarized(dbCtx, fmt.Sprintf("progress: %s, %d check(s), %d hint(s)", st.Status, st.Checks, st.HintsUsed)), ExerciseProgressActivity, ExerciseProgressInput{ExerciseID: in.ExerciseID,
 			SessionID: in.SessionID, Status: st.Status, Checks: st.Checks, HintsUsed: st.HintsUsed, Message: st.Message}).Get(hctx, nil); err != nil {
@@ -167,7 +160,7 @@ func Exercise(ctx workflow.Context, in ExerciseInput) (ExerciseAnswer, error) {
 			st.Status = ExerciseFixed
 			st.Message = fmt.Sprintf("Fixed! The lab passes its check (after %d check(s) and %d hint(s)).", st.Checks, st.HintsUsed)
 		case len(v.Problems) > 0:
-			st.Message = fmt.Sprintf("Not yet: %d of %d check(s) pass. %s", v.Passed, v.Total, joinProblems(v.Problems))
+			st.Message = fmt.Sprintf("Not yet: %d of %d check(s) pass. %s", v.Passed, v.Total, strings.Join(v.Problems, "; ")+".")
 		default:
 			st.Message = fmt.Sprintf("Not yet: %d of %d check(s) pass. Keep looking, or ask for a hint.", v.Passed, v.Total)
 		}
@@ -233,25 +226,10 @@ func Exercise(ctx workflow.Context, in ExerciseInput) (ExerciseAnswer, error) {
 	dctx, _ := workflow.NewDisconnectedContext(ctx)
 	// A check that was running still answers its student before the workflow closes.
 	_ = workflow.Await(dctx, func() bool { return workflow.AllHandlersFinished(dctx) })
-	fctx := workflow.WithActivityOptions(dctx, workflow.ActivityOptions{
-		StartToCloseTimeout: 30 * time.Second,
-		// No attempt limit: an exercise whose end is not stored would show open forever.
-		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, MaximumInterval: time.Minute},
-	})
+	fctx := workflow.WithActivityOptions(dctx, exerciseFinishOptions())
 	if err := workflow.ExecuteActivity(summarized(fctx, "ended: "+st.Status), ExerciseFinishActivity, ExerciseProgressInput{ExerciseID: in.ExerciseID,
 		SessionID: in.SessionID, Status: st.Status, Checks: st.Checks, HintsUsed: st.HintsUsed, Message: st.Message}).Get(dctx, nil); err != nil {
 		return st, err
 	}
 	return st, nil
-}
-
-func joinProblems(ps []string) string {
-	out := ""
-	for i, p := range ps {
-		if i > 0 {
-			out += "; "
-		}
-		out += p
-	}
-	return out + "."
 }

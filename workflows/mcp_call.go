@@ -89,8 +89,8 @@ func MCPCall(ctx workflow.Context, in MCPCallInput) (MCPCallResult, error) {
 
 	// The slot is a transcript position in a turn; an MCP call has one result and no transcript.
 	const slot = 0
-	switch {
-	case approvals && configJobTool(call.Name):
+	switch routeTool(approvals, in.Approval, ref.Mode, call.Name) {
+	case routeConfigJob:
 		copts := workflow.ChildWorkflowOptions{WorkflowID: ConfigJobID(ref.TurnID, call.ID), WaitForCancellation: true}
 		if in.SearchAttributes {
 			copts.TypedSearchAttributes = jobSearchAttributes(ref, call.Name)
@@ -99,9 +99,9 @@ func MCPCall(ctx workflow.Context, in MCPCallInput) (MCPCallResult, error) {
 			Turn: ref, Call: call, MessageIndex: slot, Approval: in.Approval,
 			ApprovalTimeout: in.ApprovalTimeout, DeviceConcurrency: in.DeviceConcurrency,
 		}).Get(ctx, nil)
-	case approvals && in.Approval == ApprovalChanges && IsDestructiveTool(call.Name) && ref.Mode == ModeLabAutomation:
+	case routeApproved:
 		err = runApprovedTool(ctx, toolCtx, recordCtx, gate, ref, call, slot, in.ApprovalTimeout)
-	case IsDeviceTool(call.Name):
+	case routeDevices:
 		err = runDeviceTool(ctx, toolCtx, ref, call, slot, in.DeviceConcurrency)
 	default:
 		err = workflow.ExecuteActivity(toolCtx, ToolActivity, ToolInput{Turn: ref, Call: call, MessageIndex: slot}).Get(ctx, nil)

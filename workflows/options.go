@@ -10,38 +10,40 @@ import (
 // How long each kind of activity may take and how it is retried. Functions rather than values,
 // so no two calls share a retry policy.
 
+// heartbeating is the shape of every activity that talks to a model, GNS3 or a console: it
+// heartbeats, so a crashed worker's attempt is retried elsewhere within seconds, and it is
+// waited for when cancelled. The retry policy is copied, so each call gets its own.
+func heartbeating(timeout time.Duration, retry temporal.RetryPolicy) workflow.ActivityOptions {
+	return workflow.ActivityOptions{
+		StartToCloseTimeout: timeout,
+		HeartbeatTimeout:    10 * time.Second,
+		WaitForCancellation: true,
+		RetryPolicy:         &retry,
+	}
+}
+
 // llmOptions: a model call streams for minutes at most; its short heartbeat lets a crashed
 // worker's call be retried elsewhere within seconds. Errors a retry cannot fix are final.
 func llmOptions() workflow.ActivityOptions {
-	return workflow.ActivityOptions{
-		StartToCloseTimeout: 5 * time.Minute,
-		HeartbeatTimeout:    10 * time.Second,
-		WaitForCancellation: true,
-		RetryPolicy: &temporal.RetryPolicy{
-			InitialInterval:        time.Second,
-			BackoffCoefficient:     2,
-			MaximumInterval:        30 * time.Second,
-			MaximumAttempts:        5,
-			NonRetryableErrorTypes: []string{ErrTypeLLMAuth, ErrTypeLLMBadRequest, ErrTypeLLMConfig, ErrTypeTurnAborted},
-		},
-	}
+	return heartbeating(5*time.Minute, temporal.RetryPolicy{
+		InitialInterval:        time.Second,
+		BackoffCoefficient:     2,
+		MaximumInterval:        30 * time.Second,
+		MaximumAttempts:        5,
+		NonRetryableErrorTypes: []string{ErrTypeLLMAuth, ErrTypeLLMBadRequest, ErrTypeLLMConfig, ErrTypeTurnAborted},
+	})
 }
 
 // toolOptions: starting many slow nodes may take a quarter of an hour; heartbeats prove progress.
 // The device tools' plan runs under them too.
 func toolOptions() workflow.ActivityOptions {
-	return workflow.ActivityOptions{
-		StartToCloseTimeout: 20 * time.Minute,
-		HeartbeatTimeout:    10 * time.Second,
-		WaitForCancellation: true,
-		RetryPolicy: &temporal.RetryPolicy{
-			InitialInterval:        time.Second,
-			BackoffCoefficient:     2,
-			MaximumInterval:        20 * time.Second,
-			MaximumAttempts:        3,
-			NonRetryableErrorTypes: []string{ErrTypeNoCredentials, ErrTypeTurnAborted},
-		},
-	}
+	return heartbeating(20*time.Minute, temporal.RetryPolicy{
+		InitialInterval:        time.Second,
+		BackoffCoefficient:     2,
+		MaximumInterval:        20 * time.Second,
+		MaximumAttempts:        3,
+		NonRetryableErrorTypes: []string{ErrTypeNoCredentials, ErrTypeTurnAborted},
+	})
 }
 
 // toolFailureOptions: storing a failed tool's result is a database write.
@@ -71,15 +73,10 @@ func finalizeOptions() workflow.ActivityOptions {
 
 // deviceOptions: one device's job, bounded by the time its commands may take.
 func deviceOptions(timeout time.Duration) workflow.ActivityOptions {
-	return workflow.ActivityOptions{
-		StartToCloseTimeout: timeout,
-		HeartbeatTimeout:    10 * time.Second,
-		WaitForCancellation: true,
-		RetryPolicy: &temporal.RetryPolicy{
-			InitialInterval: time.Second, BackoffCoefficient: 2, MaximumAttempts: 3,
-			NonRetryableErrorTypes: []string{ErrTypeTurnAborted},
-		},
-	}
+	return heartbeating(timeout, temporal.RetryPolicy{
+		InitialInterval: time.Second, BackoffCoefficient: 2, MaximumAttempts: 3,
+		NonRetryableErrorTypes: []string{ErrTypeTurnAborted},
+	})
 }
 
 // deviceFinishOptions: aggregating a device tool call reads records and stores one result.
@@ -90,28 +87,17 @@ func deviceFinishOptions() workflow.ActivityOptions {
 	}
 }
 
-// jobPlanOptions: a configuration job's plan reads the topology once.
+// jobPlanOptions: a configuration job's plan reads the topology once, so it has a tool's
+// retries and a shorter bound.
 func jobPlanOptions() workflow.ActivityOptions {
-	return workflow.ActivityOptions{
-		StartToCloseTimeout: 5 * time.Minute,
-		HeartbeatTimeout:    10 * time.Second,
-		WaitForCancellation: true,
-		RetryPolicy: &temporal.RetryPolicy{
-			InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: 20 * time.Second, MaximumAttempts: 3,
-			NonRetryableErrorTypes: []string{ErrTypeNoCredentials, ErrTypeTurnAborted},
-		},
-	}
+	o := toolOptions()
+	o.StartToCloseTimeout = 5 * time.Minute
+	return o
 }
 
 // readConfigOptions: reading one device's configuration is one show command.
 func readConfigOptions() workflow.ActivityOptions {
-	return workflow.ActivityOptions{
-		StartToCloseTimeout: 2 * time.Minute,
-		HeartbeatTimeout:    10 * time.Second,
-		WaitForCancellation: true,
-		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumAttempts: 3,
-			NonRetryableErrorTypes: []string{ErrTypeTurnAborted}},
-	}
+	return deviceOptions(2 * time.Minute)
 }
 
 // approvalRecordOptions: approvals and job statuses are database writes that must land, so they
@@ -128,5 +114,32 @@ func renewCredentialOptions() workflow.ActivityOptions {
 	return workflow.ActivityOptions{
 		StartToCloseTimeout: 30 * time.Second,
 		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, MaximumInterval: 30 * time.Second, MaximumAttempts: 10},
+	}
+}
+
+// exerciseCheckOptions: a check may wait for busy consoles; it answers the student who waits
+// for it, so it is tried twice.
+func exerciseCheckOptions() workflow.ActivityOptions {
+	return workflow.ActivityOptions{
+		StartToCloseTimeout: 3 * time.Minute,
+		HeartbeatTimeout:    10 * time.Second,
+		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, MaximumAttempts: 2},
+	}
+}
+
+// exerciseRecordOptions: an exercise's hints and progress are database reads and writes.
+func exerciseRecordOptions() workflow.ActivityOptions {
+	return workflow.ActivityOptions{
+		StartToCloseTimeout: 30 * time.Second,
+		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, MaximumInterval: 30 * time.Second, MaximumAttempts: 10},
+	}
+}
+
+// exerciseFinishOptions has no attempt limit: an exercise whose end is not stored would show
+// open forever.
+func exerciseFinishOptions() workflow.ActivityOptions {
+	return workflow.ActivityOptions{
+		StartToCloseTimeout: 30 * time.Second,
+		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, MaximumInterval: time.Minute},
 	}
 }
