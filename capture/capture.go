@@ -139,10 +139,8 @@ type Analyzer struct {
 	echoes    map[echoKey]bool // request seen; true once answered
 	echoPairs map[[2]string]*EchoGap
 	echoOrder [][2]string
-	resets    []TCPEvent
-	nResets   int
-	retrans   []TCPEvent
-	nRetrans  int
+	resets    tcpTally
+	retrans   tcpTally
 	flows     map[flowKey]*flowState
 	conns     map[flowKey]*connState // keyed by the client's direction
 	connOrder []flowKey
@@ -171,6 +169,19 @@ type arpState struct {
 	askedBy  string
 	requests int
 	order    int
+}
+
+// tcpTally counts TCP events of one kind and keeps the first maxListed of them.
+type tcpTally struct {
+	n      int
+	listed []TCPEvent
+}
+
+func (t *tcpTally) add(ev TCPEvent) {
+	t.n++
+	if len(t.listed) < maxListed {
+		t.listed = append(t.listed, ev)
+	}
 }
 
 type echoKey struct {
@@ -445,10 +456,8 @@ func (a *Analyzer) onICMPv4(p *packet, src, dst string) {
 		if a.describe {
 			p.info = fmt.Sprintf("%s → %s ICMP destination unreachable (%s)", src, dst, reason)
 		}
-		if orig != "" {
-			if a.describe {
-				p.info += " for " + orig
-			}
+		if a.describe && orig != "" {
+			p.info += " for " + orig
 		}
 		a.unreachable(src, dst, reason, orig)
 	default:
@@ -485,10 +494,8 @@ func (a *Analyzer) onICMPv6(p *packet, src, dst string) {
 		if a.describe {
 			p.info = fmt.Sprintf("%s → %s ICMPv6 destination unreachable (%s)", src, dst, reason)
 		}
-		if orig != "" {
-			if a.describe {
-				p.info += " for " + orig
-			}
+		if a.describe && orig != "" {
+			p.info += " for " + orig
 		}
 		a.unreachable(src, dst, reason, orig)
 	default:
@@ -589,10 +596,7 @@ func (a *Analyzer) onTCP(p *packet, src, dst string) {
 	fwd, rev := flowKey{from, to}, flowKey{to, from}
 	ev := TCPEvent{Packet: p.n, From: from, To: to}
 	if t.RST {
-		a.nResets++
-		if len(a.resets) < maxListed {
-			a.resets = append(a.resets, ev)
-		}
+		a.resets.add(ev)
 		// A reset answering a SYN refuses the connection.
 		if c := a.conns[rev]; c != nil && !c.synAck && !c.established {
 			c.refused = true
@@ -603,7 +607,7 @@ func (a *Analyzer) onTCP(p *packet, src, dst string) {
 	case t.SYN && !t.ACK:
 		c := a.conns[fwd]
 		if c != nil && !c.established && !c.refused && c.clientISN == t.Seq {
-			a.retransmitted(ev)
+			a.retrans.add(ev)
 			return
 		}
 		if len(a.conns) < maxTrackedTCPKeys || c != nil {
@@ -617,7 +621,7 @@ func (a *Analyzer) onTCP(p *packet, src, dst string) {
 	case t.SYN && t.ACK:
 		if c := a.conns[rev]; c != nil && t.Ack == c.clientISN+1 {
 			if c.synAck && c.serverISN == t.Seq {
-				a.retransmitted(ev)
+				a.retrans.add(ev)
 				return
 			}
 			c.synAck, c.serverISN = true, t.Seq
@@ -647,17 +651,10 @@ func (a *Analyzer) onTCP(p *packet, src, dst string) {
 	}
 	// Sequence numbers wrap: compare by signed difference.
 	if int32(end-f.next) <= 0 {
-		a.retransmitted(ev)
+		a.retrans.add(ev)
 		return
 	}
 	f.next = end
-}
-
-func (a *Analyzer) retransmitted(ev TCPEvent) {
-	a.nRetrans++
-	if len(a.retrans) < maxListed {
-		a.retrans = append(a.retrans, ev)
-	}
 }
 
 func tcpFlags(t *layers.TCP) string {
@@ -682,7 +679,7 @@ func (a *Analyzer) Summary() Summary {
 		LinkType: a.linkType.String(), Packets: a.packets, Bytes: a.bytes, Undecoded: a.undecoded,
 		Protocols: []ProtocolCount{}, Conversations: []Conversation{}, UnansweredARP: []ARPQuestion{},
 		Unreachables: []Unreachable{}, EchoWithoutReply: []EchoGap{}, IncompleteHandshakes: []Handshake{},
-		TCPResets: a.nResets, TCPResetList: a.resets, TCPRetransmissions: a.nRetrans, TCPRetransmitList: a.retrans,
+		TCPResets: a.resets.n, TCPResetList: a.resets.listed, TCPRetransmissions: a.retrans.n, TCPRetransmitList: a.retrans.listed,
 		First: append([]string{}, a.head...), Last: a.lastLines(),
 	}
 	if a.packets > 1 {
