@@ -448,18 +448,7 @@ func (a *Analyzer) onICMPv4(p *packet, src, dst string) {
 		}
 		a.echoReply(src, dst, a.icmp4.Id, a.icmp4.Seq)
 	case layers.ICMPv4TypeDestinationUnreachable:
-		reason := unreachableV4[code]
-		if reason == "" {
-			reason = fmt.Sprintf("code %d", code)
-		}
-		orig := originalIPv4(a.icmp4.Payload)
-		if a.describe {
-			p.info = fmt.Sprintf("%s → %s ICMP destination unreachable (%s)", src, dst, reason)
-		}
-		if a.describe && orig != "" {
-			p.info += " for " + orig
-		}
-		a.unreachable(src, dst, reason, orig)
+		a.unreachable(p, src, dst, "ICMP", unreachableReason(unreachableV4, code), originalIPv4(a.icmp4.Payload))
 	default:
 		if a.describe {
 			p.info = fmt.Sprintf("%s → %s ICMP %s", src, dst, a.icmp4.TypeCode)
@@ -482,22 +471,12 @@ func (a *Analyzer) onICMPv6(p *packet, src, dst string) {
 		}
 		a.echoReply(src, dst, a.echo6.Identifier, a.echo6.SeqNumber)
 	case typ == layers.ICMPv6TypeDestinationUnreachable:
-		reason := unreachableV6[code]
-		if reason == "" {
-			reason = fmt.Sprintf("code %d", code)
-		}
 		// The ICMPv6 payload starts with 4 unused bytes, then the original packet.
 		orig := ""
 		if pl := a.icmp6.Payload; len(pl) > 4 {
 			orig = originalIPv6(pl[4:])
 		}
-		if a.describe {
-			p.info = fmt.Sprintf("%s → %s ICMPv6 destination unreachable (%s)", src, dst, reason)
-		}
-		if a.describe && orig != "" {
-			p.info += " for " + orig
-		}
-		a.unreachable(src, dst, reason, orig)
+		a.unreachable(p, src, dst, "ICMPv6", unreachableReason(unreachableV6, code), orig)
 	default:
 		if a.describe {
 			p.info = fmt.Sprintf("%s → %s ICMPv6 %s", src, dst, a.icmp6.TypeCode)
@@ -515,6 +494,14 @@ var unreachableV4 = map[uint8]string{
 var unreachableV6 = map[uint8]string{
 	0: "no route to destination", 1: "administratively prohibited", 2: "beyond scope of source address",
 	3: "address unreachable", 4: "port unreachable", 5: "source address failed policy", 6: "reject route",
+}
+
+// unreachableReason names a destination unreachable code from names, or gives its number.
+func unreachableReason(names map[uint8]string, code uint8) string {
+	if reason := names[code]; reason != "" {
+		return reason
+	}
+	return fmt.Sprintf("code %d", code)
 }
 
 // originalIPv4 describes the packet an ICMP error quotes (its IP header and 8 bytes).
@@ -548,7 +535,15 @@ func describeQuoted(src, dst string, proto byte, b []byte, l4 int) string {
 	return fmt.Sprintf("%s → %s %s", src, dst, name)
 }
 
-func (a *Analyzer) unreachable(from, to, reason, orig string) {
+// unreachable describes an ICMP (family "ICMP" or "ICMPv6") destination unreachable from → to
+// about the quoted packet orig, and counts it.
+func (a *Analyzer) unreachable(p *packet, from, to, family, reason, orig string) {
+	if a.describe {
+		p.info = fmt.Sprintf("%s → %s %s destination unreachable (%s)", from, to, family, reason)
+		if orig != "" {
+			p.info += " for " + orig
+		}
+	}
 	key := from + "|" + to + "|" + reason + "|" + orig
 	u := a.unreach[key]
 	if u == nil {
