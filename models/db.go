@@ -19,8 +19,7 @@ import (
 func Open(databaseURL, dataDir string) (*gorm.DB, error) {
 	cfg := &gorm.Config{Logger: logger.Default.LogMode(logger.Silent), TranslateError: true}
 	switch {
-	case strings.HasPrefix(databaseURL, "postgres://"), strings.HasPrefix(databaseURL, "postgresql://"),
-		strings.Contains(databaseURL, "host="):
+	case IsPostgres(databaseURL):
 		db, err := gorm.Open(postgres.Open(databaseURL), cfg)
 		if err != nil {
 			return nil, fmt.Errorf("connecting to PostgreSQL: %w", err)
@@ -52,6 +51,12 @@ func Open(databaseURL, dataDir string) (*gorm.DB, error) {
 		sqlDB.SetMaxOpenConns(1)
 		return db, nil
 	}
+}
+
+// IsPostgres reports whether Open takes databaseURL for PostgreSQL; anything else is SQLite.
+func IsPostgres(databaseURL string) bool {
+	return strings.HasPrefix(databaseURL, "postgres://") || strings.HasPrefix(databaseURL, "postgresql://") ||
+		strings.Contains(databaseURL, "host=")
 }
 
 // Migrate creates or upgrades every table the copilot owns. It is idempotent.

@@ -153,7 +153,7 @@ func Start(ctx context.Context, role Role, cfg Config) (_ *Running, err error) {
 		return nil, errors.New("--redis-url is required for `api` and `worker`: the two halves share turn events and credentials through Redis")
 	}
 
-	if role == RoleServe && (cfg.TemporalAddress == "" || usesSQLite(cfg.DatabaseURL)) {
+	if role == RoleServe && (cfg.TemporalAddress == "" || !models.IsPostgres(cfg.DatabaseURL)) {
 		// Before the database is opened: a crashed predecessor's dev server may still be
 		// writing, and two processes must never share the dev server's database.
 		if r.lock, err = temporaldev.LockDataDir(ctx, cfg.DataDir, temporaldev.LockOptions{Logger: log}); err != nil {
@@ -498,13 +498,6 @@ func portOf(hostPort string) int {
 	}
 	n, _ := strconv.Atoi(p)
 	return n
-}
-
-// usesSQLite mirrors models.Open's choice: anything that is not a PostgreSQL URL or DSN is
-// the SQLite file in the data directory (or the sqlite: path given).
-func usesSQLite(databaseURL string) bool {
-	return !strings.HasPrefix(databaseURL, "postgres://") && !strings.HasPrefix(databaseURL, "postgresql://") &&
-		!strings.Contains(databaseURL, "host=")
 }
 
 // eventsAndCredentials picks Redis when configured (several processes share it), and otherwise
