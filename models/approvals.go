@@ -79,8 +79,8 @@ func (r ApprovalRepository) Get(ctx context.Context, id string) (*Approval, erro
 // no-op (a retried activity); a different outcome on a decided approval is refused, so the
 // first decision stands.
 func (r ApprovalRepository) Decide(ctx context.Context, id, status, by, comment string, at time.Time) (*Approval, error) {
-	res := r.DB.WithContext(ctx).Model(&Approval{}).Where("id = ? AND status = ?", id, ApprovalPending).
-		Updates(map[string]any{"status": status, "decided_by": by, "comment": comment, "decided_at": at.UTC()})
+	res := updateWhile(ctx, r.DB, &Approval{}, id, ApprovalPending,
+		map[string]any{"status": status, "decided_by": by, "comment": comment, "decided_at": at.UTC()})
 	if res.Error != nil {
 		return nil, res.Error
 	}

@@ -1,6 +1,7 @@
 package models
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -57,6 +58,13 @@ func Open(databaseURL, dataDir string) (*gorm.DB, error) {
 func IsPostgres(databaseURL string) bool {
 	return strings.HasPrefix(databaseURL, "postgres://") || strings.HasPrefix(databaseURL, "postgresql://") ||
 		strings.Contains(databaseURL, "host=")
+}
+
+// updateWhile applies upd to the row of model's table with id while its status is still status:
+// a row that has moved on (decided, finished, ended) keeps what it has. RowsAffected of the
+// answer tells whether it was still in that status.
+func updateWhile(ctx context.Context, db *gorm.DB, model any, id, status string, upd map[string]any) *gorm.DB {
+	return db.WithContext(ctx).Model(model).Where("id = ? AND status = ?", id, status).Updates(upd)
 }
 
 // Migrate creates or upgrades every table the copilot owns. It is idempotent.

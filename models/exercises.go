@@ -164,15 +164,15 @@ func (r ExerciseRepository) Faults(ctx context.Context, exerciseID string) ([]In
 
 // SaveProgress stores the counters and the last answer of an open exercise.
 func (r ExerciseRepository) SaveProgress(ctx context.Context, id string, checks, hints int, last string) error {
-	return r.DB.WithContext(ctx).Model(&Exercise{}).Where("id = ? AND status = ?", id, ExerciseOpen).
-		Updates(map[string]any{"checks": checks, "hints_used": hints, "last_check": last, "updated_at": time.Now().UTC()}).Error
+	return updateWhile(ctx, r.DB, &Exercise{}, id, ExerciseOpen,
+		map[string]any{"checks": checks, "hints_used": hints, "last_check": last, "updated_at": time.Now().UTC()}).Error
 }
 
 // Finish ends an open exercise; an exercise that already ended keeps its end.
 func (r ExerciseRepository) Finish(ctx context.Context, id, status string, checks, hints int) error {
 	now := time.Now().UTC()
-	return r.DB.WithContext(ctx).Model(&Exercise{}).Where("id = ? AND status = ?", id, ExerciseOpen).
-		Updates(map[string]any{"status": status, "checks": checks, "hints_used": hints, "ended_at": now, "updated_at": now}).Error
+	return updateWhile(ctx, r.DB, &Exercise{}, id, ExerciseOpen,
+		map[string]any{"status": status, "checks": checks, "hints_used": hints, "ended_at": now, "updated_at": now}).Error
 }
 
 // PrivateTurns returns the session's turns whose messages the student must not read (the

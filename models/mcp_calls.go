@@ -112,7 +112,7 @@ func (r MCPCallRepository) Finish(ctx context.Context, id, status, result string
 	if result != "" {
 		upd["result"] = result
 	}
-	return r.DB.WithContext(ctx).Model(&MCPCall{}).Where("id = ? AND status = ?", id, MCPCallRunning).Updates(upd).Error
+	return updateWhile(ctx, r.DB, &MCPCall{}, id, MCPCallRunning, upd).Error
 }
 
 // Recent lists a user's latest calls, newest first.
