@@ -265,12 +265,7 @@ func (a *Analyzer) Add(data []byte, ci gopacket.CaptureInfo) {
 
 	p := packet{n: a.packets}
 	a.describe = len(a.head) < a.edge
-	a.decoded = a.decoded[:0]
-	if a.parser != nil {
-		// Errors leave the layers decoded before the failure, which is what is reported.
-		_ = a.parser.DecodeLayers(data, &a.decoded)
-	}
-	a.classify(&p)
+	a.decode(&p, data)
 	if p.proto == "" {
 		a.undecoded++
 		p.proto = "undecoded"
@@ -313,6 +308,16 @@ func (a *Analyzer) Add(data []byte, ci gopacket.CaptureInfo) {
 		f.n, f.at, f.data = p.n, ci.Timestamp, append(f.data[:0], data...)
 		a.tailAt = (a.tailAt + 1) % a.edge
 	}
+}
+
+// decode decodes one frame's layers and classifies p from them.
+func (a *Analyzer) decode(p *packet, data []byte) {
+	a.decoded = a.decoded[:0]
+	if a.parser != nil {
+		// Errors leave the layers decoded before the failure, which is what is reported.
+		_ = a.parser.DecodeLayers(data, &a.decoded)
+	}
+	a.classify(p)
 }
 
 func (a *Analyzer) line(p packet, at time.Time) string {
@@ -778,11 +783,7 @@ func (a *Analyzer) lastLines() []string {
 	for _, f := range frames {
 		p := packet{n: f.n}
 		scratch.describe = true
-		scratch.decoded = scratch.decoded[:0]
-		if scratch.parser != nil {
-			_ = scratch.parser.DecodeLayers(f.data, &scratch.decoded)
-		}
-		scratch.classify(&p)
+		scratch.decode(&p, f.data)
 		if p.proto == "" {
 			if a.describe {
 				p.info = fmt.Sprintf("%d bytes", len(f.data))
