@@ -67,12 +67,7 @@ func (r ApprovalRepository) Create(ctx context.Context, a *Approval) (*Approval,
 
 // Get loads an approval by id.
 func (r ApprovalRepository) Get(ctx context.Context, id string) (*Approval, error) {
-	var a Approval
-	err := r.DB.WithContext(ctx).Where("id = ?", id).First(&a).Error
-	if errors.Is(err, gorm.ErrRecordNotFound) {
-		return nil, ErrNotFound
-	}
-	return &a, err
+	return first[Approval](r.DB.WithContext(ctx).Where("id = ?", id))
 }
 
 // Decide records the decision of a pending approval. Deciding again with the same outcome is a
@@ -167,12 +162,7 @@ func (r ConfigJobRepository) Save(ctx context.Context, j *ConfigJob) error {
 
 // Get loads a job by id.
 func (r ConfigJobRepository) Get(ctx context.Context, id string) (*ConfigJob, error) {
-	var j ConfigJob
-	err := r.DB.WithContext(ctx).Where("id = ?", id).First(&j).Error
-	if errors.Is(err, gorm.ErrRecordNotFound) {
-		return nil, ErrNotFound
-	}
-	return &j, err
+	return first[ConfigJob](r.DB.WithContext(ctx).Where("id = ?", id))
 }
 
 // List returns a project's jobs, newest first; userID "" lists every user's.

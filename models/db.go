@@ -2,6 +2,7 @@ package models
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -58,6 +59,17 @@ func Open(databaseURL, dataDir string) (*gorm.DB, error) {
 func IsPostgres(databaseURL string) bool {
 	return strings.HasPrefix(databaseURL, "postgres://") || strings.HasPrefix(databaseURL, "postgresql://") ||
 		strings.Contains(databaseURL, "host=")
+}
+
+// first loads the first row q finds, or ErrNotFound. Like the lookups it replaces, it returns
+// the (empty) row along with any other error.
+func first[T any](q *gorm.DB) (*T, error) {
+	var v T
+	err := q.First(&v).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return nil, ErrNotFound
+	}
+	return &v, err
 }
 
 // updateWhile applies upd to the row of model's table with id while its status is still status:

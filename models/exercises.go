@@ -3,7 +3,6 @@ package models
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"time"
 
@@ -130,22 +129,12 @@ func (r ExerciseRepository) RecordFault(ctx context.Context, ex *Exercise, f *In
 
 // Get loads an exercise.
 func (r ExerciseRepository) Get(ctx context.Context, id string) (*Exercise, error) {
-	var ex Exercise
-	err := r.DB.WithContext(ctx).Where("id = ?", id).First(&ex).Error
-	if errors.Is(err, gorm.ErrRecordNotFound) {
-		return nil, ErrNotFound
-	}
-	return &ex, err
+	return first[Exercise](r.DB.WithContext(ctx).Where("id = ?", id))
 }
 
 // Latest is the session's newest exercise.
 func (r ExerciseRepository) Latest(ctx context.Context, sessionID string) (*Exercise, error) {
-	var ex Exercise
-	err := r.DB.WithContext(ctx).Where("session_id = ?", sessionID).Order("seq DESC").First(&ex).Error
-	if errors.Is(err, gorm.ErrRecordNotFound) {
-		return nil, ErrNotFound
-	}
-	return &ex, err
+	return first[Exercise](r.DB.WithContext(ctx).Where("session_id = ?", sessionID).Order("seq DESC"))
 }
 
 // ByProject lists a project's exercises, newest first, for the teacher.
