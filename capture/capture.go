@@ -139,10 +139,8 @@ type Analyzer struct {
 	echoes    map[echoKey]bool // request seen; true once answered
 	echoPairs map[[2]string]*EchoGap
 	echoOrder [][2]string
-	resets    []TCPEvent
-	nResets   int
-	retrans   []TCPEvent
-	nRetrans  int
+	resets    tcpTally
+	retrans   tcpTally
 	flows     map[flowKey]*flowState
 	conns     map[flowKey]*connState // keyed by the client's direction
 	connOrder []flowKey
@@ -171,6 +169,19 @@ type arpState struct {
 	askedBy  string
 	requests int
 	order    int
+}
+
+// tcpTally counts TCP events of one kind and keeps the first maxListed of them.
+type tcpTally struct {
+	n      int
+	listed []TCPEvent
+}
+
+func (t *tcpTally) add(ev TCPEvent) {
+	t.n++
+	if len(t.listed) < maxListed {
+		t.listed = append(t.listed, ev)
+	}
 }
 
 type echoKey struct {
@@ -254,12 +265,7 @@ func (a *Analyzer) Add(data []byte, ci gopacket.CaptureInfo) {
 
 	p := packet{n: a.packets}
 	a.describe = len(a.head) < a.edge
-	a.decoded = a.decoded[:0]
-	if a.parser != nil {
-		// Errors leave the layers decoded before the failure, which is what is reported.
-		_ = a.parser.DecodeLayers(data, &a.decoded)
-	}
-	a.classify(&p)
+	a.decode(&p, data)
 	if p.proto == "" {
 		a.undecoded++
 		p.proto = "undecoded"
@@ -302,6 +308,16 @@ func (a *Analyzer) Add(data []byte, ci gopacket.CaptureInfo) {
 		f.n, f.at, f.data = p.n, ci.Timestamp, append(f.data[:0], data...)
 		a.tailAt = (a.tailAt + 1) % a.edge
 	}
+}
+
+// decode decodes one frame's layers and classifies p from them.
+func (a *Analyzer) decode(p *packet, data []byte) {
+	a.decoded = a.decoded[:0]
+	if a.parser != nil {
+		// Errors leave the layers decoded before the failure, which is what is reported.
+		_ = a.parser.DecodeLayers(data, &a.decoded)
+	}
+	a.classify(p)
 }
 
 func (a *Analyzer) line(p packet, at time.Time) string {
@@ -437,20 +453,7 @@ func (a *Analyzer) onICMPv4(p *packet, src, dst string) {
 		}
 		a.echoReply(src, dst, a.icmp4.Id, a.icmp4.Seq)
 	case layers.ICMPv4TypeDestinationUnreachable:
-		reason := unreachableV4[code]
-		if reason == "" {
-			reason = fmt.Sprintf("code %d", code)
-		}
-		orig := originalIPv4(a.icmp4.Payload)
-		if a.describe {
-			p.info = fmt.Sprintf("%s → %s ICMP destination unreachable (%s)", src, dst, reason)
-		}
-		if orig != "" {
-			if a.describe {
-				p.info += " for " + orig
-			}
-		}
-		a.unreachable(src, dst, reason, orig)
+		a.unreachable(p, src, dst, "ICMP", unreachableReason(unreachableV4, code), originalIPv4(a.icmp4.Payload))
 	default:
 		if a.describe {
 			p.info = fmt.Sprintf("%s → %s ICMP %s", src, dst, a.icmp4.TypeCode)
@@ -473,24 +476,12 @@ func (a *Analyzer) onICMPv6(p *packet, src, dst string) {
 		}
 		a.echoReply(src, dst, a.echo6.Identifier, a.echo6.SeqNumber)
 	case typ == layers.ICMPv6TypeDestinationUnreachable:
-		reason := unreachableV6[code]
-		if reason == "" {
-			reason = fmt.Sprintf("code %d", code)
-		}
 		// The ICMPv6 payload starts with 4 unused bytes, then the original packet.
 		orig := ""
 		if pl := a.icmp6.Payload; len(pl) > 4 {
 			orig = originalIPv6(pl[4:])
 		}
-		if a.describe {
-			p.info = fmt.Sprintf("%s → %s ICMPv6 destination unreachable (%s)", src, dst, reason)
-		}
-		if orig != "" {
-			if a.describe {
-				p.info += " for " + orig
-			}
-		}
-		a.unreachable(src, dst, reason, orig)
+		a.unreachable(p, src, dst, "ICMPv6", unreachableReason(unreachableV6, code), orig)
 	default:
 		if a.describe {
 			p.info = fmt.Sprintf("%s → %s ICMPv6 %s", src, dst, a.icmp6.TypeCode)
@@ -508,6 +499,14 @@ var unreachableV4 = map[uint8]string{
 var unreachableV6 = map[uint8]string{
 	0: "no route to destination", 1: "administratively prohibited", 2: "beyond scope of source address",
 	3: "address unreachable", 4: "port unreachable", 5: "source address failed policy", 6: "reject route",
+}
+
+// unreachableReason names a destination unreachable code from names, or gives its number.
+func unreachableReason(names map[uint8]string, code uint8) string {
+	if reason := names[code]; reason != "" {
+		return reason
+	}
+	return fmt.Sprintf("code %d", code)
 }
 
 // originalIPv4 describes the packet an ICMP error quotes (its IP header and 8 bytes).
@@ -541,7 +540,15 @@ func describeQuoted(src, dst string, proto byte, b []byte, l4 int) string {
 	return fmt.Sprintf("%s → %s %s", src, dst, name)
 }
 
-func (a *Analyzer) unreachable(from, to, reason, orig string) {
+// unreachable describes an ICMP (family "ICMP" or "ICMPv6") destination unreachable from → to
+// about the quoted packet orig, and counts it.
+func (a *Analyzer) unreachable(p *packet, from, to, family, reason, orig string) {
+	if a.describe {
+		p.info = fmt.Sprintf("%s → %s %s destination unreachable (%s)", from, to, family, reason)
+		if orig != "" {
+			p.info += " for " + orig
+		}
+	}
 	key := from + "|" + to + "|" + reason + "|" + orig
 	u := a.unreach[key]
 	if u == nil {
@@ -589,10 +596,7 @@ func (a *Analyzer) onTCP(p *packet, src, dst string) {
 	fwd, rev := flowKey{from, to}, flowKey{to, from}
 	ev := TCPEvent{Packet: p.n, From: from, To: to}
 	if t.RST {
-		a.nResets++
-		if len(a.resets) < maxListed {
-			a.resets = append(a.resets, ev)
-		}
+		a.resets.add(ev)
 		// A reset answering a SYN refuses the connection.
 		if c := a.conns[rev]; c != nil && !c.synAck && !c.established {
 			c.refused = true
@@ -603,7 +607,7 @@ func (a *Analyzer) onTCP(p *packet, src, dst string) {
 	case t.SYN && !t.ACK:
 		c := a.conns[fwd]
 		if c != nil && !c.established && !c.refused && c.clientISN == t.Seq {
-			a.retransmitted(ev)
+			a.retrans.add(ev)
 			return
 		}
 		if len(a.conns) < maxTrackedTCPKeys || c != nil {
@@ -617,7 +621,7 @@ func (a *Analyzer) onTCP(p *packet, src, dst string) {
 	case t.SYN && t.ACK:
 		if c := a.conns[rev]; c != nil && t.Ack == c.clientISN+1 {
 			if c.synAck && c.serverISN == t.Seq {
-				a.retransmitted(ev)
+				a.retrans.add(ev)
 				return
 			}
 			c.synAck, c.serverISN = true, t.Seq
@@ -647,17 +651,10 @@ func (a *Analyzer) onTCP(p *packet, src, dst string) {
 	}
 	// Sequence numbers wrap: compare by signed difference.
 	if int32(end-f.next) <= 0 {
-		a.retransmitted(ev)
+		a.retrans.add(ev)
 		return
 	}
 	f.next = end
-}
-
-func (a *Analyzer) retransmitted(ev TCPEvent) {
-	a.nRetrans++
-	if len(a.retrans) < maxListed {
-		a.retrans = append(a.retrans, ev)
-	}
 }
 
 func tcpFlags(t *layers.TCP) string {
@@ -682,7 +679,7 @@ func (a *Analyzer) Summary() Summary {
 		LinkType: a.linkType.String(), Packets: a.packets, Bytes: a.bytes, Undecoded: a.undecoded,
 		Protocols: []ProtocolCount{}, Conversations: []Conversation{}, UnansweredARP: []ARPQuestion{},
 		Unreachables: []Unreachable{}, EchoWithoutReply: []EchoGap{}, IncompleteHandshakes: []Handshake{},
-		TCPResets: a.nResets, TCPResetList: a.resets, TCPRetransmissions: a.nRetrans, TCPRetransmitList: a.retrans,
+		TCPResets: a.resets.n, TCPResetList: a.resets.listed, TCPRetransmissions: a.retrans.n, TCPRetransmitList: a.retrans.listed,
 		First: append([]string{}, a.head...), Last: a.lastLines(),
 	}
 	if a.packets > 1 {
@@ -786,11 +783,7 @@ func (a *Analyzer) lastLines() []string {
 	for _, f := range frames {
 		p := packet{n: f.n}
 		scratch.describe = true
-		scratch.decoded = scratch.decoded[:0]
-		if scratch.parser != nil {
-			_ = scratch.parser.DecodeLayers(f.data, &scratch.decoded)
-		}
-		scratch.classify(&p)
+		scratch.decode(&p, f.data)
 		if p.proto == "" {
 			if a.describe {
 				p.info = fmt.Sprintf("%d bytes", len(f.data))

@@ -123,29 +123,24 @@ func (p *Profile) Verify(line string, cfg []string) Verdict {
 // DiffConfig lists the lines only in after (added) and only in before (removed), each as often
 // as it occurs more on that side; order follows the configuration.
 func DiffConfig(before, after []string) (added, removed []string) {
+	return onlyIn(after, before), onlyIn(before, after)
+}
+
+// onlyIn lists the lines of a that b does not match one for one, in a's order.
+func onlyIn(a, b []string) []string {
 	count := map[string]int{}
-	for _, l := range before {
+	for _, l := range b {
 		count[l]++
 	}
-	for _, l := range after {
+	var out []string
+	for _, l := range a {
 		if count[l] > 0 {
 			count[l]--
 			continue
 		}
-		added = append(added, l)
+		out = append(out, l)
 	}
-	left := map[string]int{}
-	for _, l := range after {
-		left[l]++
-	}
-	for _, l := range before {
-		if left[l] > 0 {
-			left[l]--
-			continue
-		}
-		removed = append(removed, l)
-	}
-	return added, removed
+	return out
 }
 
 // verifyVerbatim finds a line as the device stores it. "no X" is in effect when X is nowhere;

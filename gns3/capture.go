@@ -4,7 +4,6 @@ import (
 	"context"
 	"io"
 	"net/http"
-	"time"
 )
 
 // Data link types GNS3 accepts when starting a capture.
@@ -33,37 +32,5 @@ func (c *Client) StopCapture(ctx context.Context, projectID, linkID string) erro
 // capture runs and stays open until it stops or ctx ends. Only the answer's headers are bound
 // by the server's timeout; the body is read for as long as the caller wants.
 func (c *Client) StreamCapture(ctx context.Context, projectID, linkID string) (io.ReadCloser, error) {
-	path := pathf("/v3/projects/%s/links/%s/capture/stream", projectID, linkID)
-	ctx, cancel := context.WithCancel(ctx)
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.s.base+path, nil)
-	if err != nil {
-		cancel()
-		return nil, err
-	}
-	if c.token != "" {
-		req.Header.Set("Authorization", "Bearer "+c.token)
-	}
-	headers := time.AfterFunc(c.s.timeout, cancel)
-	resp, err := c.s.http.Do(req)
-	timedOut := !headers.Stop()
-	if err != nil {
-		cancel()
-		if timedOut {
-			return nil, &UnreachableError{URL: c.s.base, Method: http.MethodGet, Path: path, TimedOut: true, Err: context.DeadlineExceeded}
-		}
-		return nil, c.s.transportError(ctx, ctx, http.MethodGet, path, err)
-	}
-	if timedOut {
-		// The timer fired as the answer arrived: its body is already cut off.
-		resp.Body.Close()
-		cancel()
-		return nil, &UnreachableError{URL: c.s.base, Method: http.MethodGet, Path: path, TimedOut: true, Err: context.DeadlineExceeded}
-	}
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		data, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-		resp.Body.Close()
-		cancel()
-		return nil, apiError(resp.StatusCode, http.MethodGet, path, data, c.token)
-	}
-	return &streamBody{ReadCloser: resp.Body, cancel: cancel}, nil
+	return c.openStream(ctx, pathf("/v3/projects/%s/links/%s/capture/stream", projectID, linkID), "")
 }

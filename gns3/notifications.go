@@ -37,7 +37,14 @@ const (
 // line that stays open until ctx ends or the server goes away. The request's timeout bounds only
 // the wait for the answer's headers, never the stream itself. The caller closes the body.
 func (c *Client) ProjectNotifications(ctx context.Context, projectID string) (io.ReadCloser, error) {
-	path := pathf("/v3/projects/%s/notifications", projectID)
+	return c.openStream(ctx, pathf("/v3/projects/%s/notifications", projectID), "application/json")
+}
+
+// openStream sends a GET whose answer is read for as long as the caller wants (a notification
+// or capture stream): the server's timeout bounds only the wait for the answer's headers, never
+// the body. accept, when set, is sent as the Accept header. The caller closes the body, which
+// ends the request's context.
+func (c *Client) openStream(ctx context.Context, path, accept string) (io.ReadCloser, error) {
 	if c.s.base == "" {
 		return nil, &UnreachableError{URL: "(not configured)", Method: http.MethodGet, Path: path, Err: errors.New("no GNS3 server URL configured")}
 	}
@@ -47,19 +54,28 @@ func (c *Client) ProjectNotifications(ctx context.Context, projectID string) (io
 		cancel()
 		return nil, err
 	}
-	req.Header.Set("Accept", "application/json")
+	if accept != "" {
+		req.Header.Set("Accept", accept)
+	}
 	if c.token != "" {
 		req.Header.Set("Authorization", "Bearer "+c.token)
 	}
 	headers := time.AfterFunc(c.s.timeout, cancel)
 	resp, err := c.s.http.Do(req)
 	timedOut := !headers.Stop()
+	noAnswer := &UnreachableError{URL: c.s.base, Method: http.MethodGet, Path: path, TimedOut: true, Err: fmt.Errorf("no answer within %s", c.s.timeout)}
 	if err != nil {
 		cancel()
 		if timedOut && ctx.Err() == nil {
-			return nil, &UnreachableError{URL: c.s.base, Method: http.MethodGet, Path: path, TimedOut: true, Err: fmt.Errorf("no answer within %s", c.s.timeout)}
+			return nil, noAnswer
 		}
 		return nil, c.s.transportError(ctx, sctx, http.MethodGet, path, err)
+	}
+	if timedOut {
+		// The timer fired as the answer arrived: its body is already cut off.
+		resp.Body.Close()
+		cancel()
+		return nil, noAnswer
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		data, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))

@@ -119,6 +119,18 @@ func (h *Hub) Close() {
 	h.wg.Wait()
 }
 
+// use returns the project's subscription (nil when there is none) and marks it used now, so it
+// is not dropped as idle.
+func (h *Hub) use(projectID string) *project {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	p := h.projects[projectID]
+	if p != nil {
+		p.lastUse = time.Now()
+	}
+	return p
+}
+
 // ErrStopped is returned by Read after Close.
 var ErrStopped = errors.New("livetopo: the hub is closed")
 
@@ -126,12 +138,7 @@ var ErrStopped = errors.New("livetopo: the hub is closed")
 // checks nobody's access: callers that serve a user go through Read. A nil snapshot means the
 // project has no subscription (yet).
 func (h *Hub) Topology(ctx context.Context, projectID string) (*Snapshot, bool) {
-	h.mu.Lock()
-	p := h.projects[projectID]
-	if p != nil {
-		p.lastUse = time.Now()
-	}
-	h.mu.Unlock()
+	p := h.use(projectID)
 	if p == nil {
 		return nil, false
 	}
@@ -246,12 +253,7 @@ func (h *Hub) Hold(projectID string) (release func()) {
 // known (a re-read happened, or more than History changes passed, or there is no subscription):
 // then the caller takes a new snapshot with Read.
 func (h *Hub) Changes(projectID string, since uint64) (changes []Change, version uint64, next <-chan struct{}, ok bool) {
-	h.mu.Lock()
-	p := h.projects[projectID]
-	if p != nil {
-		p.lastUse = time.Now()
-	}
-	h.mu.Unlock()
+	p := h.use(projectID)
 	if p == nil {
 		return nil, 0, nil, false
 	}

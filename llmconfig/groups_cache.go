@@ -2,8 +2,9 @@ package llmconfig
 
 import (
 	"context"
-	"sync"
 	"time"
+
+	"github.com/hashicorp/golang-lru/v2/expirable"
 
 	"github.com/gns3-copilot/gns3-copilot/gns3"
 	"github.com/gns3-copilot/gns3-copilot/models"
@@ -14,35 +15,33 @@ import (
 // API already trusts a checked token for as long; it saves a GNS3 request on every message a
 // user sends. The settings routes always read the groups afresh.
 func (s *Store) WithGroupCache(ttl time.Duration) *Store {
-	s.groups.ttl = ttl
+	s.groups = nil
+	if ttl > 0 {
+		s.groups = expirable.NewLRU[string, groupEntry](maxCachedGroups, nil, ttl)
+	}
 	return s
 }
 
 // groupCache remembers GroupsOf answers, keyed by the caller's token digest and the user, so the
-// cache holds no usable secret and one user's token never answers for another.
-type groupCache struct {
-	ttl time.Duration
-	mu  sync.Mutex
-	m   map[string]groupEntry
-}
+// cache holds no usable secret and one user's token never answers for another. nil: no cache.
+type groupCache = *expirable.LRU[string, groupEntry]
+
+// maxCachedGroups bounds the cache, like the API's cache of checked tokens.
+const maxCachedGroups = 10000
 
 type groupEntry struct {
 	groups  []gns3.Group
 	visible bool
-	until   time.Time
 }
+
+func groupKey(client *gns3.Client, userID string) string { return client.TokenDigest() + "|" + userID }
 
 // cachedGroupsOf is GroupsOf with the cache; errors are never remembered.
 func (s *Store) cachedGroupsOf(ctx context.Context, client *gns3.Client, userID string) ([]gns3.Group, bool, error) {
-	if s.groups.ttl <= 0 {
+	if s.groups == nil {
 		return s.GroupsOf(ctx, client, userID)
 	}
-	key := client.TokenDigest() + "|" + userID
-	now := time.Now()
-	s.groups.mu.Lock()
-	e, ok := s.groups.m[key]
-	s.groups.mu.Unlock()
-	if ok && now.Before(e.until) {
+	if e, ok := s.groups.Get(groupKey(client, userID)); ok {
 		return append([]gns3.Group(nil), e.groups...), e.visible, nil
 	}
 	// GroupsOf remembers what it read.
@@ -51,16 +50,10 @@ func (s *Store) cachedGroupsOf(ctx context.Context, client *gns3.Client, userID 
 
 // rememberGroups keeps a fresh GroupsOf answer for the turn-time cache.
 func (s *Store) rememberGroups(client *gns3.Client, userID string, groups []gns3.Group, visible bool) {
-	if s.groups.ttl <= 0 {
+	if s.groups == nil {
 		return
 	}
-	key := client.TokenDigest() + "|" + userID
-	s.groups.mu.Lock()
-	defer s.groups.mu.Unlock()
-	if s.groups.m == nil || len(s.groups.m) > 10000 { // bounded: drop everything rather than grow
-		s.groups.m = map[string]groupEntry{}
-	}
-	s.groups.m[key] = groupEntry{groups: append([]gns3.Group(nil), groups...), visible: visible, until: time.Now().Add(s.groups.ttl)}
+	s.groups.Add(groupKey(client, userID), groupEntry{groups: append([]gns3.Group(nil), groups...), visible: visible})
 }
 
 // WarmGroups reads the user's groups into the turn-time cache ahead of Choose, so the API can ask
@@ -68,7 +61,7 @@ func (s *Store) rememberGroups(client *gns3.Client, userID string, groups []gns3
 // not need them (the user has a default of their own), when the cache already holds them, or
 // when there is no cache; errors are left for Choose to meet and report.
 func (s *Store) WarmGroups(ctx context.Context, userID string, client *gns3.Client) {
-	if s.groups.ttl <= 0 {
+	if s.groups == nil {
 		return
 	}
 	if own, err := s.repo.Default(ctx, models.OwnerUser, userID); err == nil && own.InheritsFrom == "" {

@@ -306,12 +306,16 @@ func (s *Store) settings(ctx context.Context, c *models.LLMModelConfig) (Setting
 // ErrNotConfigured. The key is decrypted here too, so a key that cannot be read stops the turn
 // before it starts, with a message saying what to do.
 func (s *Store) Choose(ctx context.Context, userID string, client *gns3.Client) (Settings, error) {
-	own, err := s.repo.Default(ctx, models.OwnerUser, userID)
-	if err == nil && own.InheritsFrom == "" {
-		return s.settings(ctx, own)
-	}
-	if err != nil && !errors.Is(err, models.ErrNotFound) {
+	// One read of the user's rows serves both their own default and, below, the group
+	// configurations they chose.
+	rows, err := s.repo.List(ctx, models.OwnerUser, userID)
+	if err != nil {
 		return Settings{}, fmt.Errorf("reading your LLM configuration: %w", err)
+	}
+	for i := range rows {
+		if rows[i].IsDefault && rows[i].InheritsFrom == "" {
+			return s.settings(ctx, &rows[i])
+		}
 	}
 	if client != nil {
 		groups, err := s.groupsOf(ctx, client, userID)
@@ -328,10 +332,6 @@ func (s *Store) Choose(ctx context.Context, userID string, client *gns3.Client) 
 		}
 		// A group configuration the user chose applies while they are still in its group, and so
 		// does the mode they chose for their group's default.
-		rows, err := s.repo.List(ctx, models.OwnerUser, userID)
-		if err != nil {
-			return Settings{}, fmt.Errorf("reading your LLM configuration: %w", err)
-		}
 		if c := Resolve(rows, cfgs, ids); c != nil {
 			if choice := Choices(rows)[c.ID]; choice != nil {
 				return s.settings(ctx, choice)

@@ -67,20 +67,15 @@ func (r ApprovalRepository) Create(ctx context.Context, a *Approval) (*Approval,
 
 // Get loads an approval by id.
 func (r ApprovalRepository) Get(ctx context.Context, id string) (*Approval, error) {
-	var a Approval
-	err := r.DB.WithContext(ctx).Where("id = ?", id).First(&a).Error
-	if errors.Is(err, gorm.ErrRecordNotFound) {
-		return nil, ErrNotFound
-	}
-	return &a, err
+	return first[Approval](r.DB.WithContext(ctx).Where("id = ?", id))
 }
 
 // Decide records the decision of a pending approval. Deciding again with the same outcome is a
 // no-op (a retried activity); a different outcome on a decided approval is refused, so the
 // first decision stands.
 func (r ApprovalRepository) Decide(ctx context.Context, id, status, by, comment string, at time.Time) (*Approval, error) {
-	res := r.DB.WithContext(ctx).Model(&Approval{}).Where("id = ? AND status = ?", id, ApprovalPending).
-		Updates(map[string]any{"status": status, "decided_by": by, "comment": comment, "decided_at": at.UTC()})
+	res := updateWhile(ctx, r.DB, &Approval{}, id, ApprovalPending,
+		map[string]any{"status": status, "decided_by": by, "comment": comment, "decided_at": at.UTC()})
 	if res.Error != nil {
 		return nil, res.Error
 	}
@@ -167,12 +162,7 @@ func (r ConfigJobRepository) Save(ctx context.Context, j *ConfigJob) error {
 
 // Get loads a job by id.
 func (r ConfigJobRepository) Get(ctx context.Context, id string) (*ConfigJob, error) {
-	var j ConfigJob
-	err := r.DB.WithContext(ctx).Where("id = ?", id).First(&j).Error
-	if errors.Is(err, gorm.ErrRecordNotFound) {
-		return nil, ErrNotFound
-	}
-	return &j, err
+	return first[ConfigJob](r.DB.WithContext(ctx).Where("id = ?", id))
 }
 
 // List returns a project's jobs, newest first; userID "" lists every user's.

@@ -1,6 +1,8 @@
 package models
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -19,8 +21,7 @@ import (
 func Open(databaseURL, dataDir string) (*gorm.DB, error) {
 	cfg := &gorm.Config{Logger: logger.Default.LogMode(logger.Silent), TranslateError: true}
 	switch {
-	case strings.HasPrefix(databaseURL, "postgres://"), strings.HasPrefix(databaseURL, "postgresql://"),
-		strings.Contains(databaseURL, "host="):
+	case IsPostgres(databaseURL):
 		db, err := gorm.Open(postgres.Open(databaseURL), cfg)
 		if err != nil {
 			return nil, fmt.Errorf("connecting to PostgreSQL: %w", err)
@@ -52,6 +53,30 @@ func Open(databaseURL, dataDir string) (*gorm.DB, error) {
 		sqlDB.SetMaxOpenConns(1)
 		return db, nil
 	}
+}
+
+// IsPostgres reports whether Open takes databaseURL for PostgreSQL; anything else is SQLite.
+func IsPostgres(databaseURL string) bool {
+	return strings.HasPrefix(databaseURL, "postgres://") || strings.HasPrefix(databaseURL, "postgresql://") ||
+		strings.Contains(databaseURL, "host=")
+}
+
+// first loads the first row q finds, or ErrNotFound. Like the lookups it replaces, it returns
+// the (empty) row along with any other error.
+func first[T any](q *gorm.DB) (*T, error) {
+	var v T
+	err := q.First(&v).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return nil, ErrNotFound
+	}
+	return &v, err
+}
+
+// updateWhile applies upd to the row of model's table with id while its status is still status:
+// a row that has moved on (decided, finished, ended) keeps what it has. RowsAffected of the
+// answer tells whether it was still in that status.
+func updateWhile(ctx context.Context, db *gorm.DB, model any, id, status string, upd map[string]any) *gorm.DB {
+	return db.WithContext(ctx).Model(model).Where("id = ? AND status = ?", id, status).Updates(upd)
 }
 
 // Migrate creates or upgrades every table the copilot owns. It is idempotent.

@@ -3,7 +3,6 @@ package models
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"time"
 
@@ -130,22 +129,12 @@ func (r ExerciseRepository) RecordFault(ctx context.Context, ex *Exercise, f *In
 
 // Get loads an exercise.
 func (r ExerciseRepository) Get(ctx context.Context, id string) (*Exercise, error) {
-	var ex Exercise
-	err := r.DB.WithContext(ctx).Where("id = ?", id).First(&ex).Error
-	if errors.Is(err, gorm.ErrRecordNotFound) {
-		return nil, ErrNotFound
-	}
-	return &ex, err
+	return first[Exercise](r.DB.WithContext(ctx).Where("id = ?", id))
 }
 
 // Latest is the session's newest exercise.
 func (r ExerciseRepository) Latest(ctx context.Context, sessionID string) (*Exercise, error) {
-	var ex Exercise
-	err := r.DB.WithContext(ctx).Where("session_id = ?", sessionID).Order("seq DESC").First(&ex).Error
-	if errors.Is(err, gorm.ErrRecordNotFound) {
-		return nil, ErrNotFound
-	}
-	return &ex, err
+	return first[Exercise](r.DB.WithContext(ctx).Where("session_id = ?", sessionID).Order("seq DESC"))
 }
 
 // ByProject lists a project's exercises, newest first, for the teacher.
@@ -164,15 +153,15 @@ func (r ExerciseRepository) Faults(ctx context.Context, exerciseID string) ([]In
 
 // SaveProgress stores the counters and the last answer of an open exercise.
 func (r ExerciseRepository) SaveProgress(ctx context.Context, id string, checks, hints int, last string) error {
-	return r.DB.WithContext(ctx).Model(&Exercise{}).Where("id = ? AND status = ?", id, ExerciseOpen).
-		Updates(map[string]any{"checks": checks, "hints_used": hints, "last_check": last, "updated_at": time.Now().UTC()}).Error
+	return updateWhile(ctx, r.DB, &Exercise{}, id, ExerciseOpen,
+		map[string]any{"checks": checks, "hints_used": hints, "last_check": last, "updated_at": time.Now().UTC()}).Error
 }
 
 // Finish ends an open exercise; an exercise that already ended keeps its end.
 func (r ExerciseRepository) Finish(ctx context.Context, id, status string, checks, hints int) error {
 	now := time.Now().UTC()
-	return r.DB.WithContext(ctx).Model(&Exercise{}).Where("id = ? AND status = ?", id, ExerciseOpen).
-		Updates(map[string]any{"status": status, "checks": checks, "hints_used": hints, "ended_at": now, "updated_at": now}).Error
+	return updateWhile(ctx, r.DB, &Exercise{}, id, ExerciseOpen,
+		map[string]any{"status": status, "checks": checks, "hints_used": hints, "ended_at": now, "updated_at": now}).Error
 }
 
 // PrivateTurns returns the session's turns whose messages the student must not read (the

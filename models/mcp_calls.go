@@ -2,7 +2,6 @@ package models
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"gorm.io/gorm"
@@ -78,12 +77,7 @@ func (r MCPCallRepository) Start(ctx context.Context, c *MCPCall, max int) error
 
 // Get loads a call by id.
 func (r MCPCallRepository) Get(ctx context.Context, id string) (*MCPCall, error) {
-	var c MCPCall
-	err := r.DB.WithContext(ctx).Where("id = ?", id).First(&c).Error
-	if errors.Is(err, gorm.ErrRecordNotFound) {
-		return nil, ErrNotFound
-	}
-	return &c, err
+	return first[MCPCall](r.DB.WithContext(ctx).Where("id = ?", id))
 }
 
 // Running lists a user's calls still marked running, oldest first.
@@ -112,7 +106,7 @@ func (r MCPCallRepository) Finish(ctx context.Context, id, status, result string
 	if result != "" {
 		upd["result"] = result
 	}
-	return r.DB.WithContext(ctx).Model(&MCPCall{}).Where("id = ? AND status = ?", id, MCPCallRunning).Updates(upd).Error
+	return updateWhile(ctx, r.DB, &MCPCall{}, id, MCPCallRunning, upd).Error
 }
 
 // Recent lists a user's latest calls, newest first.

@@ -153,7 +153,7 @@ func Start(ctx context.Context, role Role, cfg Config) (_ *Running, err error) {
 		return nil, errors.New("--redis-url is required for `api` and `worker`: the two halves share turn events and credentials through Redis")
 	}
 
-	if role == RoleServe && (cfg.TemporalAddress == "" || usesSQLite(cfg.DatabaseURL)) {
+	if role == RoleServe && (cfg.TemporalAddress == "" || !models.IsPostgres(cfg.DatabaseURL)) {
 		// Before the database is opened: a crashed predecessor's dev server may still be
 		// writing, and two processes must never share the dev server's database.
 		if r.lock, err = temporaldev.LockDataDir(ctx, cfg.DataDir, temporaldev.LockOptions{Logger: log}); err != nil {
@@ -248,7 +248,11 @@ func Start(ctx context.Context, role Role, cfg Config) (_ *Running, err error) {
 		r.closers = append(r.closers, func() error { live.Close(); return nil })
 	}
 	repo := models.NewChatRepository(db)
-	r.metrics.WatchApprovals(approvalCounts(models.ApprovalRepository{DB: db}))
+	// The repositories and the turn starter the worker and the API share.
+	approvals, configJobs, deviceRecords := models.ApprovalRepository{DB: db}, models.ConfigJobRepository{DB: db}, models.DeviceRepository{DB: db}
+	exercises, mcpCalls := models.ExerciseRepository{DB: db}, models.MCPCallRepository{DB: db}
+	turns := api.TemporalTurns{Client: r.temporal, TaskQueue: workflows.TaskQueue}
+	r.metrics.WatchApprovals(approvalCounts(approvals))
 	parts, err := buildParts(db, sealer, rdb, cfg, log)
 	if err != nil {
 		return nil, err
@@ -257,10 +261,10 @@ func Start(ctx context.Context, role Role, cfg Config) (_ *Running, err error) {
 	if role != RoleAPI {
 		acts := &activities.Activities{Repo: repo, Events: events, LLM: parts.llmLoader, Credentials: creds,
 			GNS3: gns3Server, Tools: parts.tools, Logger: log, EventTTL: cfg.EventTTL,
-			Devices: parts.devices, DeviceRecords: models.DeviceRepository{DB: db}, UntrustedHTTP: parts.untrustedHTTP,
-			Skills: parts.skills, Approvals: models.ApprovalRepository{DB: db}, ConfigJobs: models.ConfigJobRepository{DB: db}, Metrics: r.metrics,
-			Marks: &models.TopologyMarks{DB: db}, MCPCalls: models.MCPCallRepository{DB: db}, Exercises: models.ExerciseRepository{DB: db},
-			ExerciseStarter: api.TemporalTurns{Client: r.temporal, TaskQueue: workflows.TaskQueue}, ExerciseTTL: cfg.ExerciseTTL}
+			Devices: parts.devices, DeviceRecords: deviceRecords, UntrustedHTTP: parts.untrustedHTTP,
+			Skills: parts.skills, Approvals: approvals, ConfigJobs: configJobs, Metrics: r.metrics,
+			Marks: &models.TopologyMarks{DB: db}, MCPCalls: mcpCalls, Exercises: exercises,
+			ExerciseStarter: turns, ExerciseTTL: cfg.ExerciseTTL}
 		if role == RoleWorker {
 			r.closers = append(r.closers, followSkillReloads(events, parts.skills, log, nil))
 		}
@@ -291,10 +295,8 @@ func Start(ctx context.Context, role Role, cfg Config) (_ *Running, err error) {
 		if metricsAddr == "" {
 			metricsOnAPI = r.metrics.Handler()
 		}
-		turns := api.TemporalTurns{Client: r.temporal, TaskQueue: workflows.TaskQueue}
-		routes := append(parts.routes, api.ApprovalRoutes(models.ApprovalRepository{DB: db}, models.ConfigJobRepository{DB: db},
-			models.DeviceRepository{DB: db}, turns))
-		mcpDeps := mcp.Deps{Temporal: r.temporal, TaskQueue: workflows.TaskQueue, Calls: models.MCPCallRepository{DB: db},
+		routes := append(parts.routes, api.ApprovalRoutes(approvals, configJobs, deviceRecords, turns))
+		mcpDeps := mcp.Deps{Temporal: r.temporal, TaskQueue: workflows.TaskQueue, Calls: mcpCalls,
 			Events: events, Credentials: creds, Tools: parts.tools, LLM: parts.llmChooser, DefaultMode: cfg.CopilotMode, Approval: cfg.Approval,
 			ApprovalTimeout: cfg.ApprovalTimeout, DeviceConcurrency: cfg.DeviceConcurrency, MaxCallsPerUser: cfg.MCPMaxCallsPerUser,
 			Logger: log}
@@ -308,7 +310,7 @@ func Start(ctx context.Context, role Role, cfg Config) (_ *Running, err error) {
 			Routes: routes, Metrics: r.metrics, MetricsHandler: metricsOnAPI,
 			Heartbeat: cfg.Heartbeat, DeviceConcurrency: cfg.DeviceConcurrency, CORSOrigins: cfg.CORSOrigins,
 			Limits: turnLimits(cfg, rdb), Approval: cfg.Approval, ApprovalTimeout: cfg.ApprovalTimeout, Live: liveAPI(live), UserCacheTTL: cfg.checkCacheTTL(),
-			Exercises: &api.Exercises{Repo: models.ExerciseRepository{DB: db}, Control: turns}, Approvals: models.ApprovalRepository{DB: db}}
+			Exercises: &api.Exercises{Repo: exercises, Control: turns}, Approvals: approvals}
 		if cfg.ProxyGNS3 {
 			if deps.GNS3Proxy, err = api.NewGNS3Proxy(cfg.GNS3URL); err != nil {
 				return nil, fmt.Errorf("--proxy-gns3: %w", err)
@@ -498,13 +500,6 @@ func portOf(hostPort string) int {
 	}
 	n, _ := strconv.Atoi(p)
 	return n
-}
-
-// usesSQLite mirrors models.Open's choice: anything that is not a PostgreSQL URL or DSN is
-// the SQLite file in the data directory (or the sqlite: path given).
-func usesSQLite(databaseURL string) bool {
-	return !strings.HasPrefix(databaseURL, "postgres://") && !strings.HasPrefix(databaseURL, "postgresql://") &&
-		!strings.Contains(databaseURL, "host=")
 }
 
 // eventsAndCredentials picks Redis when configured (several processes share it), and otherwise

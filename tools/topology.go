@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/gns3-copilot/gns3-copilot/gns3"
+	"github.com/gns3-copilot/gns3-copilot/livetopo"
 )
 
 // topology is one consistent read of a project.
@@ -22,26 +23,11 @@ type topology struct {
 
 // readTopology fetches the project, its nodes and its links in parallel.
 func readTopology(ctx context.Context, c *gns3.Client, projectID string) (*topology, error) {
-	var (
-		wg    sync.WaitGroup
-		t     topology
-		errs  [3]error
-		nodes []gns3.Node
-		links []gns3.Link
-	)
-	wg.Add(3)
-	go func() { defer wg.Done(); t.project, errs[0] = c.GetProject(ctx, projectID) }()
-	go func() { defer wg.Done(); nodes, errs[1] = c.ListNodes(ctx, projectID) }()
-	go func() { defer wg.Done(); links, errs[2] = c.ListLinks(ctx, projectID) }()
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return nil, err
-		}
+	s, err := livetopo.ReadDirect(ctx, c, projectID, nil)
+	if err != nil {
+		return nil, err
 	}
-	t.nodes, t.links = nodes, links
-	t.index()
-	return &t, nil
+	return fromSnapshot(s), nil
 }
 
 // readNodes fetches only what most tools need: nodes and links.

@@ -145,11 +145,7 @@ func newFlagSet(cmd string) (*flag.FlagSet, *service.Config, func() error) {
 	str(&cors, "cors-origins", "GNS3_COPILOT_CORS_ORIGINS", "", "comma-separated browser origins allowed to call the API, e.g. the GNS3 web UI's http://gns3.example:3080")
 	// finish turns the parsed values that need it into c's fields, and checks them.
 	finish := func() error {
-		for _, o := range strings.Split(cors, ",") {
-			if o = strings.TrimSpace(o); o != "" {
-				c.CORSOrigins = append(c.CORSOrigins, o)
-			}
-		}
+		c.CORSOrigins = splitList(cors)
 		c.LLMAllowHosts = splitList(allowHosts)
 		c.DailyTokenBudget = int64(budget)
 		c.NoLiveTopology = !live
