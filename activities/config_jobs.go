@@ -130,7 +130,7 @@ func (a *Activities) FinishConfigJob(ctx context.Context, in workflows.FinishCon
 			status = models.JobPartial
 		}
 	}
-	res.Metadata = map[string]any{"tool_name": in.Call.Name, "format_version": tools.FormatVersion, "config_job_id": in.JobID,
+	res.Metadata = map[string]any{"tool_name": in.Call.Name, "version": tools.FormatVersion, "config_job_id": in.JobID,
 		"config_job_status": status, "changes": changes}
 	if in.Approval.ApprovalID != "" {
 		res.Metadata["approval"] = map[string]any{"approval_id": in.Approval.ApprovalID, "status": in.Approval.Status,
