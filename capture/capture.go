@@ -785,9 +785,7 @@ func (a *Analyzer) lastLines() []string {
 		scratch.describe = true
 		scratch.decode(&p, f.data)
 		if p.proto == "" {
-			if a.describe {
-				p.info = fmt.Sprintf("%d bytes", len(f.data))
-			}
+			p.info = fmt.Sprintf("%d bytes", len(f.data))
 		}
 		out = append(out, scratch.line(p, f.at))
 	}
