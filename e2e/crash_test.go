@@ -95,18 +95,7 @@ func TestKilledWorkerFinishesTheTurnAfterRestart(t *testing.T) {
 	w1 := startWorker(t, bin, env, dev.Address(), logPath)
 
 	s := env.OpenStream(http.MethodPost, env.ChatPath("/stream"), map[string]any{"message": "survive this"}, "")
-	var seen []e2eenv.Frame
-	for {
-		f, err := s.Next()
-		require.NoError(t, err)
-		if f.Event == "heartbeat" {
-			continue
-		}
-		seen = append(seen, f)
-		if f.Event == "content" && f.Data["content"] == "on " {
-			break
-		}
-	}
+	seen := s.Until(t, func(f e2eenv.Frame) bool { return f.Event == "content" && f.Data["content"] == "on " })
 	require.NoError(t, env.LLM.WaitHanging(ctx, 1))
 	sessionID, _ := startedIDs(t, seen)
 	s.Close()
