@@ -57,9 +57,14 @@ export async function openSignedIn(url, user, password, pageErrors) {
   const browser = await launch();
   const { page } = browser;
   page.on('pageerror', (err) => pageErrors.push(String(err)));
-  await page.goto(url + '/');
-  await signIn(page, user, password);
-  await page.waitForSelector('.empty-state');
+  try {
+    await page.goto(url + '/');
+    await signIn(page, user, password);
+    await page.waitForSelector('.empty-state');
+  } catch (err) {
+    await browser.close(); // the caller never gets it to close
+    throw err;
+  }
   return browser;
 }
 
