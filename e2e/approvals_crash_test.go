@@ -3,7 +3,6 @@ package e2e
 import (
 	"context"
 	"net/http"
-	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -57,13 +56,7 @@ func TestConfigJobSurvivesKilledWorkersAndSaysTheTruth(t *testing.T) {
 		fakeopenai.Calls(vpcsCall("c_ip", map[string][]string{"PC1": {"ip 10.7.0.1/24", "set pcname web1"}})),
 		fakeopenai.Text("PC1 is addressed."),
 	)
-	logPath := filepath.Join(dataDir, "worker.log")
-	t.Cleanup(func() {
-		if t.Failed() {
-			b, _ := os.ReadFile(logPath)
-			t.Logf("worker log:\n%s", b)
-		}
-	})
+	logPath := workerLog(t, dataDir)
 	w := startWorker(t, bin, env, dev.Address(), logPath)
 
 	s := env.OpenStream(http.MethodPost, env.ChatPath("/stream"), map[string]any{"message": "address PC1"}, "")

@@ -80,19 +80,7 @@ func vpcsCall(id string, devs map[string][]string) fakeopenai.ToolCall {
 // until reads frames up to and including the first of the given type.
 func until(t *testing.T, s *e2eenv.Stream, event string) []e2eenv.Frame {
 	t.Helper()
-	var out []e2eenv.Frame
-	for {
-		f, err := s.Next()
-		require.NoError(t, err, "stream ended before %s (after %v)", event, e2eenv.Types(out))
-		if f.Event == "heartbeat" {
-			continue
-		}
-		out = append(out, f)
-		if f.Event == event {
-			return out
-		}
-		require.NotEqual(t, "done", f.Event, "the turn ended before %s: %v", event, e2eenv.Types(out))
-	}
+	return s.Until(t, func(f e2eenv.Frame) bool { return f.Event == event })
 }
 
 type approvalJSON struct {

@@ -41,6 +41,18 @@ type workerProc struct {
 	done chan struct{} // closed when the process has exited
 }
 
+// workerLog is where the test's workers write (worker.log in dataDir), shown if the test fails.
+func workerLog(t *testing.T, dataDir string) string {
+	logPath := filepath.Join(dataDir, "worker.log")
+	t.Cleanup(func() {
+		if t.Failed() {
+			b, _ := os.ReadFile(logPath)
+			t.Logf("worker log:\n%s", b)
+		}
+	})
+	return logPath
+}
+
 func startWorker(t *testing.T, bin string, env *e2eenv.Env, temporalAddr, logPath string) *workerProc {
 	t.Helper()
 	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
@@ -85,28 +97,11 @@ func TestKilledWorkerFinishesTheTurnAfterRestart(t *testing.T) {
 		fakeopenai.Reply{Content: []string{"Working ", "on ", "it ", "slowly"}, Hang: true, HangAfter: 2},
 		fakeopenai.Reply{Content: fakeopenai.Words("Recovered answer after the crash.")},
 	)
-	logPath := filepath.Join(dataDir, "worker.log")
-	t.Cleanup(func() {
-		if t.Failed() {
-			b, _ := os.ReadFile(logPath)
-			t.Logf("worker log:\n%s", b)
-		}
-	})
+	logPath := workerLog(t, dataDir)
 	w1 := startWorker(t, bin, env, dev.Address(), logPath)
 
 	s := env.OpenStream(http.MethodPost, env.ChatPath("/stream"), map[string]any{"message": "survive this"}, "")
-	var seen []e2eenv.Frame
-	for {
-		f, err := s.Next()
-		require.NoError(t, err)
-		if f.Event == "heartbeat" {
-			continue
-		}
-		seen = append(seen, f)
-		if f.Event == "content" && f.Data["content"] == "on " {
-			break
-		}
-	}
+	seen := s.Until(t, func(f e2eenv.Frame) bool { return f.Event == "content" && f.Data["content"] == "on " })
 	require.NoError(t, env.LLM.WaitHanging(ctx, 1))
 	sessionID, _ := startedIDs(t, seen)
 	s.Close()

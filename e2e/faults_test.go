@@ -195,15 +195,7 @@ func TestRedisStoppedMidTurnAndStartedAgain(t *testing.T) {
 	env.LLM.Enqueue(fakeopenai.Reply{Content: fakeopenai.Words(answer), ChunkDelay: 100 * time.Millisecond})
 
 	s := env.OpenStream(http.MethodPost, env.ChatPath("/stream"), map[string]any{"message": "count slowly"}, "")
-	var frames []e2eenv.Frame
-	for {
-		f, err := s.Next()
-		require.NoError(t, err)
-		frames = append(frames, f)
-		if f.Event == "content" {
-			break
-		}
-	}
+	frames := s.Until(t, func(f e2eenv.Frame) bool { return f.Event == "content" })
 	sessionID, turnID := startedIDs(t, frames)
 
 	rds.stop()
@@ -257,15 +249,8 @@ func TestPostgresConnectionsKilledMidTurn(t *testing.T) {
 	)
 
 	s := env.OpenStream(http.MethodPost, env.ChatPath("/stream"), map[string]any{"message": "what is there?"}, "")
-	var frames []e2eenv.Frame
-	for {
-		f, err := s.Next()
-		require.NoError(t, err)
-		frames = append(frames, f)
-		if f.Event == "content" {
-			break // the second model call is streaming; the tool's result is in the database
-		}
-	}
+	// Up to the second model call's first words: the tool's result is in the database.
+	frames := s.Until(t, func(f e2eenv.Frame) bool { return f.Event == "content" })
 	_, turnID := startedIDs(t, frames)
 	var killed int64
 	require.NoError(t, admin.Raw(`SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = ?`, app).Scan(&killed).Error)
@@ -350,16 +335,10 @@ func TestGNS3UnreachableMidTool(t *testing.T) {
 	startServe(t, bin, t.TempDir(), env, "--gns3-url", proxy.url())
 
 	s := env.OpenStream(http.MethodPost, env.ChatPath("/stream"), map[string]any{"message": "start both PCs"}, "")
-	var frames []e2eenv.Frame
-	for {
-		f, err := s.Next()
-		require.NoError(t, err)
-		frames = append(frames, f)
-		if f.Event == "tool_progress" && f.Data["progress"].(map[string]any)["item_id"] == pcA.ID &&
-			f.Data["progress"].(map[string]any)["status"] == "started" {
-			break
-		}
-	}
+	frames := s.Until(t, func(f e2eenv.Frame) bool {
+		return f.Event == "tool_progress" && f.Data["progress"].(map[string]any)["item_id"] == pcA.ID &&
+			f.Data["progress"].(map[string]any)["status"] == "started"
+	})
 	proxy.cut() // while the tool waits for PC-B
 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)

@@ -70,13 +70,7 @@ func TestHotPathMakesNoGNS3Requests(t *testing.T) {
 	env.LLM.Enqueue(reply)
 	s = env.OpenStream(http.MethodPost, env.ChatPath("/stream"), map[string]any{"message": "hi again", "session_id": sid}, "")
 	require.Equal(t, http.StatusOK, s.Status)
-	for {
-		f, err := s.Next()
-		require.NoError(t, err)
-		if f.Event == "content" {
-			break
-		}
-	}
+	s.Until(t, func(f e2eenv.Frame) bool { return f.Event == "content" })
 	n, ops := gns3Requests(env.GNS3.Counts())
 	require.Zero(t, n, "GNS3 requests before the first token: %v", ops)
 	s.UntilDone(t, true)

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -367,13 +366,7 @@ func TestMCPCallSurvivesKilledWorker(t *testing.T) {
 	node := env.GNS3.AddNode(env.ProjectID, fakegns3.NodeSpec{Template: fakegns3.VPCSTemplateID, Name: "PC1", Status: "stopped"})
 	// The node takes a dozen seconds of polls to report started.
 	env.GNS3.SetStartPolls(node.ID, 10)
-	logPath := filepath.Join(dataDir, "worker.log")
-	t.Cleanup(func() {
-		if t.Failed() {
-			b, _ := os.ReadFile(logPath)
-			t.Logf("worker log:\n%s", b)
-		}
-	})
+	logPath := workerLog(t, dataDir)
 	w1 := startWorker(t, bin, env, dev.Address(), logPath)
 
 	c, err := connectMCP(t, env, e2eenv.UserToken, "")

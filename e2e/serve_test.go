@@ -189,18 +189,7 @@ func TestKilledServeRejoinReplaysAndFollowsToDone(t *testing.T) {
 	first := startServe(t, bin, dataDir, env)
 
 	s := env.OpenStream(http.MethodPost, env.ChatPath("/stream"), map[string]any{"message": "survive this"}, "")
-	var seen []e2eenv.Frame
-	for {
-		f, err := s.Next()
-		require.NoError(t, err)
-		if f.Event == "heartbeat" {
-			continue
-		}
-		seen = append(seen, f)
-		if f.Event == "content" && f.Data["content"] == "on " {
-			break
-		}
-	}
+	seen := s.Until(t, func(f e2eenv.Frame) bool { return f.Event == "content" && f.Data["content"] == "on " })
 	sessionID, _ := startedIDs(t, seen)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()

@@ -439,15 +439,7 @@ func TestAbortAnswersAsGNS3sOwnCopilot(t *testing.T) {
 	env.LLM.Enqueue(fakeopenai.Reply{ToolCalls: []fakeopenai.ToolCall{{ID: "call_slow", Name: "get_gns3_topology",
 		ArgumentChunks: []string{`{"project_id": "`, env.ProjectID + `"}`}}}, Hang: true, HangAfter: 1})
 	s := env.OpenStream(http.MethodPost, env.ChatPath("/stream"), map[string]any{"message": "look slowly"}, "")
-	var first []e2eenv.Frame
-	for {
-		f, err := s.Next()
-		require.NoError(t, err)
-		first = append(first, f)
-		if f.Event == "tool_call" {
-			break
-		}
-	}
+	first := s.Until(t, func(f e2eenv.Frame) bool { return f.Event == "tool_call" })
 	sessionID := first[0].Data["session_id"].(string)
 
 	code, body := env.Do(http.MethodPost, env.ChatPath("/sessions/"+sessionID+"/abort"), nil)

@@ -35,9 +35,6 @@ func approvalScript(req fakeopenai.Request) (fakeopenai.Reply, bool) {
 // VPCS configuration job (plan, current configuration, Approve, the diff after), a reload while
 // it waits, a rejected destructive tool, and the cards as records after a reload.
 func TestApprovalCardInBrowser(t *testing.T) {
-	if testing.Short() {
-		t.Skip("browser tests are not short")
-	}
 	node := requireBrowserTools(t)
 	lab := vpcslab.Start(t, 1)
 	env := e2eenv.Start(t, e2eenv.Options{Mode: "lab_automation_assistant", Approval: "changes", ApprovalTimeout: 10 * time.Minute})

@@ -29,10 +29,13 @@ import (
 
 const chromiumPath = "/usr/bin/chromium"
 
-// requireBrowserTools returns node's path, skipping (or, in CI, failing) when something the
-// browser tests need is not installed.
+// requireBrowserTools returns node's path, skipping the test under -short and skipping (or, in
+// CI, failing) when something the browser tests need is not installed.
 func requireBrowserTools(t *testing.T) string {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("browser tests are not short")
+	}
 	missing := func(what string) {
 		msg := "skipping the browser tests: " + what
 		if os.Getenv("CI") == "true" {
@@ -178,9 +181,6 @@ func (w *lineWriter) Write(p []byte) (int, error) {
 }
 
 func TestChatPageInBrowser(t *testing.T) {
-	if testing.Short() {
-		t.Skip("browser tests are not short")
-	}
 	node := requireBrowserTools(t)
 	env := e2eenv.Start(t, e2eenv.Options{})
 	env.LLM.SetHandler((&pageScript{broken: map[string]bool{}}).reply)
@@ -248,9 +248,6 @@ func newCuttingProxy(t *testing.T, api string) *httptest.Server {
 }
 
 func TestChatPageErrorsInBrowser(t *testing.T) {
-	if testing.Short() {
-		t.Skip("browser tests are not short")
-	}
 	node := requireBrowserTools(t)
 	env := e2eenv.Start(t, e2eenv.Options{NoLLM: true})
 	// The page's tests take the fake GNS3 server down through this, at the moment they choose.

@@ -37,9 +37,6 @@ func classroomScript(req fakeopenai.Request) (fakeopenai.Reply, bool) {
 }
 
 func TestClassroomPageInBrowser(t *testing.T) {
-	if testing.Short() {
-		t.Skip("browser tests are not short")
-	}
 	node := requireBrowserTools(t)
 	env := e2eenv.Start(t, e2eenv.Options{})
 	env.LLM.SetHandler(classroomScript)

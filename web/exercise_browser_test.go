@@ -49,9 +49,6 @@ func exerciseScript(req fakeopenai.Request) (fakeopenai.Reply, bool) {
 // TestExerciseBannerInBrowser runs web/e2e/exercise.e2e.test.mjs: the Inject fault button on a
 // real VPCS, the banner (open, a hint, a failing check), the fix at the console, and a passing check.
 func TestExerciseBannerInBrowser(t *testing.T) {
-	if testing.Short() {
-		t.Skip("browser tests are not short")
-	}
 	node := requireBrowserTools(t)
 	lab := vpcslab.Start(t, 1)
 	env := e2eenv.Start(t, e2eenv.Options{Mode: "teaching_assistant"})

@@ -30,9 +30,6 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 // MCP waits for approval, the chat page lists it among the project's pending approvals, and
 // approving it there lets the call apply and return.
 func TestMCPApprovalOnChatPage(t *testing.T) {
-	if testing.Short() {
-		t.Skip("browser tests are not short")
-	}
 	node := requireBrowserTools(t)
 	lab := vpcslab.Start(t, 1)
 	env := e2eenv.Start(t, e2eenv.Options{Mode: "lab_automation_assistant", Approval: "config", ApprovalTimeout: 10 * time.Minute})

@@ -44,9 +44,6 @@ func buildScript(req fakeopenai.Request) (fakeopenai.Reply, bool) {
 }
 
 func TestTopologyPanelInBrowser(t *testing.T) {
-	if testing.Short() {
-		t.Skip("browser tests are not short")
-	}
 	node := requireBrowserTools(t)
 	env := e2eenv.Start(t, e2eenv.Options{})
 	env.LLM.SetHandler(buildScript)

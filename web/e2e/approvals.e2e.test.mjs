@@ -5,7 +5,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { launch, signIn } from './browser.mjs';
+import { openSignedIn, send, waitTurnDone } from './browser.mjs';
 
 const URL = process.env.COPILOT_URL;
 const USER = process.env.COPILOT_USER || 'alice';
@@ -17,25 +17,11 @@ let browser;
 let page;
 const pageErrors = [];
 
-async function send(text) {
-  await page.fill('#composer-input', text);
-  await page.press('#composer-input', 'Enter');
-}
-
-async function waitTurnDone(timeout = 60000) {
-  await page.waitForSelector('#send:not([hidden])', { timeout });
-  await page.waitForSelector('.msg.assistant.streaming', { state: 'detached', timeout });
-}
-
 describe('approval card', { skip }, () => {
   before(async () => {
     mkdirSync(ARTIFACTS, { recursive: true });
-    browser = await launch();
+    browser = await openSignedIn(URL, USER, PASSWORD, pageErrors);
     page = browser.page;
-    page.on('pageerror', (err) => pageErrors.push(String(err)));
-    await page.goto(URL + '/');
-    await signIn(page, USER, PASSWORD);
-    await page.waitForSelector('.empty-state');
   });
 
   after(async () => {
@@ -43,7 +29,7 @@ describe('approval card', { skip }, () => {
   });
 
   test('a configuration job shows its plan and waits; a reload shows it again; approving applies it and shows the diff', async () => {
-    await send('address PC1 please');
+    await send(page, 'address PC1 please');
     const card = '.approval-card[data-status="pending"]';
     await page.waitForSelector(card, { timeout: 30000 });
     const text = await page.textContent(card);
@@ -63,7 +49,7 @@ describe('approval card', { skip }, () => {
     await page.waitForSelector('.approval-card[data-status="approved"]');
     assert.match(await page.textContent('.approval-card .approval-status'), /Approved by alice: go ahead/);
     assert.equal(await page.isVisible('.approval-card .approval-actions'), false, 'a decided card is a record, without buttons');
-    await waitTurnDone();
+    await waitTurnDone(page);
     const result = await page.textContent('.tool-card[data-tool-call-id="call_addr"]');
     assert.match(result, /\+ IP\/MASK : 10\.5\.0\.1\/24/, 'the diff of what really changed');
     assert.match(result, /\+ NAME : web1/);
@@ -71,14 +57,14 @@ describe('approval card', { skip }, () => {
   });
 
   test('a destructive tool asks too; rejecting it with a comment keeps the node', async () => {
-    await send('now delete PC2');
+    await send(page, 'now delete PC2');
     const card = '.approval-card[data-status="pending"]';
     await page.waitForSelector(card, { timeout: 30000 });
     assert.match(await page.textContent(card), /Delete nodes: PC2/);
     await page.fill(card + ' .approval-comment', 'PC2 stays');
     await page.click(card + ' button.reject');
     await page.waitForSelector('.approval-card[data-status="rejected"]');
-    await waitTurnDone();
+    await waitTurnDone(page);
     assert.match(await page.textContent('.tool-card[data-tool-call-id="call_del"]'), /PC2 stays/, 'the model got the comment as the result');
   });
 

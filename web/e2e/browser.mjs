@@ -48,3 +48,34 @@ export async function signIn(page, user, password) {
   await page.click('#signin-submit');
   await page.waitForSelector('#view-app:not([hidden])');
 }
+
+/**
+ * openSignedIn launches Chromium (see launch), records the page's script errors in pageErrors,
+ * opens url, signs in and waits for the empty chat; it resolves with launch's {context, page, close}.
+ */
+export async function openSignedIn(url, user, password, pageErrors) {
+  const browser = await launch();
+  const { page } = browser;
+  page.on('pageerror', (err) => pageErrors.push(String(err)));
+  try {
+    await page.goto(url + '/');
+    await signIn(page, user, password);
+    await page.waitForSelector('.empty-state');
+  } catch (err) {
+    await browser.close(); // the caller never gets it to close
+    throw err;
+  }
+  return browser;
+}
+
+/** send types a message in the composer and sends it with Enter. */
+export async function send(page, text) {
+  await page.fill('#composer-input', text);
+  await page.press('#composer-input', 'Enter');
+}
+
+/** waitTurnDone waits until the turn shown has ended: Send offered again, no answer streaming. */
+export async function waitTurnDone(page, timeout = 60000) {
+  await page.waitForSelector('#send:not([hidden])', { timeout });
+  await page.waitForSelector('.msg.assistant.streaming', { state: 'detached', timeout });
+}

@@ -7,7 +7,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { launch, signIn } from './browser.mjs';
+import { openSignedIn, send, waitTurnDone } from './browser.mjs';
 
 const URL = process.env.COPILOT_URL;
 const USER = process.env.COPILOT_USER || 'alice';
@@ -24,25 +24,11 @@ async function shot(name) {
   await page.screenshot({ path: join(ARTIFACTS, name + '.png'), fullPage: false });
 }
 
-async function send(text) {
-  await page.fill('#composer-input', text);
-  await page.press('#composer-input', 'Enter');
-}
-
-async function waitTurnDone(timeout = 60000) {
-  await page.waitForSelector('#send:not([hidden])', { timeout });
-  await page.waitForSelector('.msg.assistant.streaming', { state: 'detached', timeout });
-}
-
 describe('classroom pieces of the chat page', { skip }, () => {
   before(async () => {
     mkdirSync(ARTIFACTS, { recursive: true });
-    browser = await launch();
+    browser = await openSignedIn(URL, USER, PASSWORD, pageErrors);
     page = browser.page;
-    page.on('pageerror', (err) => pageErrors.push(String(err)));
-    await page.goto(URL + '/');
-    await signIn(page, USER, PASSWORD);
-    await page.waitForSelector('.empty-state');
   });
 
   after(async () => {
@@ -58,11 +44,11 @@ describe('classroom pieces of the chat page', { skip }, () => {
         }
       }).observe(document.getElementById('conversation'), { subtree: true, childList: true, characterData: true });
     });
-    await send('capture the PC1 to PC2 link');
+    await send(page, 'capture the PC1 to PC2 link');
     await page.waitForSelector('.tool-card .tool-progress .item-message', { timeout: 30000 });
     await shot('19-capture-running');
     await page.waitForSelector('.tool-card .capture-card', { timeout: 60000 });
-    await waitTurnDone();
+    await waitTurnDone(page);
 
     const progress = await page.evaluate(() => window.__progress);
     assert.ok(progress.some((m) => /packets? so far/.test(m)), 'packets-so-far progress was shown: ' + JSON.stringify(progress));
@@ -93,9 +79,9 @@ describe('classroom pieces of the chat page', { skip }, () => {
   });
 
   test('a partial success is amber, apart from success and failure', async () => {
-    await send('show me partial output from R1');
+    await send(page, 'show me partial output from R1');
     await page.waitForSelector('.tool-card[data-state="partly"]', { timeout: 60000 });
-    await waitTurnDone();
+    await waitTurnDone(page);
     const card = '.tool-card[data-state="partly"]';
     assert.equal(await page.textContent(`${card} .tool-state`), 'Partly done');
     assert.equal(await page.textContent(`${card} .sum-partial`), '1 partly');

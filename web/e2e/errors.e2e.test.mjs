@@ -7,7 +7,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { launch, signIn } from './browser.mjs';
+import { openSignedIn } from './browser.mjs';
 
 const URL = process.env.COPILOT_URL;
 const CONTROL = process.env.COPILOT_CONTROL_URL;
@@ -24,12 +24,8 @@ const pageErrors = [];
 describe('chat page errors', { skip }, () => {
   before(async () => {
     mkdirSync(ARTIFACTS, { recursive: true });
-    browser = await launch();
+    browser = await openSignedIn(URL, USER, PASSWORD, pageErrors);
     page = browser.page;
-    page.on('pageerror', (err) => pageErrors.push(String(err)));
-    await page.goto(URL + '/');
-    await signIn(page, USER, PASSWORD);
-    await page.waitForSelector('.empty-state');
   });
 
   after(async () => {

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
-import { launch, signIn } from './browser.mjs';
+import { openSignedIn } from './browser.mjs';
 
 const URL = process.env.COPILOT_URL;
 const USER = process.env.COPILOT_USER || 'alice';
@@ -51,12 +51,8 @@ function atConsole(addr, command, until) {
 describe('exercise banner', { skip }, () => {
   before(async () => {
     mkdirSync(ARTIFACTS, { recursive: true });
-    browser = await launch();
+    browser = await openSignedIn(URL, USER, PASSWORD, pageErrors);
     page = browser.page;
-    page.on('pageerror', (err) => pageErrors.push(String(err)));
-    await page.goto(URL + '/');
-    await signIn(page, USER, PASSWORD);
-    await page.waitForSelector('.empty-state');
   });
 
   after(async () => {

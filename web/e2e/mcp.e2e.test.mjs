@@ -5,7 +5,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { launch, signIn } from './browser.mjs';
+import { openSignedIn } from './browser.mjs';
 
 const URL = process.env.COPILOT_URL;
 const USER = process.env.COPILOT_USER || 'alice';
@@ -20,12 +20,8 @@ const pageErrors = [];
 describe('pending approvals of MCP agents', { skip }, () => {
   before(async () => {
     mkdirSync(ARTIFACTS, { recursive: true });
-    browser = await launch();
+    browser = await openSignedIn(URL, USER, PASSWORD, pageErrors);
     page = browser.page;
-    page.on('pageerror', (err) => pageErrors.push(String(err)));
-    await page.goto(URL + '/');
-    await signIn(page, USER, PASSWORD);
-    await page.waitForSelector('.empty-state');
   });
 
   after(async () => {

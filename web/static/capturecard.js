@@ -2,21 +2,13 @@
 // chart and the conversations as a table, from the result's metadata.capture. The chart is SVG
 // drawn with attributes only, so the page's strict CSP (no inline styles) holds.
 
-import { h } from './dom.js';
+import { h, svg } from './dom.js';
 
-const SVG = 'http://www.w3.org/2000/svg';
 const BAR_HEIGHT = 18;
 const GAP = 6;
 const LABEL_WIDTH = 96;
 const CHART_WIDTH = 420;
 const MAX_BARS = 12;
-
-function svg(tag, attrs = {}, ...children) {
-  const el = document.createElementNS(SVG, tag);
-  for (const [k, v] of Object.entries(attrs)) el.setAttribute(k, String(v));
-  for (const c of children) el.append(c);
-  return el;
-}
 
 /** protocolBars turns the protocol counts into bars: widths relative to the largest count. */
 export function protocolBars(protocols, width = CHART_WIDTH - LABEL_WIDTH - 48) {

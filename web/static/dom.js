@@ -24,6 +24,14 @@ function append(el, children) {
   }
 }
 
+/** svg builds an SVG element: attributes set one by one (undefined and null left out), children appended. */
+export function svg(tag, attrs = {}, ...children) {
+  const el = document.createElementNS('http://www.w3.org/2000/svg', tag);
+  for (const [k, v] of Object.entries(attrs)) if (v !== undefined && v !== null) el.setAttribute(k, String(v));
+  for (const c of children) if (c) el.append(c);
+  return el;
+}
+
 /** clear removes every child of el. */
 export function clear(el) {
   while (el.firstChild) el.firstChild.remove();

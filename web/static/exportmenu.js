@@ -3,18 +3,8 @@
 // put in a URL), then handed to the browser as a download under the name the server chose.
 
 import { h } from './dom.js';
+import { icon } from './icons.js';
 import { request } from './api.js';
-
-const SVG = 'http://www.w3.org/2000/svg';
-
-function downloadIcon() {
-  const el = document.createElementNS(SVG, 'svg');
-  for (const [k, v] of Object.entries({ viewBox: '0 0 24 24', width: '16', height: '16', 'aria-hidden': 'true', focusable: 'false', class: 'icon icon-download' })) el.setAttribute(k, v);
-  const path = document.createElementNS(SVG, 'path');
-  path.setAttribute('d', 'M12 4v11M7 10l5 5 5-5M5 20h14');
-  el.append(path);
-  return el;
-}
 
 /** fileNameFrom reads the file name of a Content-Disposition header (RFC 6266, filename* first). */
 export function fileNameFrom(disposition) {
@@ -61,7 +51,7 @@ export function exportMenu(session, projectId, onError) {
     }
   };
   menu.append(
-    h('summary', { class: 'icon-button', 'aria-label': 'Export ' + title, title: 'Export' }, downloadIcon()),
+    h('summary', { class: 'icon-button', 'aria-label': 'Export ' + title, title: 'Export' }, icon('download')),
     h(
       'div',
       { class: 'export-choices', role: 'group', 'aria-label': 'Export format' },

@@ -14,6 +14,7 @@ const PATHS = {
   chat: 'M4 5h16v11H9l-5 4V5z',
   signout: 'M15 4h4v16h-4M10 8l-4 4 4 4M6 12h10',
   chevron: 'M9 6l6 6-6 6',
+  download: 'M12 4v11M7 10l5 5 5-5M5 20h14',
 };
 
 /** icon returns an aria-hidden SVG element for a named icon. */

@@ -6,9 +6,9 @@
 // (the page's CSP forbids both).
 
 import { request } from './api.js';
+import { svg } from './dom.js';
 import { readEvents } from './sse.js';
 
-const SVG = 'http://www.w3.org/2000/svg';
 const COLLAPSED_KEY = 'gns3copilot.topology.collapsed';
 const NODE_SIZE = 60;
 const PAD = 50;
@@ -109,15 +109,8 @@ export class TopologyModel {
   }
 }
 
-function svg(tag, attrs = {}, ...children) {
-  const el = document.createElementNS(SVG, tag);
-  for (const [k, v] of Object.entries(attrs)) if (v !== undefined && v !== null) el.setAttribute(k, String(v));
-  for (const c of children) if (c) el.append(c);
-  return el;
-}
-
 function title(text) {
-  const t = document.createElementNS(SVG, 'title');
+  const t = svg('title');
   t.textContent = text;
   return t;
 }

@@ -342,6 +342,30 @@ func (s *Stream) UntilDone(t testing.TB, skipHeartbeats bool) []Frame {
 	}
 }
 
+// Until reads frames, skipping heartbeats, up to and including the first that stop accepts. The
+// test fails if the stream ends, or the turn ends with a done frame that stop does not accept,
+// before that.
+func (s *Stream) Until(t testing.TB, stop func(Frame) bool) []Frame {
+	t.Helper()
+	var out []Frame
+	for {
+		f, err := s.Next()
+		if err != nil {
+			t.Fatalf("stream ended before the awaited frame (after %v): %v", Types(out), err)
+		}
+		if f.Event == "heartbeat" {
+			continue
+		}
+		out = append(out, f)
+		if stop(f) {
+			return out
+		}
+		if f.Event == "done" {
+			t.Fatalf("the turn ended before the awaited frame: %v", Types(out))
+		}
+	}
+}
+
 // Types lists the frames' event types, folding runs of the same type into one, which makes an
 // expected order easy to write.
 func Types(frames []Frame) []string {

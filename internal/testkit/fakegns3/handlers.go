@@ -92,18 +92,8 @@ func writeErr(w http.ResponseWriter, e *httpErr) {
 func (s *Server) wrap(op Op, auth bool, h handler) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(io.LimitReader(r.Body, 8<<20))
-		s.mu.Lock()
-		s.counts[op]++
-		delay := s.baseLatency + s.latency[op]
-		s.mu.Unlock()
-		if delay > 0 {
-			t := time.NewTimer(delay)
-			select {
-			case <-t.C:
-			case <-r.Context().Done():
-				t.Stop()
-				return
-			}
+		if !s.countAndWait(op, r) {
+			return
 		}
 
 		s.mu.Lock()
@@ -135,6 +125,26 @@ func (s *Server) wrap(op Op, auth bool, h handler) http.HandlerFunc {
 			return
 		}
 		writeJSON(w, rep.status, rep.body)
+	}
+}
+
+// countAndWait counts a request to op and waits out its latency (WithLatency plus SetLatency);
+// false when the client left while it waited.
+func (s *Server) countAndWait(op Op, r *http.Request) bool {
+	s.mu.Lock()
+	s.counts[op]++
+	delay := s.baseLatency + s.latency[op]
+	s.mu.Unlock()
+	if delay <= 0 {
+		return true
+	}
+	t := time.NewTimer(delay)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-r.Context().Done():
+		return false
 	}
 }
 

@@ -147,18 +147,8 @@ func (s *Server) NotificationListeners(projectID string) int {
 // authentication, injected failures, Project.Audit), then streams until the client leaves or
 // the stream is dropped.
 func (s *Server) notifications(w http.ResponseWriter, r *http.Request) {
-	s.mu.Lock()
-	s.counts[OpNotifications]++
-	delay := s.baseLatency + s.latency[OpNotifications]
-	s.mu.Unlock()
-	if delay > 0 {
-		t := time.NewTimer(delay)
-		select {
-		case <-t.C:
-		case <-r.Context().Done():
-			t.Stop()
-			return
-		}
+	if !s.countAndWait(OpNotifications, r) {
+		return
 	}
 	s.mu.Lock()
 	u, herr := s.authUser(r)
