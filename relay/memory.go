@@ -337,3 +337,28 @@ func (m *Memory) Exists(ctx context.Context, stream string) (bool, error) {
 	s := m.liveLocked(stream, m.now(), false)
 	return s != nil && len(s.entries) > 0, nil
 }
+
+// Last implements Log.
+func (m *Memory) Last(ctx context.Context, stream string) (Event, bool, error) {
+	if err := checkStream(stream); err != nil {
+		return Event{}, false, err
+	}
+	if err := ctx.Err(); err != nil {
+		return Event{}, false, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return Event{}, false, ErrClosed
+	}
+	s := m.liveLocked(stream, m.now(), false)
+	switch {
+	case s == nil:
+		return Event{}, false, nil
+	case len(s.entries) > 0:
+		return s.entries[len(s.entries)-1].ev, true, nil
+	case s.pinned != nil:
+		return s.pinned.ev, true, nil
+	}
+	return Event{}, false, nil
+}

@@ -249,6 +249,30 @@ func (r *Redis) Exists(ctx context.Context, stream string) (bool, error) {
 	return n > 0, nil
 }
 
+// Last implements Log. A stream trimmed down to nothing still has its pinned turn_started.
+func (r *Redis) Last(ctx context.Context, stream string) (Event, bool, error) {
+	if err := checkStream(stream); err != nil {
+		return Event{}, false, err
+	}
+	msgs, err := r.client.XRevRangeN(ctx, r.StreamKey(stream), "+", "-", 1).Result()
+	if err != nil {
+		return Event{}, false, fmt.Errorf("relay: last event of %s: %w", stream, err)
+	}
+	evs, err := decodeMessages(stream, msgs)
+	if err != nil {
+		return Event{}, false, err
+	}
+	if len(evs) == 0 {
+		if evs, err = r.withPinned(ctx, stream, entryID{}, nil, 1); err != nil {
+			return Event{}, false, err
+		}
+	}
+	if len(evs) == 0 {
+		return Event{}, false, nil
+	}
+	return evs[0], true, nil
+}
+
 func decodeMessages(stream string, msgs []redis.XMessage) ([]Event, error) {
 	if len(msgs) == 0 {
 		return nil, nil

@@ -38,6 +38,10 @@ type Log interface {
 	Wait(ctx context.Context, stream, afterID string, timeout time.Duration) ([]Event, error)
 	// Exists reports whether the stream has any events (false once it expired).
 	Exists(ctx context.Context, stream string) (bool, error)
+	// Last returns the stream's newest retained event; ok is false for an unknown, expired or
+	// empty stream. A step that runs again without knowing it (a local activity re-run after
+	// its workflow task was lost) looks here for what its earlier run left.
+	Last(ctx context.Context, stream string) (ev Event, ok bool, err error)
 }
 
 // ErrInvalidID is returned when an afterID is not an ID this log could have produced.

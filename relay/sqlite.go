@@ -292,7 +292,7 @@ func (s *SQLite) prepared(tx *sql.Tx, query string) (*sql.Stmt, error) {
 
 // prepareAll prepares the hot statements; the map is read-only afterwards.
 func (s *SQLite) prepareAll() error {
-	for _, q := range []string{sqlSelectStream, sqlInsertEvent, sqlSaveStream, sqlRange} {
+	for _, q := range []string{sqlSelectStream, sqlInsertEvent, sqlSaveStream, sqlRange, sqlLast} {
 		st, err := s.db.Prepare(q)
 		if err != nil {
 			return err
@@ -312,6 +312,9 @@ const (
 		JOIN relay_streams s ON s.name = e.stream AND s.expire_at > ?
 		WHERE e.stream = ? AND (e.ms > ? OR (e.ms = ? AND e.seq > ?))
 		ORDER BY e.ms, e.seq LIMIT ?`
+	sqlLast = `SELECT e.ms, e.seq, e.type, e.data FROM relay_events e
+		JOIN relay_streams s ON s.name = e.stream AND s.expire_at > ?
+		WHERE e.stream = ? ORDER BY e.ms DESC, e.seq DESC LIMIT 1`
 )
 
 // wakeLocked wakes the stream's waiters; s.mu must be held.
@@ -553,4 +556,34 @@ func (s *SQLite) Exists(ctx context.Context, stream string) (bool, error) {
 		return false, fmt.Errorf("relay: exists %s: %w", stream, err)
 	}
 	return n > 0, nil
+}
+
+// Last implements Log.
+func (s *SQLite) Last(ctx context.Context, stream string) (Event, bool, error) {
+	if err := checkStream(stream); err != nil {
+		return Event{}, false, err
+	}
+	if err := ctx.Err(); err != nil {
+		return Event{}, false, err
+	}
+	if s.isClosed() {
+		return Event{}, false, ErrClosed
+	}
+	st, err := s.prepared(nil, sqlLast)
+	if err != nil {
+		return Event{}, false, fmt.Errorf("relay: last event of %s: %w", stream, err)
+	}
+	var ms, seq int64
+	var ev Event
+	var data []byte
+	err = st.QueryRowContext(ctx, s.now().UnixMilli(), stream).Scan(&ms, &seq, &ev.Type, &data)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Event{}, false, nil
+	}
+	if err != nil {
+		return Event{}, false, fmt.Errorf("relay: last event of %s: %w", stream, err)
+	}
+	ev.ID = entryID{ms: uint64(ms), seq: uint64(seq)}.String()
+	ev.Data = json.RawMessage(data)
+	return ev, true, nil
 }

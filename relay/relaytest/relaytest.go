@@ -78,6 +78,7 @@ func Run(t *testing.T, newLog Factory) {
 		{"TrimKeepsTurnStarted", testTrimKeepsTurnStarted},
 		{"ConcurrentWritersAndReaders", testConcurrentWritersAndReaders},
 		{"LargePayload", testLargePayload},
+		{"Last", testLast},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, newLog, std) })
@@ -323,6 +324,35 @@ func testUnknownStream(t *testing.T, _ Factory, std func(testing.TB) Subject) {
 	mustAppend(t, l, stream, relay.TypeContent, payload(relay.TypeContent, 0))
 	if ok, err := l.Exists(ctxT(t), stream); err != nil || !ok {
 		t.Fatalf("Exists after append = %v, %v", ok, err)
+	}
+}
+
+func testLast(t *testing.T, _ Factory, std func(testing.TB) Subject) {
+	l := std(t).Log
+	stream := streamName(t, "s")
+	if ev, ok, err := l.Last(ctxT(t), stream); err != nil || ok {
+		t.Fatalf("Last(unknown) = %v, %v, %v; want nothing", ev, ok, err)
+	}
+	if _, _, err := l.Last(ctxT(t), ""); err == nil {
+		t.Fatal("Last of an empty stream name was accepted")
+	}
+	var id string
+	for i := range 3 {
+		id = mustAppend(t, l, stream, relay.TypeContent, payload(relay.TypeContent, i))
+	}
+	ev, ok, err := l.Last(ctxT(t), stream)
+	if err != nil || !ok || ev.ID != id || ev.Type != relay.TypeContent || string(ev.Data) != string(payload(relay.TypeContent, 2)) {
+		t.Fatalf("Last = %v, %v, %v; want the third content event %s", ev, ok, err, id)
+	}
+	if other, ok, err := l.Last(ctxT(t), streamName(t, "other")); err != nil || ok {
+		t.Fatalf("Last of another stream = %v, %v, %v", other, ok, err)
+	}
+	done, _, err := l.AppendTerminal(ctxT(t), stream, relay.TypeDone, payload(relay.TypeDone, 0), time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ev, ok, err := l.Last(ctxT(t), stream); err != nil || !ok || ev.ID != done || ev.Type != relay.TypeDone {
+		t.Fatalf("Last after the terminal event = %v, %v, %v; want done %s", ev, ok, err, done)
 	}
 }
 
@@ -679,6 +709,9 @@ func testTrimKeepsTurnStarted(t *testing.T, newLog Factory, _ func(testing.TB) S
 	}
 	if last := evs[len(evs)-1]; last.ID != ids[n-1] {
 		t.Fatalf("last retained event is %s, want the newest %s", last.ID, ids[n-1])
+	}
+	if last, ok, err := l.Last(ctxT(t), stream); err != nil || !ok || last.ID != ids[n-1] {
+		t.Fatalf("Last of a trimmed stream = %v, %v, %v; want %s", last, ok, err, ids[n-1])
 	}
 	if got := mustRange(t, l, stream, "", 3); len(got) != 3 || got[0].ID != started || got[1].ID != evs[1].ID {
 		t.Fatalf("Range with limit 3 from the start = %v", got)
