@@ -18,6 +18,7 @@ import (
 	"unicode/utf8"
 
 	openai "github.com/sashabaranov/go-openai"
+	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/gns3-copilot/gns3-copilot/egress"
@@ -72,8 +73,11 @@ func (a *Activities) LLMCall(ctx context.Context, in workflows.LLMInput) (workfl
 		}
 	}
 
+	msgID := models.MessageID(turn.ID, in.MessageIndex)
 	if n := attempt(ctx); n > 1 {
 		a.publish(ctx, turn.ID, relay.Payload{Type: relay.TypeRetry, SessionID: in.Turn.SessionID, Attempt: n})
+	} else if a.leftOver(ctx, turn.ID, msgID) {
+		a.publish(ctx, turn.ID, relay.Payload{Type: relay.TypeRetry, SessionID: in.Turn.SessionID, Attempt: 2})
 	}
 
 	req := openai.ChatCompletionRequest{
@@ -96,7 +100,6 @@ func (a *Activities) LLMCall(ctx context.Context, in workflows.LLMInput) (workfl
 	}
 	llmconfig.ShapeRequest(settings, &req)
 
-	msgID := models.MessageID(turn.ID, in.MessageIndex)
 	stop := keepAlive(ctx, 2*time.Second)
 	defer stop()
 	callCtx, release := a.abortable(ctx, turn.ID)
@@ -136,6 +139,34 @@ func (a *Activities) LLMCall(ctx context.Context, in workflows.LLMInput) (workfl
 	}
 	return workflows.LLMResult{MessageID: msgID, ToolCalls: out.calls, FinishReason: out.finish,
 		InputTokens: out.inTokens, OutputTokens: out.outTokens}, nil
+}
+
+// leftOver reports whether an earlier run of this model call streamed into the turn and died
+// unseen. A local activity whose workflow task was lost with its worker runs again as attempt 1:
+// the clue is the log, whose newest event is then that run's text of this message, or a tool
+// call (every finished call's tool calls are followed by their tools' events).
+func (a *Activities) leftOver(ctx context.Context, turnID, msgID string) bool {
+	if !activity.IsActivity(ctx) || !activity.GetInfo(ctx).IsLocalActivity {
+		return false // an activity's attempt counts its runs
+	}
+	ev, ok, err := a.Events.Last(ctx, turnID)
+	if err != nil {
+		a.logger(ctx).Warn("reading the turn's last event", "turn", turnID, "error", err)
+		return false
+	}
+	if !ok {
+		return false
+	}
+	switch ev.Type {
+	case relay.TypeToolCall:
+		return true
+	case relay.TypeContent:
+		var p struct {
+			MessageID string `json:"message_id"`
+		}
+		return json.Unmarshal(ev.Data, &p) == nil && p.MessageID == msgID
+	}
+	return false
 }
 
 // systemPrompt is the mode's prompt plus the project as it is now, so the user never has to tell

@@ -9,6 +9,7 @@ import (
 
 	openai "github.com/sashabaranov/go-openai"
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/testsuite"
 
 	"github.com/gns3-copilot/gns3-copilot/internal/testkit/fakeopenai"
 	"github.com/gns3-copilot/gns3-copilot/llmconfig"
@@ -60,4 +61,54 @@ func TestArgsDue(t *testing.T) {
 	require.True(t, argsDue(20, 10, 0), "doubled")
 	require.False(t, argsDue(19, 10, argsEvery-time.Millisecond))
 	require.True(t, argsDue(11, 10, argsEvery))
+}
+
+// A model call run as a local activity starts again as attempt 1 when its workflow task was lost
+// with its worker; what that earlier run streamed is then the newest thing in the turn's log, and
+// the client must be told to drop it.
+func TestALocalModelCallSeesWhatItsLostRunLeft(t *testing.T) {
+	var suite testsuite.WorkflowTestSuite
+	cases := []struct {
+		name   string
+		events []relay.Payload
+		local  bool
+		want   bool
+	}{
+		{"nothing streamed yet", nil, true, false},
+		{"the turn only started", []relay.Payload{{Type: relay.TypeTurnStarted}}, true, false},
+		{"text of this message", []relay.Payload{{Type: relay.TypeTurnStarted}, {Type: relay.TypeContent, Content: "Hel", MessageID: "m2"}}, true, true},
+		{"text of the previous message", []relay.Payload{{Type: relay.TypeContent, Content: "Hi", MessageID: "m1"}}, true, false},
+		{"a tool call not yet run", []relay.Payload{{Type: relay.TypeContent, Content: "Let me look", MessageID: "m2"},
+			{Type: relay.TypeToolCall, ToolCall: &relay.ToolCall{ID: "c1", Function: relay.ToolCallFunction{Name: "get_gns3_topology"}}}}, true, true},
+		{"the previous step's tools ran", []relay.Payload{{Type: relay.TypeToolCall, ToolCall: &relay.ToolCall{ID: "c1"}},
+			{Type: relay.TypeToolEnd, ToolName: "get_gns3_topology"}}, true, false},
+		{"an activity counts its own attempts", []relay.Payload{{Type: relay.TypeContent, Content: "Hel", MessageID: "m2"}}, false, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			events := relay.NewMemory(relay.MemoryOptions{})
+			defer events.Close()
+			for _, p := range tc.events {
+				b, err := json.Marshal(p)
+				require.NoError(t, err)
+				_, err = events.Append(context.Background(), "turn", p.Type, b)
+				require.NoError(t, err)
+			}
+			a := &Activities{Events: events}
+			probe := func(ctx context.Context) (bool, error) { return a.leftOver(ctx, "turn", "m2"), nil }
+			env := suite.NewTestActivityEnvironment()
+			env.RegisterActivity(probe)
+			var got bool
+			if tc.local {
+				v, err := env.ExecuteLocalActivity(probe)
+				require.NoError(t, err)
+				require.NoError(t, v.Get(&got))
+			} else {
+				v, err := env.ExecuteActivity(probe)
+				require.NoError(t, err)
+				require.NoError(t, v.Get(&got))
+			}
+			require.Equal(t, tc.want, got)
+		})
+	}
 }

@@ -34,6 +34,12 @@ func ChatTurn(ctx workflow.Context, in ChatTurnInput) (ChatTurnResult, error) {
 	// first runs a tool, so a turn that only talks costs no timer, and generates its title
 	// inside the finalizer: one activity and one workflow task fewer per turn.
 	lean := workflow.GetVersion(ctx, "lean-turn", workflow.DefaultVersion, 1) >= 1
+	// Every turn since "local-model-finalize" calls its model and finalizes as local activities:
+	// inside the worker's own workflow task, so its first model call starts as soon as the
+	// (eager) start hands the worker that task, and a turn that only talks costs the Temporal
+	// server a start and one more write. A crash mid-call fails the workflow task; its retry runs
+	// the call again (LLMCall then tells the client to drop the partial text).
+	local := lean && workflow.GetVersion(ctx, "local-model-finalize", workflow.DefaultVersion, 1) >= 1
 	stopRenewing := func() {}
 	renewing := false
 	startRenewing := func() {
@@ -63,7 +69,7 @@ loop:
 	for step := 1; step <= maxSteps; step++ {
 		res.Steps = step
 		var llm LLMResult
-		err := workflow.ExecuteActivity(summarized(llmCtx, llmSummary(step, in.Model, step == maxSteps)), LLMActivity, LLMInput{
+		err := inTurn(llmCtx, local, llmSummary(step, in.Model, step == maxSteps), LLMActivity, LLMInput{
 			Turn: ref, Step: step, MessageIndex: idx, NoTools: step == maxSteps,
 		}).Get(ctx, &llm)
 		// A call counts even if it did not finish (its tokens are then unknown).
@@ -164,7 +170,7 @@ loop:
 		if title {
 			what = "finish the turn and name a new session"
 		}
-		err = workflow.ExecuteActivity(summarized(fctx, fmt.Sprintf("%s: %s, %s, %d tokens", what, res.Status, plural(res.Steps, "step"), inTokens+outTokens)), FinalizeActivity, FinalizeInput{
+		err = inTurn(fctx, local, fmt.Sprintf("%s: %s, %s, %d tokens", what, res.Status, plural(res.Steps, "step"), inTokens+outTokens), FinalizeActivity, FinalizeInput{
 			Turn: ref, Status: res.Status, Error: res.Error, LLMCalls: res.LLMCalls,
 			InputTokens: inTokens, OutputTokens: outTokens, GenerateTitle: title,
 		}).Get(fctx, &fin)

@@ -267,20 +267,26 @@ func TestAbortedActivityEndsTheTurnAsCancelled(t *testing.T) {
 
 // A turn that only talks is one model call and one finalizer: the title is made inside the
 // finalizer and no credential-renewal timer is started, since no tool will need the
-// credential after the model call that read it.
-func TestATurnThatOnlyTalksRunsTwoActivitiesAndNoTimer(t *testing.T) {
+// credential after the model call that read it. Both run as local activities, in the
+// workflow's own task: no activity task goes through the Temporal server.
+func TestATurnThatOnlyTalksRunsTwoLocalActivitiesAndNoTimer(t *testing.T) {
 	f := &fakeActs{}
 	f.llm = func(context.Context, workflows.LLMInput) (workflows.LLMResult, error) {
 		return workflows.LLMResult{InputTokens: 10, OutputTokens: 5}, nil
 	}
 	env := newEnv(t, f)
 	var mu sync.Mutex
-	var activities []string
+	var activities, local []string
 	timers := 0
 	env.SetOnActivityStartedListener(func(info *activity.Info, _ context.Context, _ converter.EncodedValues) {
 		mu.Lock()
 		defer mu.Unlock()
 		activities = append(activities, info.ActivityType.Name)
+	})
+	env.SetOnLocalActivityStartedListener(func(info *activity.Info, _ context.Context, _ []any) {
+		mu.Lock()
+		defer mu.Unlock()
+		local = append(local, info.ActivityType.Name)
 	})
 	env.SetOnTimerScheduledListener(func(string, time.Duration) { mu.Lock(); timers++; mu.Unlock() })
 	in := input
@@ -290,7 +296,8 @@ func TestATurnThatOnlyTalksRunsTwoActivitiesAndNoTimer(t *testing.T) {
 	require.Equal(t, int64(2), r.LLMCalls, "the answer and the title")
 	mu.Lock()
 	defer mu.Unlock()
-	require.Equal(t, []string{workflows.LLMActivity, workflows.FinalizeActivity}, activities)
+	require.Equal(t, []string{workflows.LLMActivity, workflows.FinalizeActivity}, local)
+	require.Empty(t, activities)
 	require.Zero(t, timers)
 	require.Len(t, f.finalized, 1)
 	require.Equal(t, "A title", f.finalized[0].Title)

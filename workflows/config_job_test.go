@@ -9,7 +9,6 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
-	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/workflow"
 
@@ -337,7 +336,7 @@ func TestLongWaitRenewsTheCredentialUntilTheTurnEnds(t *testing.T) {
 	env.RegisterDelayedCallback(func() {
 		decide(env, workflows.ApprovalDecision{ApprovalID: workflows.ApprovalID("t1", "c1"), Decision: "approve", UserID: "u1", Username: "alice"})
 	}, 3*time.Hour)
-	env.SetOnActivityStartedListener(func(info *activity.Info, _ context.Context, _ converter.EncodedValues) {
+	env.SetOnLocalActivityStartedListener(func(info *activity.Info, _ context.Context, _ []any) {
 		if info.ActivityType.Name == workflows.FinalizeActivity {
 			finishedAt = env.Now()
 		}

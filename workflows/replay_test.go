@@ -15,10 +15,14 @@ import (
 // device tool in parallel, then an answer), recorded by e2e.TestRealTurnHistoryReplays; if this
 // test fails, the change makes the workflow decide differently for the same history and needs
 // workflow.GetVersion.
+// chat_turn_local_history.json is the same turn recorded since model calls and the finalizer
+// run as local activities ("local-model-finalize").
 func TestRecordedTurnReplaysOnTheCurrentCode(t *testing.T) {
-	r := worker.NewWorkflowReplayer()
-	r.RegisterWorkflowWithOptions(workflows.ChatTurn, workflow.RegisterOptions{Name: workflows.ChatTurnWorkflow})
-	require.NoError(t, r.ReplayWorkflowHistoryFromJSONFile(nil, "testdata/chat_turn_history.json"))
+	for _, f := range []string{"testdata/chat_turn_history.json", "testdata/chat_turn_local_history.json"} {
+		r := worker.NewWorkflowReplayer()
+		r.RegisterWorkflowWithOptions(workflows.ChatTurn, workflow.RegisterOptions{Name: workflows.ChatTurnWorkflow})
+		require.NoError(t, r.ReplayWorkflowHistoryFromJSONFile(nil, f), f)
+	}
 }
 
 // A turn that ran a configuration job (an approval given through the Update, the job applied
