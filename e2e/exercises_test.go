@@ -190,7 +190,7 @@ func TestInjectedFaultExerciseOnRealVPCS(t *testing.T) {
 	require.Contains(t, string(body), secretLine)
 
 	// The Temporal history of the exercise holds ids, counts and the student's answers only.
-	requireSecretsNotInHistory(t, env, ex.ExerciseID, 5, "10.0.0.99", "ZEBRA-SECRET")
+	requireSecretsNotInHistory(t, workflowHistory(t, env, ex.ExerciseID, false), 5, "10.0.0.99", "ZEBRA-SECRET")
 
 	// The student repairs PC1 at its console; the copilot restarts before they check.
 	vpcsRun(t, pc1, "ip 10.0.0.1/24 10.0.0.254")

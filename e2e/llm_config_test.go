@@ -170,7 +170,7 @@ func TestPerUserLLMConfigDrivesTheTurn(t *testing.T) {
 	require.Empty(t, env.LLM.Requests(), "not even the title call")
 
 	// Her key appears nowhere in the turn's workflow history.
-	requireSecretsNotInHistory(t, env, workflows.WorkflowID(sessionID, turnID), 5, aliceKey)
+	requireSecretsNotInHistory(t, closedHistory(t, env, workflows.WorkflowID(sessionID, turnID)), 5, aliceKey)
 }
 
 // Temperature 0 is the setting people choose for repeatable answers; it must reach the model as

@@ -403,10 +403,7 @@ func TestMCPCallSurvivesKilledWorker(t *testing.T) {
 		require.Equal(t, "success", status)
 		// The tool's activity really was cut short and run again by the new worker.
 		attempts := int32(0)
-		iter := env.Service.Temporal().GetWorkflowHistory(ctx, o.res.Meta["workflow_id"].(string), "", false, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
-		for iter.HasNext() {
-			ev, err := iter.Next()
-			require.NoError(t, err)
+		for _, ev := range closedHistory(t, env, o.res.Meta["workflow_id"].(string)).Events {
 			if a := ev.GetActivityTaskStartedEventAttributes(); a != nil {
 				attempts = max(attempts, a.GetAttempt())
 			}

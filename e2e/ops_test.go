@@ -14,7 +14,6 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 	"github.com/stretchr/testify/require"
-	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/converter"
 
 	"github.com/gns3-copilot/gns3-copilot/internal/testkit/e2eenv"
@@ -100,7 +99,9 @@ func TestMetricsCountATurn(t *testing.T) {
 	// The Temporal SDK's metrics: the API's client started the workflow, the worker ran it.
 	require.Greater(t, value(fams, "temporal_request_total", map[string]string{"operation": "StartWorkflowExecution"}), 0.0)
 	require.Greater(t, value(fams, "temporal_workflow_task_execution_latency_seconds", map[string]string{"workflow_type": "ChatTurn"}), 0.0)
-	require.Greater(t, value(fams, "temporal_activity_execution_latency_seconds", map[string]string{"activity_type": "LLMCall"}), 0.0)
+	// The model call is a local activity (in the workflow's own task); the tool is an activity.
+	require.Greater(t, value(fams, "temporal_local_activity_execution_latency_seconds", map[string]string{"activity_type": "LLMCall"}), 0.0)
+	require.Greater(t, value(fams, "temporal_activity_execution_latency_seconds", map[string]string{"activity_type": "RunTool"}), 0.0)
 
 	// The stream's handler returns, and its request is counted, just after the client read done.
 	require.Eventually(t, func() bool {
@@ -131,7 +132,12 @@ func jsonLines(t *testing.T, log string) []map[string]any {
 func TestRequestAndTurnLogLines(t *testing.T) {
 	env := e2eenv.Start(t, e2eenv.Options{LogLevel: "debug", LogFormat: "json"})
 	env.LLM.SetHandler(titleReplies("Logs"))
-	env.LLM.Enqueue(fakeopenai.Text("Hello."))
+	// A tool, so that the turn runs an activity besides its local ones (model call, finalizer),
+	// whose task the SDK logs with the workflow's id.
+	env.LLM.Enqueue(
+		fakeopenai.Calls(fakeopenai.ToolCall{ID: "c1", Name: "get_gns3_topology", Arguments: `{}`}),
+		fakeopenai.Text("Hello."),
+	)
 	s := env.OpenStream(http.MethodPost, env.ChatPath("/stream"), map[string]any{"message": "hi"}, "")
 	requestID := s.Header.Get("X-Request-ID")
 	require.NotEmpty(t, requestID)
@@ -221,23 +227,25 @@ func TestTemporalUISummaryOfATurn(t *testing.T) {
 }
 
 // activitySummaries reads a finished workflow's history: the summary the Temporal UI shows for
-// every activity it scheduled, by activity type, in order.
+// every activity it scheduled and every local activity it recorded, by activity type, in order.
 func activitySummaries(t *testing.T, env *e2eenv.Env, workflowID string) map[string][]string {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
 	out := map[string][]string{}
-	iter := env.Service.Temporal().GetWorkflowHistory(ctx, workflowID, "", false, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
-	for iter.HasNext() {
-		ev, err := iter.Next()
-		require.NoError(t, err)
-		attrs := ev.GetActivityTaskScheduledEventAttributes()
-		if attrs == nil {
+	for _, ev := range closedHistory(t, env, workflowID).Events {
+		var name string
+		if attrs := ev.GetActivityTaskScheduledEventAttributes(); attrs != nil {
+			name = attrs.GetActivityType().GetName()
+		} else if m := ev.GetMarkerRecordedEventAttributes(); m != nil && m.GetMarkerName() == "LocalActivity" {
+			// The SDK's local activity marker names the activity in its "data" detail.
+			var data struct{ ActivityType string }
+			require.NoError(t, converter.GetDefaultDataConverter().FromPayloads(m.GetDetails()["data"], &data))
+			name = data.ActivityType
+		} else {
 			continue
 		}
 		var summary string
 		require.NoError(t, converter.GetDefaultDataConverter().FromPayload(ev.GetUserMetadata().GetSummary(), &summary))
-		out[attrs.GetActivityType().GetName()] = append(out[attrs.GetActivityType().GetName()], summary)
+		out[name] = append(out[name], summary)
 	}
 	return out
 }

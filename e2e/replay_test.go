@@ -1,16 +1,12 @@
 package e2e
 
 import (
-	"context"
 	"net/http"
 	"os"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
-	"go.temporal.io/api/enums/v1"
-	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 	"google.golang.org/protobuf/encoding/protojson"
@@ -23,6 +19,8 @@ import (
 // A real turn's history (a plain tool and a device tool in parallel, then an answer) replays on
 // the current workflow code. With GNS3COPILOT_WRITE_REPLAY=1 it is also saved as the fixture
 // that workflows/replay_test.go replays, so a later change that breaks running turns fails there.
+// The fixture it wrote before turns ran their model calls as local activities is kept as
+// chat_turn_history.json: turns recorded then must still replay.
 func TestRealTurnHistoryReplays(t *testing.T) {
 	env := e2eenv.Start(t, e2eenv.Options{Mode: "lab_automation_assistant"})
 	env.LLM.SetHandler(titleReplies("Replay"))
@@ -46,15 +44,7 @@ func TestRealTurnHistoryReplays(t *testing.T) {
 	}
 	require.True(t, sawDeviceEnd, "the device tool answered for R9")
 
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	hist := &historypb.History{}
-	iter := env.Service.Temporal().GetWorkflowHistory(ctx, workflows.WorkflowID(sessionID, turnID), "", false, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
-	for iter.HasNext() {
-		ev, err := iter.Next()
-		require.NoError(t, err)
-		hist.Events = append(hist.Events, ev)
-	}
+	hist := closedHistory(t, env, workflows.WorkflowID(sessionID, turnID))
 
 	replayer := worker.NewWorkflowReplayer()
 	replayer.RegisterWorkflowWithOptions(workflows.ChatTurn, workflow.RegisterOptions{Name: workflows.ChatTurnWorkflow})
@@ -63,6 +53,6 @@ func TestRealTurnHistoryReplays(t *testing.T) {
 	if os.Getenv("GNS3COPILOT_WRITE_REPLAY") == "1" {
 		b, err := protojson.MarshalOptions{Indent: "  "}.Marshal(hist)
 		require.NoError(t, err)
-		require.NoError(t, os.WriteFile(filepath.Join("..", "workflows", "testdata", "chat_turn_history.json"), b, 0o644))
+		require.NoError(t, os.WriteFile(filepath.Join("..", "workflows", "testdata", "chat_turn_local_history.json"), b, 0o644))
 	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/api/enums/v1"
+	historypb "go.temporal.io/api/history/v1"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 
@@ -26,19 +27,44 @@ func startedIDs(t *testing.T, frames []e2eenv.Frame) (sessionID, turnID string) 
 	return frames[0].Data["session_id"].(string), frames[0].Data["turn_id"].(string)
 }
 
-// requireSecretsNotInHistory reads a finished workflow's history and searches every event for
-// each secret: in the binary protobuf (payload bytes as they are), in the JSON form (every string
-// field) and base64-encoded at each alignment (payloads in the JSON form). A history of minEvents
-// events or fewer was not really read.
-func requireSecretsNotInHistory(t *testing.T, env *e2eenv.Env, workflowID string, minEvents int, secrets ...string) {
+// closedHistory waits for a workflow to close and returns its whole history. A turn's last
+// steps are local activities, recorded when its last workflow task completes, just after the
+// client read done: read earlier, the history would not hold them yet.
+func closedHistory(t *testing.T, env *e2eenv.Env, workflowID string) *historypb.History {
+	return workflowHistory(t, env, workflowID, true)
+}
+
+// workflowHistory returns a workflow's history so far, or once it has closed when untilClosed.
+func workflowHistory(t *testing.T, env *e2eenv.Env, workflowID string, untilClosed bool) *historypb.History {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
+	if untilClosed {
+		// A long poll for the close event returns once the workflow has closed.
+		closing := env.Service.Temporal().GetWorkflowHistory(ctx, workflowID, "", true, enums.HISTORY_EVENT_FILTER_TYPE_CLOSE_EVENT)
+		for closing.HasNext() {
+			_, err := closing.Next()
+			require.NoError(t, err, "waiting for %s to close", workflowID)
+		}
+	}
+	hist := &historypb.History{}
 	iter := env.Service.Temporal().GetWorkflowHistory(ctx, workflowID, "", false, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
-	var events int
 	for iter.HasNext() {
 		ev, err := iter.Next()
 		require.NoError(t, err)
+		hist.Events = append(hist.Events, ev)
+	}
+	return hist
+}
+
+// requireSecretsNotInHistory searches every event of a workflow's history for
+// each secret: in the binary protobuf (payload bytes as they are), in the JSON form (every string
+// field) and base64-encoded at each alignment (payloads in the JSON form). A history of minEvents
+// events or fewer was not really read.
+func requireSecretsNotInHistory(t *testing.T, hist *historypb.History, minEvents int, secrets ...string) {
+	t.Helper()
+	var events int
+	for _, ev := range hist.Events {
 		events++
 		bin, err := proto.Marshal(ev)
 		require.NoError(t, err)
@@ -76,7 +102,7 @@ func TestSecretsNeverEnterTemporalHistory(t *testing.T) {
 	require.True(t, ok)
 	require.Equal(t, "Bearer "+e2eenv.LLMKey, req.Authorization)
 
-	requireSecretsNotInHistory(t, env, workflows.WorkflowID(sessionID, turnID), 10, e2eenv.UserToken, e2eenv.LLMKey)
+	requireSecretsNotInHistory(t, closedHistory(t, env, workflows.WorkflowID(sessionID, turnID)), 10, e2eenv.UserToken, e2eenv.LLMKey)
 
 	logs := env.Logs()
 	require.Contains(t, logs, turnID, "the log was captured")
