@@ -17,7 +17,7 @@ import (
 // Open connects to the database named by databaseURL: a postgres:// or postgresql:// URL (or a
 // key=value DSN containing "host="), an explicit "sqlite:" path, or — when empty — a SQLite file
 // in dataDir. SQLite runs in WAL mode with a busy timeout so the API and worker of one process
-// can write concurrently.
+// can write concurrently; reads of a file database do not wait for writes (see sqlitePool).
 func Open(databaseURL, dataDir string) (*gorm.DB, error) {
 	cfg := &gorm.Config{Logger: logger.Default.LogMode(logger.Silent), TranslateError: true}
 	switch {
@@ -38,21 +38,43 @@ func Open(databaseURL, dataDir string) (*gorm.DB, error) {
 			}
 			path = filepath.Join(dataDir, "copilot.db")
 		}
-		dsn := path + "?_journal_mode=WAL&_synchronous=NORMAL&_busy_timeout=10000&_foreign_keys=on&_txlock=immediate"
-		db, err := gorm.Open(sqlite.Open(dsn), cfg)
+		params := "_busy_timeout=10000&_foreign_keys=on"
+		dsn := path + "?_journal_mode=WAL&_synchronous=NORMAL&_txlock=immediate&" + params
+		dialector := sqlite.Open(dsn)
+		var pool *sqlitePool
+		if splitsReads(path) {
+			// WAL mode is a property of the file, which the writer sets; the readers need only
+			// refuse to write, so that a write routed to them by mistake fails loudly.
+			var err error
+			if pool, err = openSQLitePool(dsn, path+"?_query_only=on&"+params); err != nil {
+				return nil, fmt.Errorf("opening SQLite database %s: %w", path, err)
+			}
+			dialector = sqlite.New(sqlite.Config{DSN: dsn, Conn: pool})
+		}
+		db, err := gorm.Open(dialector, cfg)
 		if err != nil {
+			if pool != nil {
+				_ = pool.writer.Close()
+			}
 			return nil, fmt.Errorf("opening SQLite database %s: %w", path, err)
 		}
-		sqlDB, err := db.DB()
-		if err != nil {
-			return nil, err
+		if pool == nil {
+			sqlDB, err := db.DB()
+			if err != nil {
+				return nil, err
+			}
+			// One writer at a time, queued in Go: see openSQLitePool.
+			sqlDB.SetMaxOpenConns(1)
 		}
-		// SQLite takes one writer at a time; with several connections, concurrent writers
-		// (fifty devices recording their commands) wait in SQLite's busy handler, which sleeps
-		// in steps of up to 100 ms. One connection queues them in Go instead, in microseconds.
-		sqlDB.SetMaxOpenConns(1)
 		return db, nil
 	}
+}
+
+// splitsReads reports whether a SQLite database at path gets read-only connections beside its
+// writer. Only a plain file does: a second pool on a private in-memory database would open a
+// different, empty database, and a file: URI may name one (mode=memory).
+func splitsReads(path string) bool {
+	return path != ":memory:" && !strings.HasPrefix(path, "file:")
 }
 
 // IsPostgres reports whether Open takes databaseURL for PostgreSQL; anything else is SQLite.
