@@ -72,4 +72,5 @@ bench:
 	$(GO) test -run '^$$' -bench Decode -benchtime 20x ./capture
 	$(GO) test -run '^$$' -bench ProxyAddedLatency -benchtime 3000x ./api
 	$(GO) test -run '^$$' -bench IdleSSEClients -benchtime 1x ./api
+	LOAD_TURNS=$(LOAD_TURNS) $(GO) test -run '^$$' -bench BareStartsOnTheDevServer -benchtime 1x ./e2e
 	LOAD_TURNS=$(LOAD_TURNS) $(GO) test -run '^$$' -bench ConcurrentTurns -benchtime 1x -timeout 20m ./e2e
