@@ -202,10 +202,10 @@ func (r *deviceRunner) run(ctx context.Context, job tools.DeviceJob) (tools.Devi
 		return tools.DeviceOutcome{NodeID: job.NodeID, Name: job.Name, Err: "could not read the device's records: " + err.Error()}, nil
 	}
 	done := map[int]models.DeviceCommand{}
-	j.read = map[int]string{}
+	j.read = map[int]*models.DeviceCommand{}
 	for _, c := range existing {
 		done[c.Seq] = c
-		j.read[c.Seq] = c.Status
+		j.read[c.Seq] = &c
 	}
 	pending := j.pending(ctx, done)
 	if len(pending) == 0 {
@@ -256,8 +256,8 @@ type jobRun struct {
 	*deviceRunner
 	job      tools.DeviceJob
 	platform string
-	// read is the status of each record as this attempt read it before sending anything.
-	read map[int]string
+	// read is each record as this attempt read it before sending anything.
+	read map[int]*models.DeviceCommand
 }
 
 // save writes a record, even when the turn is being cancelled, and counts a command that
@@ -273,11 +273,11 @@ func (j *jobRun) save(ctx context.Context, c *models.DeviceCommand) {
 
 // saveBeforeSend writes a command's "about to send" record; the command goes out only once it
 // is written: without it a retry could not know the command may already be in effect, and the
-// audit would miss it. The record moves on only from the status from that this attempt read
-// (DeviceRepository.Claim), so an attempt overlapping another one of the same activity (a
-// retry started while the attempt it replaces still runs) never sends a change twice. A
-// read-only command may be sent again, and is simply saved.
-func (j *jobRun) saveBeforeSend(ctx context.Context, c *models.DeviceCommand, from string) error {
+// audit would miss it. The record moves on only from the record from that this attempt read
+// (nil: none; DeviceRepository.Claim), so an attempt overlapping another one of the same
+// activity (a retry started while the attempt it replaces still runs) never sends a change
+// twice. A read-only command may be sent again, and is simply saved.
+func (j *jobRun) saveBeforeSend(ctx context.Context, c *models.DeviceCommand, from *models.DeviceCommand) error {
 	ctx = context.WithoutCancel(ctx)
 	claimed := true
 	var err error
@@ -401,9 +401,10 @@ func (j *jobRun) sendConfig(ctx context.Context, s *devices.Session, pending []i
 	refused := false
 	_, err := s.ConfigureWith(ctx, lines, devices.ConfigureOptions{OnSend: func(string) error {
 		if next < len(recs) && recs[next] != nil {
+			queued := models.DeviceCommand{Status: models.CommandQueued, Claims: recs[next].Claims} // as this attempt queued it
 			now := time.Now().UTC()
 			recs[next].Status, recs[next].SentAt = models.CommandSent, &now
-			if err := j.saveBeforeSend(ctx, recs[next], models.CommandQueued); err != nil {
+			if err := j.saveBeforeSend(ctx, recs[next], &queued); err != nil {
 				refused = true
 				return err
 			}

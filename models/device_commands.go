@@ -46,6 +46,11 @@ type DeviceCommand struct {
 	CreatedAt  time.Time
 	SentAt     *time.Time
 	FinishedAt *time.Time
+	// Claims counts the attempts that took this record on to send its command. A claim names
+	// the count it read, so two attempts that read the same record cannot both take it, even
+	// when the first leaves it in the status both read (a line re-sent after a crash is "sent"
+	// before and after).
+	Claims int `gorm:"not null;default:0"`
 }
 
 // DeviceRepository reads and writes device command records.
@@ -76,25 +81,36 @@ func (r DeviceRepository) Save(ctx context.Context, c *DeviceCommand) error {
 	}).Create(c).Error
 }
 
-// Claim writes c only if the stored record of its slot still has the status the caller read
-// (from; "" when there was none), and reports whether it did. A command is sent only by the
-// attempt whose claim wrote it: two attempts of one activity (a retry started while the
-// attempt it replaces is still running) that both read a line as queued cannot both send it,
-// since only one of them moves it on.
-func (r DeviceRepository) Claim(ctx context.Context, c *DeviceCommand, from string) (bool, error) {
+// Claim writes c only if the stored record of its slot is still as the caller read it (from:
+// its status and claim count; nil when there was none), and reports whether it did; c then
+// carries the new claim count. A command is sent only by the attempt whose claim wrote it: two
+// attempts of one activity (a retry started while the attempt it replaces is still running)
+// that read the same record cannot both send its line, since only one of them moves it on.
+func (r DeviceRepository) Claim(ctx context.Context, c *DeviceCommand, from *DeviceCommand) (bool, error) {
 	if c.CreatedAt.IsZero() {
 		c.CreatedAt = time.Now().UTC()
 	}
 	db := r.DB.WithContext(ctx)
-	if from == "" {
+	if from == nil {
+		claims := c.Claims
+		c.Claims = 1
 		res := db.Clauses(clause.OnConflict{DoNothing: true}).Create(c)
-		return res.Error == nil && res.RowsAffected == 1, res.Error
+		if res.Error != nil || res.RowsAffected != 1 {
+			c.Claims = claims
+			return false, res.Error
+		}
+		return true, nil
 	}
 	res := db.Model(&DeviceCommand{}).
-		Where("turn_id = ? AND tool_call_id = ? AND node_id = ? AND seq = ? AND status = ?", c.TurnID, c.ToolCallID, c.NodeID, c.Seq, from).
+		Where("turn_id = ? AND tool_call_id = ? AND node_id = ? AND seq = ? AND status = ? AND claims = ?",
+			c.TurnID, c.ToolCallID, c.NodeID, c.Seq, from.Status, from.Claims).
 		Updates(map[string]any{"status": c.Status, "sent_at": c.SentAt, "finished_at": c.FinishedAt,
-			"output": c.Output, "error": c.Error, "reason": c.Reason, "blocked": c.Blocked})
-	return res.Error == nil && res.RowsAffected == 1, res.Error
+			"output": c.Output, "error": c.Error, "reason": c.Reason, "blocked": c.Blocked, "claims": from.Claims + 1})
+	if res.Error != nil || res.RowsAffected != 1 {
+		return false, res.Error
+	}
+	c.Claims = from.Claims + 1
+	return true, nil
 }
 
 // Audit lists what was sent to a project's devices, newest first.
