@@ -80,7 +80,8 @@ type Config struct {
 	// PprofListen serves Go's /debug/pprof/ profiles on an address of its own (off by default:
 	// profiles show what the process is doing to whoever can reach them).
 	PprofListen string
-	// MaxConcurrentActivities bounds the activities one worker runs at once (0: the SDK's default).
+	// MaxConcurrentActivities bounds the activities one worker runs at once, and as many local
+	// activities (model calls) (0: the SDK's defaults).
 	MaxConcurrentActivities int
 	// Heartbeat overrides the SSE heartbeat interval (tests shorten it).
 	Heartbeat time.Duration

@@ -16,8 +16,9 @@ import (
 // Options tunes the worker.
 type Options struct {
 	TaskQueue string
-	// MaxConcurrentActivities bounds how many LLM calls, tools and device sessions one worker
-	// runs at once (--max-concurrent-activities); 0 keeps the SDK's default.
+	// MaxConcurrentActivities bounds how many tools and device sessions one worker runs at
+	// once, and separately how many model calls and finalizers, which are local activities
+	// (--max-concurrent-activities); 0 keeps the SDK's defaults.
 	MaxConcurrentActivities int
 }
 
@@ -28,7 +29,8 @@ func New(c client.Client, acts *activities.Activities, opts Options) sdkworker.W
 		q = workflows.TaskQueue
 	}
 	w := sdkworker.New(c, q, sdkworker.Options{
-		MaxConcurrentActivityExecutionSize: opts.MaxConcurrentActivities,
+		MaxConcurrentActivityExecutionSize:      opts.MaxConcurrentActivities,
+		MaxConcurrentLocalActivityExecutionSize: opts.MaxConcurrentActivities,
 		// The SDK's two pollers per task kind are kept. A task handed to a poll that is
 		// already waiting gets one second (a constant of the dev server's matching service,
 		// v1.29) for history to record it started; under a burst, history's SQLite write can

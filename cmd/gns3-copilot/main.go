@@ -137,7 +137,7 @@ func newFlagSet(cmd string) (*flag.FlagSet, *service.Config, func() error) {
 	str(&c.LogFormat, "log-format", "GNS3_COPILOT_LOG_FORMAT", "text", "log format: text (key=value) or json (one object a line)")
 	str(&c.MetricsListen, "metrics-listen", "GNS3_COPILOT_METRICS_LISTEN", "", "serve /metrics on this address instead of the API's (a worker serves it here, else on --listen)")
 	str(&c.PprofListen, "pprof-listen", "GNS3_COPILOT_PPROF_LISTEN", "", "serve Go's /debug/pprof/ profiles on this address (off when empty; keep it on loopback)")
-	num(&c.MaxConcurrentActivities, "max-concurrent-activities", "GNS3_COPILOT_MAX_CONCURRENT_ACTIVITIES", 0, "activities (LLM calls, tools, device sessions) one worker runs at once; 0 keeps the Temporal SDK's default")
+	num(&c.MaxConcurrentActivities, "max-concurrent-activities", "GNS3_COPILOT_MAX_CONCURRENT_ACTIVITIES", 0, "activities one worker runs at once: tools and device sessions, and as many model calls (local activities); 0 keeps the Temporal SDK's defaults")
 	var live bool
 	fs.BoolVar(&live, "live-topology", envBool("GNS3_COPILOT_LIVE_TOPOLOGY", true),
 		"keep opened projects' topology current from GNS3's notification stream instead of reading it per request (env GNS3_COPILOT_LIVE_TOPOLOGY)")
