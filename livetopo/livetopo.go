@@ -30,6 +30,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hashicorp/golang-lru/v2/expirable"
+
 	"github.com/gns3-copilot/gns3-copilot/gns3"
 )
 
@@ -94,10 +96,13 @@ type Change struct {
 type Hub struct {
 	server *gns3.Server
 	opts   Options
+	// access holds the tokenKey|projectID pairs whose check is still trusted; like the API's
+	// cache of checked tokens it is bounded, the least recently used going first. It has its
+	// own lock.
+	access *expirable.LRU[string, struct{}]
 
 	mu       sync.Mutex
 	projects map[string]*project
-	access   map[string]time.Time // tokenKey|projectID → until when the user's check holds
 	closed   bool
 	wg       sync.WaitGroup
 }
@@ -105,7 +110,8 @@ type Hub struct {
 // New returns a Hub reading from server.
 func New(server *gns3.Server, opts Options) *Hub {
 	opts.defaults()
-	return &Hub{server: server, opts: opts, projects: map[string]*project{}, access: map[string]time.Time{}}
+	return &Hub{server: server, opts: opts, projects: map[string]*project{},
+		access: expirable.NewLRU[string, struct{}](maxCachedAccess, nil, opts.AccessTTL)}
 }
 
 // Close stops every subscription and waits for them.
@@ -181,34 +187,22 @@ func (h *Hub) Read(ctx context.Context, c *gns3.Client, projectID string) (*Snap
 // AccessTTL. It returns the project when it asked (nil when the remembered answer was used).
 func (h *Hub) CheckAccess(ctx context.Context, c *gns3.Client, projectID string) (*gns3.Project, error) {
 	key := accessKey(c, projectID)
-	now := time.Now()
-	h.mu.Lock()
-	until, ok := h.access[key]
-	h.mu.Unlock()
-	if ok && now.Before(until) {
+	if _, ok := h.access.Get(key); ok {
 		return nil, nil
 	}
 	proj, err := c.GetProject(ctx, projectID)
 	if err != nil {
 		if errors.Is(err, gns3.ErrUnauthorized) || errors.Is(err, gns3.ErrForbidden) || errors.Is(err, gns3.ErrNotFound) {
-			h.forget(key)
+			h.access.Remove(key)
 		}
 		return nil, err
 	}
-	h.mu.Lock()
-	if len(h.access) > 10000 { // bounded: drop everything rather than grow without limit
-		h.access = map[string]time.Time{}
-	}
-	h.access[key] = now.Add(h.opts.AccessTTL)
-	h.mu.Unlock()
+	h.access.Add(key, struct{}{})
 	return proj, nil
 }
 
-func (h *Hub) forget(key string) {
-	h.mu.Lock()
-	delete(h.access, key)
-	h.mu.Unlock()
-}
+// maxCachedAccess bounds the remembered access checks, as many as the API's checked tokens.
+const maxCachedAccess = 10000
 
 func accessKey(c *gns3.Client, projectID string) string {
 	return c.TokenDigest() + "|" + projectID
