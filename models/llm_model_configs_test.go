@@ -7,16 +7,10 @@ import (
 	"testing"
 
 	"github.com/google/uuid"
-	"gorm.io/gorm"
-
-	"github.com/gns3-copilot/gns3-copilot/internal/testkit/testdb"
 )
 
-func llmSQLite(t *testing.T) *gorm.DB   { return testdb.SQLiteWith(t, Open) }
-func llmPostgres(t *testing.T) *gorm.DB { return testdb.PostgresWith(t, Open) }
-
 func forEachLLMDB(t *testing.T, run func(t *testing.T, repo *LLMConfigRepository)) {
-	for name, open := range map[string]func(*testing.T) *gorm.DB{"sqlite": llmSQLite, "postgres": llmPostgres} {
+	for name, open := range testDatabases {
 		t.Run(name, func(t *testing.T) {
 			db := open(t)
 			if err := MigrateLLMConfigs(db); err != nil {

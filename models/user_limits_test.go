@@ -6,21 +6,7 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"gorm.io/gorm"
 )
-
-func forEachChatDB(t *testing.T, run func(t *testing.T, repo *ChatRepository)) {
-	for name, open := range map[string]func(*testing.T) *gorm.DB{"sqlite": llmSQLite, "postgres": llmPostgres} {
-		t.Run(name, func(t *testing.T) {
-			db := open(t)
-			if err := Migrate(db); err != nil {
-				t.Fatal(err)
-			}
-			run(t, NewChatRepository(db))
-		})
-	}
-}
 
 func startParams(user string, max int) StartTurnParams {
 	return StartTurnParams{UserID: user, ProjectID: "p1", Message: "hi", Mode: "teaching_assistant", InitialTitle: "hi",
