@@ -461,14 +461,10 @@ func (s *SQLite) read(ctx context.Context, stream string, after entryID, limit i
 	defer rows.Close()
 	var out []Event
 	for rows.Next() {
-		var ms, sq int64
-		var ev Event
-		var data []byte
-		if err := rows.Scan(&ms, &sq, &ev.Type, &data); err != nil {
+		ev, err := scanEvent(rows)
+		if err != nil {
 			return nil, fmt.Errorf("relay: range %s: %w", stream, err)
 		}
-		ev.ID = entryID{ms: uint64(ms), seq: uint64(sq)}.String()
-		ev.Data = json.RawMessage(data)
 		out = append(out, ev)
 	}
 	if err := rows.Err(); err != nil {
@@ -573,17 +569,25 @@ func (s *SQLite) Last(ctx context.Context, stream string) (Event, bool, error) {
 	if err != nil {
 		return Event{}, false, fmt.Errorf("relay: last event of %s: %w", stream, err)
 	}
-	var ms, seq int64
-	var ev Event
-	var data []byte
-	err = st.QueryRowContext(ctx, s.now().UnixMilli(), stream).Scan(&ms, &seq, &ev.Type, &data)
+	ev, err := scanEvent(st.QueryRowContext(ctx, s.now().UnixMilli(), stream))
 	if errors.Is(err, sql.ErrNoRows) {
 		return Event{}, false, nil
 	}
 	if err != nil {
 		return Event{}, false, fmt.Errorf("relay: last event of %s: %w", stream, err)
 	}
+	return ev, true, nil
+}
+
+// scanEvent reads one event from a row of sqlRange or sqlLast (ms, seq, type, data).
+func scanEvent(row interface{ Scan(...any) error }) (Event, error) {
+	var ms, seq int64
+	var ev Event
+	var data []byte
+	if err := row.Scan(&ms, &seq, &ev.Type, &data); err != nil {
+		return Event{}, err
+	}
 	ev.ID = entryID{ms: uint64(ms), seq: uint64(seq)}.String()
 	ev.Data = json.RawMessage(data)
-	return ev, true, nil
+	return ev, nil
 }
