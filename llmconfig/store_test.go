@@ -475,16 +475,24 @@ func TestEndpointTrustFollowsItsWriter(t *testing.T) {
 	}
 }
 
+// groupsFake is the GNS3 of the group cache tests: alice, in group lab, and bob, in none; and
+// the server's default configuration, so that a user without one of their own gets a model.
+func groupsFake(t *testing.T) (fake *fakegns3.Server, server *gns3.Server, def *Settings, aliceID, bobID string) {
+	t.Helper()
+	fake = fakegns3.New(t)
+	aliceID = fake.AddUser("alice", "tok-alice", false)
+	fake.AddGroup("alice", "lab")
+	bobID = fake.AddUser("bob", "tok-bob", false)
+	server = gns3.NewServer(fake.URL, 5*time.Second)
+	def = &Settings{Provider: "openai", BaseURL: "https://api.openai.com/v1", Model: "gpt-4o-mini", APIKey: "sk-server"}
+	return fake, server, def, aliceID, bobID
+}
+
 // With the group cache, a user's turns ask GNS3 for their groups once per TTL; a cached answer
 // is theirs only.
 func TestChooseRemembersGroupsWithCache(t *testing.T) {
-	fake := fakegns3.New(t)
-	aliceID := fake.AddUser("alice", "tok-alice", false)
-	fake.AddGroup("alice", "lab")
-	bobID := fake.AddUser("bob", "tok-bob", false)
-	server := gns3.NewServer(fake.URL, 5*time.Second)
+	fake, server, def, aliceID, bobID := groupsFake(t)
 	ctx := context.Background()
-	def := &Settings{Provider: "openai", BaseURL: "https://api.openai.com/v1", Model: "gpt-4o-mini", APIKey: "sk-server"}
 	st := NewStore(testDB(t), sealer(t, 1), def).WithGroupCache(time.Minute)
 	for i := 0; i < 3; i++ {
 		if _, err := st.Choose(ctx, aliceID, server.WithToken("tok-alice")); err != nil {
@@ -513,13 +521,8 @@ func TestChooseRemembersGroupsWithCache(t *testing.T) {
 // WarmGroups fills the turn-time cache, so the turn's Choose asks GNS3 nothing more; a user with
 // a default of their own needs no groups, and none are read for them.
 func TestWarmGroupsFillsTheCacheOnlyWhenNeeded(t *testing.T) {
-	fake := fakegns3.New(t)
-	aliceID := fake.AddUser("alice", "tok-alice", false)
-	fake.AddGroup("alice", "lab")
-	bobID := fake.AddUser("bob", "tok-bob", false)
-	server := gns3.NewServer(fake.URL, 5*time.Second)
+	fake, server, def, aliceID, bobID := groupsFake(t)
 	ctx := context.Background()
-	def := &Settings{Provider: "openai", BaseURL: "https://api.openai.com/v1", Model: "gpt-4o-mini", APIKey: "sk-server"}
 	st := NewStore(testDB(t), sealer(t, 1), def).WithGroupCache(time.Minute)
 
 	st.WarmGroups(ctx, aliceID, server.WithToken("tok-alice"))
