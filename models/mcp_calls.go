@@ -58,13 +58,8 @@ func (r MCPCallRepository) Start(ctx context.Context, c *MCPCall, max int) error
 	c.Status = MCPCallRunning
 	return r.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if max > 0 {
-			if tx.Dialector.Name() == "postgres" {
-				if err := tx.Exec("SELECT pg_advisory_xact_lock(hashtext(?))", "gns3copilot:mcp-calls:"+c.UserID).Error; err != nil {
-					return err
-				}
-			}
-			var running int64
-			if err := tx.Model(&MCPCall{}).Where("user_id = ? AND status = ?", c.UserID, MCPCallRunning).Count(&running).Error; err != nil {
+			running, err := countRunningLocked(tx, "gns3copilot:mcp-calls:"+c.UserID, &MCPCall{}, c.UserID, MCPCallRunning)
+			if err != nil {
 				return err
 			}
 			if running >= int64(max) {

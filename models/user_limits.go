@@ -24,19 +24,29 @@ func checkUserTurns(tx *gorm.DB, userID string, max int) error {
 	if max <= 0 {
 		return nil
 	}
-	if tx.Dialector.Name() == "postgres" {
-		if err := tx.Exec("SELECT pg_advisory_xact_lock(hashtext(?))", "gns3copilot:user-turns:"+userID).Error; err != nil {
-			return err
-		}
-	}
-	var running int64
-	if err := tx.Model(&ChatTurn{}).Where("user_id = ? AND status = ?", userID, TurnRunning).Count(&running).Error; err != nil {
+	running, err := countRunningLocked(tx, "gns3copilot:user-turns:"+userID, &ChatTurn{}, userID, TurnRunning)
+	if err != nil {
 		return err
 	}
 	if running >= int64(max) {
 		return &TurnLimitError{Running: int(running), Max: max}
 	}
 	return nil
+}
+
+// countRunningLocked counts the user's rows of model in status running, inside tx. On
+// PostgreSQL it first takes the transaction-scoped advisory lock lockKey, so that for
+// concurrent requests of the same user the count and the insert that follows in tx are one
+// step; SQLite runs one write transaction at a time anyway.
+func countRunningLocked(tx *gorm.DB, lockKey string, model any, userID, running string) (int64, error) {
+	if tx.Dialector.Name() == "postgres" {
+		if err := tx.Exec("SELECT pg_advisory_xact_lock(hashtext(?))", lockKey).Error; err != nil {
+			return 0, err
+		}
+	}
+	var n int64
+	err := tx.Model(model).Where("user_id = ? AND status = ?", userID, running).Count(&n).Error
+	return n, err
 }
 
 // UserTokenUsage is what a user's turns consumed on one UTC day. It is kept apart from the
