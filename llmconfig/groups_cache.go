@@ -64,8 +64,13 @@ func (s *Store) WarmGroups(ctx context.Context, userID string, client *gns3.Clie
 	if s.groups == nil {
 		return
 	}
+	// The cache first: within its TTL (most messages) that spares the database read below.
+	if _, ok := s.groups.Get(groupKey(client, userID)); ok {
+		return
+	}
 	if own, err := s.repo.Default(ctx, models.OwnerUser, userID); err == nil && own.InheritsFrom == "" {
 		return
 	}
-	_, _, _ = s.cachedGroupsOf(ctx, client, userID)
+	// GroupsOf remembers what it read.
+	_, _, _ = s.GroupsOf(ctx, client, userID)
 }
