@@ -12,60 +12,36 @@ import (
 
 // workflowPlan is a validated plan as the workflow carries it, with each job's time bound.
 func workflowPlan(p tools.DevicePlan) workflows.DevicePlan {
-	out := workflows.DevicePlan{Tool: p.Tool}
-	if p.Jobs != nil {
-		out.Jobs = make([]workflows.DeviceJob, len(p.Jobs))
-		for i, j := range p.Jobs {
-			out.Jobs[i] = workflowJob(j)
-		}
-	}
-	if p.Failed != nil {
-		out.Failed = make([]workflows.DeviceFailure, len(p.Failed))
-		for i, f := range p.Failed {
-			out.Failed[i] = workflows.DeviceFailure(f)
-		}
-	}
-	return out
+	return workflows.DevicePlan{Tool: p.Tool, Jobs: convertAll(p.Jobs, workflowJob),
+		Failed: convertAll(p.Failed, func(f tools.Item) workflows.DeviceFailure { return workflows.DeviceFailure(f) })}
 }
 
 func workflowJob(j tools.DeviceJob) workflows.DeviceJob {
-	out := workflows.DeviceJob{NodeID: j.NodeID, Name: j.Name, Target: workflows.DeviceTarget(j.Target),
-		Platform: j.Platform, Commands: j.Commands, Config: j.Config, Timeout: tools.DeviceTimeout(j)}
-	if j.Blocked != nil {
-		out.Blocked = make([]workflows.BlockedCommand, len(j.Blocked))
-		for i, b := range j.Blocked {
-			out.Blocked[i] = workflows.BlockedCommand(b)
-		}
-	}
-	return out
+	return workflows.DeviceJob{NodeID: j.NodeID, Name: j.Name, Target: workflows.DeviceTarget(j.Target),
+		Platform: j.Platform, Commands: j.Commands, Config: j.Config, Timeout: tools.DeviceTimeout(j),
+		Blocked: convertAll(j.Blocked, func(b tools.BlockedCommand) workflows.BlockedCommand { return workflows.BlockedCommand(b) })}
 }
 
 // toolsPlan is the workflow's plan back in the tools package's terms, to run and report on.
 func toolsPlan(p workflows.DevicePlan) tools.DevicePlan {
-	out := tools.DevicePlan{Tool: p.Tool}
-	if p.Jobs != nil {
-		out.Jobs = make([]tools.DeviceJob, len(p.Jobs))
-		for i, j := range p.Jobs {
-			out.Jobs[i] = toolsJob(j)
-		}
-	}
-	if p.Failed != nil {
-		out.Failed = make([]tools.Item, len(p.Failed))
-		for i, f := range p.Failed {
-			out.Failed[i] = tools.Item(f)
-		}
-	}
-	return out
+	return tools.DevicePlan{Tool: p.Tool, Jobs: convertAll(p.Jobs, toolsJob),
+		Failed: convertAll(p.Failed, func(f workflows.DeviceFailure) tools.Item { return tools.Item(f) })}
 }
 
 func toolsJob(j workflows.DeviceJob) tools.DeviceJob {
-	out := tools.DeviceJob{NodeID: j.NodeID, Name: j.Name, Target: devices.Target(j.Target),
-		Platform: j.Platform, Commands: j.Commands, Config: j.Config}
-	if j.Blocked != nil {
-		out.Blocked = make([]tools.BlockedCommand, len(j.Blocked))
-		for i, b := range j.Blocked {
-			out.Blocked[i] = tools.BlockedCommand(b)
-		}
+	return tools.DeviceJob{NodeID: j.NodeID, Name: j.Name, Target: devices.Target(j.Target),
+		Platform: j.Platform, Commands: j.Commands, Config: j.Config,
+		Blocked: convertAll(j.Blocked, func(b workflows.BlockedCommand) tools.BlockedCommand { return tools.BlockedCommand(b) })}
+}
+
+// convertAll keeps nil as nil, so a plan converted there and back compares equal to the original.
+func convertAll[A, B any](in []A, conv func(A) B) []B {
+	if in == nil {
+		return nil
+	}
+	out := make([]B, len(in))
+	for i, v := range in {
+		out[i] = conv(v)
 	}
 	return out
 }
