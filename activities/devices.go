@@ -201,13 +201,11 @@ func (r *deviceRunner) run(ctx context.Context, job tools.DeviceJob) (tools.Devi
 	if err != nil {
 		return tools.DeviceOutcome{NodeID: job.NodeID, Name: job.Name, Err: "could not read the device's records: " + err.Error()}, nil
 	}
-	done := map[int]models.DeviceCommand{}
 	j.read = map[int]*models.DeviceCommand{}
 	for _, c := range existing {
-		done[c.Seq] = c
 		j.read[c.Seq] = &c
 	}
-	pending := j.pending(ctx, done)
+	pending := j.pending(ctx)
 	if len(pending) == 0 {
 		return tools.DeviceOutcome{}, ctx
 	}
@@ -243,7 +241,7 @@ func (r *deviceRunner) run(ctx context.Context, job tools.DeviceJob) (tools.Devi
 		r.progress(ctx, job, "failed", msg)
 		return tools.DeviceOutcome{}, ctx
 	}
-	if prev, ok := done[deviceErrorSeq]; ok && prev.Error != "" {
+	if prev, ok := j.read[deviceErrorSeq]; ok && prev.Error != "" {
 		j.save(ctx, r.record(job, deviceErrorSeq, "", models.CommandOK)) // an earlier attempt's failure no longer holds
 	}
 	r.progress(ctx, job, "done", "")
@@ -298,7 +296,7 @@ func (j *jobRun) saveBeforeSend(ctx context.Context, c *models.DeviceCommand, fr
 }
 
 // pending records the job's blocked commands and returns the commands left to send, in order,
-// given the records of earlier attempts.
+// given the records of earlier attempts (j.read).
 //
 // A read-only command interrupted by a crash is simply sent again. A change that was on its way
 // when the worker died may already be in effect: the device's configuration is read back and
@@ -306,8 +304,8 @@ func (j *jobRun) saveBeforeSend(ctx context.Context, c *models.DeviceCommand, fr
 // absent is sent; where it cannot tell, that line is left unknown and nothing after it is sent
 // (later lines usually depend on it), so the model decides with the facts in hand. Queued lines
 // never left the worker and are sent.
-func (j *jobRun) pending(ctx context.Context, done map[int]models.DeviceCommand) []int {
-	job := j.job
+func (j *jobRun) pending(ctx context.Context) []int {
+	job, done := j.job, j.read
 	for i, b := range job.Blocked {
 		seq := len(job.Commands) + i
 		if _, ok := done[seq]; !ok {
