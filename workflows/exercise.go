@@ -119,9 +119,13 @@ func Exercise(ctx workflow.Context, in ExerciseInput) (ExerciseAnswer, error) {
 	st := ExerciseAnswer{Status: ExerciseOpen}
 	verifyCtx := workflow.WithActivityOptions(ctx, exerciseCheckOptions())
 	dbCtx := workflow.WithActivityOptions(ctx, exerciseRecordOptions())
+	progress := func() ExerciseProgressInput {
+		return ExerciseProgressInput{ExerciseID: in.ExerciseID, SessionID: in.SessionID, Status: st.Status,
+			Checks: st.Checks, HintsUsed: st.HintsUsed, Message: st.Message}
+	}
 	save := func(hctx workflow.Context) {
-		if err := workflow.ExecuteActivity(summarized(dbCtx, fmt.Sprintf("progress: %s, %d check(s), %d hint(s)", st.Status, st.Checks, st.HintsUsed)), ExerciseProgressActivity, ExerciseProgressInput{ExerciseID: in.ExerciseID,
-			SessionID: in.SessionID, Status: st.Status, Checks: st.Checks, HintsUsed: st.HintsUsed, Message: st.Message}).Get(hctx, nil); err != nil {
+		if err := workflow.ExecuteActivity(summarized(dbCtx, fmt.Sprintf("progress: %s, %d check(s), %d hint(s)", st.Status, st.Checks, st.HintsUsed)),
+			ExerciseProgressActivity, progress()).Get(hctx, nil); err != nil {
 			workflow.GetLogger(hctx).Warn("saving the exercise's progress failed", "error", err)
 		}
 	}
@@ -227,8 +231,7 @@ func Exercise(ctx workflow.Context, in ExerciseInput) (ExerciseAnswer, error) {
 	// A check that was running still answers its student before the workflow closes.
 	_ = workflow.Await(dctx, func() bool { return workflow.AllHandlersFinished(dctx) })
 	fctx := workflow.WithActivityOptions(dctx, exerciseFinishOptions())
-	if err := workflow.ExecuteActivity(summarized(fctx, "ended: "+st.Status), ExerciseFinishActivity, ExerciseProgressInput{ExerciseID: in.ExerciseID,
-		SessionID: in.SessionID, Status: st.Status, Checks: st.Checks, HintsUsed: st.HintsUsed, Message: st.Message}).Get(dctx, nil); err != nil {
+	if err := workflow.ExecuteActivity(summarized(fctx, "ended: "+st.Status), ExerciseFinishActivity, progress()).Get(dctx, nil); err != nil {
 		return st, err
 	}
 	return st, nil
