@@ -54,10 +54,10 @@ func (t TemporalTurns) StartExercise(ctx context.Context, in workflows.ExerciseI
 		WorkflowIDReusePolicy: enums.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
 		Memo:                  map[string]any{"project_id": in.ProjectID, "session_id": in.SessionID, "user_id": in.UserID},
 		StaticSummary:         "troubleshooting exercise of session " + in.SessionID,
-		TypedSearchAttributes: searchAttributes(in.ProjectID, in.SessionID, in.UserID),
+		TypedSearchAttributes: SearchAttributes(in.ProjectID, in.SessionID, in.UserID),
 	}
 	_, err := t.Client.ExecuteWorkflow(ctx, opts, workflows.ExerciseWorkflow, in)
-	if unregisteredAttributes(err) {
+	if UnregisteredAttributes(err) {
 		opts.TypedSearchAttributes = temporal.SearchAttributes{}
 		_, err = t.Client.ExecuteWorkflow(ctx, opts, workflows.ExerciseWorkflow, in)
 	}

@@ -49,18 +49,19 @@ func (t TemporalTurns) queue() string {
 	return t.TaskQueue
 }
 
-// searchAttributes are the keyword attributes turns and exercises carry.
-func searchAttributes(projectID, sessionID, userID string) temporal.SearchAttributes {
-	return temporal.NewSearchAttributes(
+// SearchAttributes are the keyword attributes turns, exercises and MCP calls carry, so all
+// three are found the same way in the Temporal UI; more adds a workflow's own.
+func SearchAttributes(projectID, sessionID, userID string, more ...temporal.SearchAttributeUpdate) temporal.SearchAttributes {
+	return temporal.NewSearchAttributes(append([]temporal.SearchAttributeUpdate{
 		temporal.NewSearchAttributeKeyKeyword(workflows.SearchAttrProjectID).ValueSet(projectID),
 		temporal.NewSearchAttributeKeyKeyword(workflows.SearchAttrSessionID).ValueSet(sessionID),
 		temporal.NewSearchAttributeKeyKeyword(workflows.SearchAttrUserID).ValueSet(userID),
-	)
+	}, more...)...)
 }
 
-// unregisteredAttributes reports a start refused because the cluster lacks the search
+// UnregisteredAttributes reports a start refused because the cluster lacks the search
 // attributes; the caller starts again without them.
-func unregisteredAttributes(err error) bool {
+func UnregisteredAttributes(err error) bool {
 	var bad *serviceerror.InvalidArgument
 	return errors.As(err, &bad) && strings.Contains(strings.ToLower(bad.Error()), "search attribute")
 }
@@ -93,12 +94,12 @@ func (t TemporalTurns) StartTurn(ctx context.Context, workflowID string, in work
 		Memo:                  map[string]any{"project_id": in.ProjectID, "session_id": in.SessionID, "user_id": in.UserID, "turn_id": in.TurnID},
 		StaticSummary:         d.Summary,
 		StaticDetails:         d.Details,
-		TypedSearchAttributes: searchAttributes(in.ProjectID, in.SessionID, in.UserID),
+		TypedSearchAttributes: SearchAttributes(in.ProjectID, in.SessionID, in.UserID),
 	}
 	in.SearchAttributes = true
 	in.Model = d.Model
 	_, err := t.Client.ExecuteWorkflow(ctx, opts, workflows.ChatTurnWorkflow, in)
-	if unregisteredAttributes(err) {
+	if UnregisteredAttributes(err) {
 		// A cluster where the attributes are not registered (README: "Temporal search
 		// attributes") still runs turns, only without them.
 		opts.TypedSearchAttributes = temporal.SearchAttributes{}

@@ -5,12 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/google/uuid"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
-	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
@@ -99,17 +97,12 @@ func (f *frontDoor) start(ctx context.Context, wfID string, in workflows.MCPCall
 		StaticSummary: fmt.Sprintf("MCP call %s from %s, user %s", in.Tool.Name, clientName, username),
 		StaticDetails: fmt.Sprintf("**tool** %s  \n**client** %s  \n**user** %s (`%s`)  \n**project** `%s`  \n**MCP session** `%s`  \n**call** `%s`  \n**mode** %s",
 			in.Tool.Name, clientName, username, in.Call.UserID, in.Call.ProjectID, in.Call.SessionID, in.Call.TurnID, in.Call.Mode),
-		TypedSearchAttributes: temporal.NewSearchAttributes(
-			temporal.NewSearchAttributeKeyKeyword(workflows.SearchAttrProjectID).ValueSet(in.Call.ProjectID),
-			temporal.NewSearchAttributeKeyKeyword(workflows.SearchAttrSessionID).ValueSet(in.Call.SessionID),
-			temporal.NewSearchAttributeKeyKeyword(workflows.SearchAttrUserID).ValueSet(in.Call.UserID),
-			temporal.NewSearchAttributeKeyKeyword(workflows.SearchAttrToolName).ValueSet(in.Tool.Name),
-		),
+		TypedSearchAttributes: api.SearchAttributes(in.Call.ProjectID, in.Call.SessionID, in.Call.UserID,
+			temporal.NewSearchAttributeKeyKeyword(workflows.SearchAttrToolName).ValueSet(in.Tool.Name)),
 	}
 	in.SearchAttributes = true
 	_, err := f.d.Temporal.ExecuteWorkflow(ctx, opts, workflows.MCPCallWorkflow, in)
-	var bad *serviceerror.InvalidArgument
-	if errors.As(err, &bad) && strings.Contains(strings.ToLower(bad.Error()), "search attribute") {
+	if api.UnregisteredAttributes(err) {
 		opts.TypedSearchAttributes = temporal.SearchAttributes{}
 		in.SearchAttributes = false
 		_, err = f.d.Temporal.ExecuteWorkflow(ctx, opts, workflows.MCPCallWorkflow, in)
