@@ -107,7 +107,7 @@ func (h *approvalAPI) listProject(c *gin.Context) {
 	switch status {
 	case "", models.ApprovalPending, models.ApprovalApproved, models.ApprovalRejected, models.ApprovalExpired:
 	default:
-		abort(c, http.StatusUnprocessableEntity, "status must be pending, approved, rejected or expired, got '"+truncate(status, 40)+"'.")
+		abort(c, http.StatusUnprocessableEntity, "status must be pending, approved, rejected or expired, got '"+Truncate(status, 40)+"'.")
 		return
 	}
 	rows, err := h.approvals.ForProject(c.Request.Context(), c.Param("project_id"), currentUser(c).ID, status)
@@ -122,7 +122,7 @@ func (h *approvalAPI) decide(c *gin.Context) {
 	id := c.Param("approval_id")
 	a, err := h.approvals.Get(c.Request.Context(), id)
 	if errors.Is(err, models.ErrNotFound) || (err == nil && a.SessionID != sess.ThreadID) {
-		abort(c, http.StatusNotFound, "Approval '"+truncate(id, 80)+"' not found in this session.")
+		abort(c, http.StatusNotFound, "Approval '"+Truncate(id, 80)+"' not found in this session.")
 		return
 	}
 	if err != nil {
@@ -138,7 +138,7 @@ func (h *approvalAPI) decideInProject(c *gin.Context) {
 	id := c.Param("approval_id")
 	a, err := h.approvals.Get(c.Request.Context(), id)
 	if errors.Is(err, models.ErrNotFound) || (err == nil && (a.ProjectID != c.Param("project_id") || a.UserID != currentUser(c).ID)) {
-		abort(c, http.StatusNotFound, "Approval '"+truncate(id, 80)+"' not found among your approvals in this project.")
+		abort(c, http.StatusNotFound, "Approval '"+Truncate(id, 80)+"' not found among your approvals in this project.")
 		return
 	}
 	if err != nil {

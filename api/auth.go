@@ -174,7 +174,7 @@ func currentUser(c *gin.Context) *authUser { return c.MustGet(ctxUser).(*authUse
 func (s *Server) requireOpenedProject(c *gin.Context) {
 	id := c.Param("project_id")
 	if _, err := uuid.Parse(id); err != nil {
-		abort(c, http.StatusUnprocessableEntity, "project_id must be a UUID, got '"+truncate(id, 80)+"'.")
+		abort(c, http.StatusUnprocessableEntity, "project_id must be a UUID, got '"+Truncate(id, 80)+"'.")
 		return
 	}
 	var p *gns3.Project
@@ -206,8 +206,8 @@ func (s *Server) requireOpenedProject(c *gin.Context) {
 
 func currentProject(c *gin.Context) *gns3.Project { return c.MustGet(ctxProject).(*gns3.Project) }
 
-// truncate shortens s to at most n bytes for an error message, never cutting a character in two.
-func truncate(s string, n int) string {
+// Truncate shortens s to at most n bytes for an error message, never cutting a character in two.
+func Truncate(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}

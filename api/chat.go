@@ -273,7 +273,7 @@ func (s *Server) joinStream(c *gin.Context) {
 	}
 	if last != "" {
 		if _, err := s.deps.Events.Range(ctx, t.ID, last, 1); errors.Is(err, relay.ErrInvalidID) {
-			abort(c, http.StatusBadRequest, "Last-Event-ID '"+truncate(last, 40)+"' is not an event id of this stream.")
+			abort(c, http.StatusBadRequest, "Last-Event-ID '"+Truncate(last, 40)+"' is not an event id of this stream.")
 			return
 		}
 	}

@@ -322,7 +322,7 @@ func (s *Server) listExerciseRecords(c *gin.Context) {
 func (s *Server) getExerciseRecord(c *gin.Context) {
 	ex, err := s.deps.Exercises.Repo.Get(c.Request.Context(), c.Param("exercise_id"))
 	if errors.Is(err, models.ErrNotFound) {
-		abort(c, http.StatusNotFound, "Exercise '"+truncate(c.Param("exercise_id"), 200)+"' not found.")
+		abort(c, http.StatusNotFound, "Exercise '"+Truncate(c.Param("exercise_id"), 200)+"' not found.")
 		return
 	}
 	if err != nil {

@@ -125,7 +125,7 @@ func (h *llmConfigAPI) owner(c *gin.Context) llmconfig.Owner {
 func (h *llmConfigAPI) userOwner(c *gin.Context) {
 	id := c.Param("user_id")
 	if _, err := uuid.Parse(id); err != nil {
-		abort(c, http.StatusUnprocessableEntity, "user_id must be a UUID, got '"+truncate(id, 80)+"'.")
+		abort(c, http.StatusUnprocessableEntity, "user_id must be a UUID, got '"+Truncate(id, 80)+"'.")
 		return
 	}
 	u := currentUser(c)
@@ -143,7 +143,7 @@ func (h *llmConfigAPI) groupOwner(write bool) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		id := c.Param("group_id")
 		if _, err := uuid.Parse(id); err != nil {
-			abort(c, http.StatusUnprocessableEntity, "group_id must be a UUID, got '"+truncate(id, 80)+"'.")
+			abort(c, http.StatusUnprocessableEntity, "group_id must be a UUID, got '"+Truncate(id, 80)+"'.")
 			return
 		}
 		id = strings.ToLower(id)
@@ -175,7 +175,7 @@ func (h *llmConfigAPI) groupOwner(write bool) gin.HandlerFunc {
 func (h *llmConfigAPI) configID(c *gin.Context) (string, bool) {
 	id := c.Param("config_id")
 	if _, err := uuid.Parse(id); err != nil {
-		abort(c, http.StatusUnprocessableEntity, "config_id must be a UUID, got '"+truncate(id, 80)+"'.")
+		abort(c, http.StatusUnprocessableEntity, "config_id must be a UUID, got '"+Truncate(id, 80)+"'.")
 		return "", false
 	}
 	return strings.ToLower(id), true
@@ -435,7 +435,7 @@ func (h *llmConfigAPI) delete(c *gin.Context) {
 	if v := c.Query("expected_version"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 0 {
-			abort(c, http.StatusUnprocessableEntity, "expected_version must be a whole number, got '"+truncate(v, 40)+"'.")
+			abort(c, http.StatusUnprocessableEntity, "expected_version must be a whole number, got '"+Truncate(v, 40)+"'.")
 			return
 		}
 		expected = &n

@@ -98,7 +98,7 @@ func (s *Server) session(c *gin.Context) (*models.ChatSession, bool) {
 	id := c.Param("session_id")
 	sess, err := s.deps.Repo.GetSession(c.Request.Context(), u.ID, c.Param("project_id"), id)
 	if errors.Is(err, models.ErrNotFound) {
-		abort(c, http.StatusNotFound, "Session '"+truncate(id, 80)+"' not found.")
+		abort(c, http.StatusNotFound, "Session '"+Truncate(id, 80)+"' not found.")
 		return nil, false
 	}
 	if err != nil {
@@ -192,7 +192,7 @@ func (s *Server) setPinned(c *gin.Context, pinned bool) {
 
 func (s *Server) answerSession(c *gin.Context, sess *models.ChatSession, err error) {
 	if errors.Is(err, models.ErrNotFound) {
-		abort(c, http.StatusNotFound, "Session '"+truncate(c.Param("session_id"), 80)+"' not found.")
+		abort(c, http.StatusNotFound, "Session '"+Truncate(c.Param("session_id"), 80)+"' not found.")
 		return
 	}
 	if err != nil {

@@ -257,7 +257,7 @@ func (s *session) callResult(ctx context.Context, req *sdk.CallToolRequest) (*sd
 	}
 	row, err := s.f.d.Calls.Get(ctx, in.CallID)
 	if errors.Is(err, models.ErrNotFound) || (err == nil && row.UserID != caller.ID) {
-		return failure(callResultToolName, fmt.Sprintf("No MCP call %q of yours.", truncate(in.CallID, 80))), nil
+		return failure(callResultToolName, fmt.Sprintf("No MCP call %q of yours.", api.Truncate(in.CallID, 80))), nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("loading the call: %w", err)

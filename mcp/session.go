@@ -142,7 +142,7 @@ func splitArguments(raw json.RawMessage) (args string, projectID string, err err
 		return "", "", errors.New("project_id must be a string (the project's UUID)")
 	}
 	if _, err := uuid.Parse(projectID); err != nil {
-		return "", "", fmt.Errorf("project_id must be a UUID, got %q", truncate(projectID, 80))
+		return "", "", fmt.Errorf("project_id must be a UUID, got %q", api.Truncate(projectID, 80))
 	}
 	delete(m, "project_id")
 	b, err := json.Marshal(m)
@@ -195,15 +195,4 @@ func standardResult(text string, meta sdk.Meta) *sdk.CallToolResult {
 	_ = json.Unmarshal([]byte(text), &head)
 	return &sdk.CallToolResult{Meta: meta, Content: []sdk.Content{&sdk.TextContent{Text: text}},
 		StructuredContent: json.RawMessage(text), IsError: !head.Success}
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	r := []rune(s)
-	if len(r) > n {
-		r = r[:n]
-	}
-	return string(r) + "…"
 }
