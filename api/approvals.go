@@ -294,6 +294,25 @@ func (h *approvalAPI) configJobs(c *gin.Context) {
 		h.s.internalError(c, err, "Listing configuration jobs failed")
 		return
 	}
+	// Three queries whatever the number of jobs: the jobs, their approvals, their records.
+	var approvalIDs []string
+	calls := make([]models.CallRef, 0, len(jobs))
+	for _, j := range jobs {
+		if j.ApprovalID != "" {
+			approvalIDs = append(approvalIDs, j.ApprovalID)
+		}
+		calls = append(calls, models.CallRef{TurnID: j.TurnID, CallID: j.ToolCallID})
+	}
+	// A job whose approval cannot be read is listed without it.
+	approvals, err := h.approvals.GetMany(ctx, approvalIDs)
+	if err != nil {
+		h.s.log.Warn("loading the approvals of configuration jobs", "error", err)
+	}
+	records, err := h.records.CommandsOfCalls(ctx, calls)
+	if err != nil {
+		h.s.internalError(c, err, "Loading device records failed")
+		return
+	}
 	out := make([]configJobView, 0, len(jobs))
 	for _, j := range jobs {
 		v := configJobView{JobID: j.ID, SessionID: j.SessionID, TurnID: j.TurnID, ToolCallID: j.ToolCallID, ToolName: j.ToolName,
@@ -303,18 +322,11 @@ func (h *approvalAPI) configJobs(c *gin.Context) {
 			t := isoTime(*j.FinishedAt)
 			v.FinishedAt = &t
 		}
-		if j.ApprovalID != "" {
-			if a, err := h.approvals.Get(ctx, j.ApprovalID); err == nil {
-				av := a.View()
-				v.Approval = &av
-			}
+		if a, ok := approvals[j.ApprovalID]; ok {
+			av := a.View()
+			v.Approval = &av
 		}
-		recs, err := h.records.Commands(ctx, j.TurnID, j.ToolCallID, "")
-		if err != nil {
-			h.s.internalError(c, err, "Loading device records failed")
-			return
-		}
-		for _, r := range recs {
+		for _, r := range records[models.CallRef{TurnID: j.TurnID, CallID: j.ToolCallID}] {
 			rv := jobRecordView{NodeID: r.NodeID, DeviceName: r.DeviceName, Origin: r.Origin, Kind: recordKind(r.Seq), Seq: r.Seq, Command: r.Command,
 				Status: r.Status, Output: r.Output, Error: r.Error, Reason: r.Reason}
 			if r.SentAt != nil {

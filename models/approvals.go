@@ -70,6 +70,22 @@ func (r ApprovalRepository) Get(ctx context.Context, id string) (*Approval, erro
 	return first[Approval](r.DB.WithContext(ctx).Where("id = ?", id))
 }
 
+// GetMany loads the approvals with the given ids in one query, by id; ids not found are absent.
+func (r ApprovalRepository) GetMany(ctx context.Context, ids []string) (map[string]Approval, error) {
+	out := map[string]Approval{}
+	if len(ids) == 0 {
+		return out, nil
+	}
+	var rows []Approval
+	if err := r.DB.WithContext(ctx).Where("id IN ?", ids).Find(&rows).Error; err != nil {
+		return nil, err
+	}
+	for _, a := range rows {
+		out[a.ID] = a
+	}
+	return out, nil
+}
+
 // Decide records the decision of a pending approval. Deciding again with the same outcome is a
 // no-op (a retried activity); a different outcome on a decided approval is refused, so the
 // first decision stands.

@@ -70,6 +70,33 @@ func (r DeviceRepository) Commands(ctx context.Context, turnID, callID, nodeID s
 	return out, err
 }
 
+// CallRef names one tool call of a turn.
+type CallRef struct{ TurnID, CallID string }
+
+// CommandsOfCalls returns the records of several tool calls in one query, each call's in the
+// order Commands gives them.
+func (r DeviceRepository) CommandsOfCalls(ctx context.Context, calls []CallRef) (map[CallRef][]DeviceCommand, error) {
+	out := map[CallRef][]DeviceCommand{}
+	if len(calls) == 0 {
+		return out, nil
+	}
+	pairs := make([][]any, len(calls))
+	for i, c := range calls {
+		pairs[i] = []any{c.TurnID, c.CallID}
+	}
+	var rows []DeviceCommand
+	err := r.DB.WithContext(ctx).Where("(turn_id, tool_call_id) IN ?", pairs).
+		Order("turn_id").Order("tool_call_id").Order("node_id").Order("seq").Find(&rows).Error
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range rows {
+		k := CallRef{TurnID: c.TurnID, CallID: c.ToolCallID}
+		out[k] = append(out[k], c)
+	}
+	return out, nil
+}
+
 // Save writes a record, replacing the one with the same turn, call, node and position.
 func (r DeviceRepository) Save(ctx context.Context, c *DeviceCommand) error {
 	if c.CreatedAt.IsZero() {

@@ -3,6 +3,7 @@ package models
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	"gorm.io/gorm"
@@ -56,5 +57,49 @@ func TestDeviceCommandClaimMovesOnlyFromTheStatusRead(t *testing.T) {
 		require.NoError(t, err)
 		require.Len(t, recs, 1)
 		require.Equal(t, CommandSent, recs[0].Status)
+	})
+}
+
+// Several calls' records come back in one query, grouped by call, each in Commands' order; an
+// approval list by ids likewise; on SQLite and PostgreSQL.
+func TestRecordsAndApprovalsOfManyJobsInOneQueryEach(t *testing.T) {
+	onEachDatabase(t, func(t *testing.T, db *gorm.DB) {
+		ctx := context.Background()
+		repo := DeviceRepository{DB: db}
+		add := func(turn, call, node string, seq int) {
+			require.NoError(t, repo.Save(ctx, &DeviceCommand{TurnID: turn, ToolCallID: call, NodeID: node, Seq: seq, SessionID: "s",
+				UserID: "u", ProjectID: "p", DeviceName: node, Tool: "x", Command: "c", Status: CommandOK}))
+		}
+		add("t1", "c1", "n2", 0)
+		add("t1", "c1", "n1", 1)
+		add("t1", "c1", "n1", 0)
+		add("t1", "c2", "n1", 0)
+		add("t2", "c1", "n1", 0) // same call id in another turn: not asked for
+		got, err := repo.CommandsOfCalls(ctx, []CallRef{{"t1", "c1"}, {"t1", "c2"}, {"t9", "c9"}})
+		require.NoError(t, err)
+		for _, call := range []CallRef{{"t1", "c1"}, {"t1", "c2"}} {
+			one, err := repo.Commands(ctx, call.TurnID, call.CallID, "")
+			require.NoError(t, err)
+			require.Equal(t, one, got[call], "%v as Commands gives it", call)
+		}
+		require.Len(t, got[CallRef{"t1", "c1"}], 3)
+		require.Len(t, got, 2, "nothing for a call without records, nothing of calls not asked for")
+		empty, err := repo.CommandsOfCalls(ctx, nil)
+		require.NoError(t, err)
+		require.Empty(t, empty)
+
+		approvals := ApprovalRepository{DB: db}
+		for _, id := range []string{"a1", "a2"} {
+			_, err := approvals.Create(ctx, &Approval{ID: id, SessionID: "s", TurnID: id, ToolCallID: "c", ProjectID: "p", UserID: "u",
+				ToolName: "x", Kind: ApprovalKindConfig, WorkflowID: "w", Plan: `{}`, Status: ApprovalPending, ExpiresAt: time.Now().Add(time.Hour)})
+			require.NoError(t, err)
+		}
+		byID, err := approvals.GetMany(ctx, []string{"a2", "missing"})
+		require.NoError(t, err)
+		require.Len(t, byID, 1)
+		require.Equal(t, "a2", byID["a2"].ID)
+		none, err := approvals.GetMany(ctx, nil)
+		require.NoError(t, err)
+		require.Empty(t, none)
 	})
 }
