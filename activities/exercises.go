@@ -229,16 +229,6 @@ func (a *Activities) publishTurn(ctx context.Context, ref workflows.TurnRef, p r
 	a.publish(ctx, ref.TurnID, p)
 }
 
-// redactedTranscript hides the injection turns of the session, other than keepTurn, from
-// what a model reads.
-func (a *Activities) redactedTranscript(ctx context.Context, msgs []models.ChatMessage, sessionID, keepTurn string) ([]models.ChatMessage, error) {
-	priv, err := a.Repo.PrivateTurns(ctx, sessionID, tools.IsPrivateMode)
-	if err != nil {
-		return nil, fmt.Errorf("loading the session's turns: %w", err)
-	}
-	return models.RedactPrivate(msgs, priv, keepTurn), nil
-}
-
 // recipesSection offers the skills' injection recipes to the injection prompt.
 func recipesSection(recipes []skills.Recipe) string {
 	if len(recipes) == 0 {

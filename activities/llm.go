@@ -53,14 +53,12 @@ func (a *Activities) LLMCall(ctx context.Context, in workflows.LLMInput) (workfl
 	}
 
 	system, snap := a.systemPrompt(ctx, in.Turn, mode)
-	transcript, err := a.Repo.Transcript(ctx, turn)
+	transcript, priv, err := a.Repo.Transcript(ctx, turn, tools.IsPrivateMode)
 	if err != nil {
 		return workflows.LLMResult{}, fmt.Errorf("loading transcript: %w", err)
 	}
 	// A later turn's model must not be able to tell the student which fault was injected.
-	if transcript, err = a.redactedTranscript(ctx, transcript, turn.SessionID, turn.ID); err != nil {
-		return workflows.LLMResult{}, err
-	}
+	transcript = models.RedactPrivate(transcript, priv, turn.ID)
 	var offered []openai.Tool
 	if !in.NoTools {
 		offered = toolDefinitions(a.Tools.For(mode))

@@ -8,6 +8,8 @@ import (
 
 	openai "github.com/sashabaranov/go-openai"
 
+	"github.com/gns3-copilot/gns3-copilot/models"
+	"github.com/gns3-copilot/gns3-copilot/tools"
 	"github.com/gns3-copilot/gns3-copilot/workflows"
 )
 
@@ -32,14 +34,12 @@ func (a *Activities) GenerateTitle(ctx context.Context, in workflows.TitleInput)
 	if err != nil {
 		return workflows.TitleResult{}, err
 	}
-	transcript, err := a.Repo.Transcript(ctx, turn)
+	transcript, priv, err := a.Repo.Transcript(ctx, turn, tools.IsPrivateMode)
 	if err != nil {
 		return workflows.TitleResult{}, err
 	}
 	// A title is shown to the student: it must not be made of what an injection turn did.
-	if transcript, err = a.redactedTranscript(ctx, transcript, turn.SessionID, ""); err != nil {
-		return workflows.TitleResult{}, err
-	}
+	transcript = models.RedactPrivate(transcript, priv, "")
 	var firstUser, lastAnswer string
 	for _, m := range transcript {
 		if m.Role == "user" && firstUser == "" {

@@ -282,13 +282,30 @@ func (r *ChatRepository) History(ctx context.Context, sessionID string, limit in
 }
 
 // Transcript returns what the model sees during a turn: the session's committed messages plus
-// the turn's own staged ones, in order.
-func (r *ChatRepository) Transcript(ctx context.Context, turn *ChatTurn) ([]ChatMessage, error) {
-	var out []ChatMessage
-	err := r.DB.WithContext(ctx).
-		Where("session_id = ? AND (committed = ? OR turn_id = ?)", turn.SessionID, true, turn.ID).
-		Order("turn_seq").Order("idx").Find(&out).Error
-	return out, err
+// the turn's own staged ones, in order, and which of their turns are private (their mode, read in
+// the same query, satisfies private), for RedactPrivate.
+func (r *ChatRepository) Transcript(ctx context.Context, turn *ChatTurn, private func(mode string) bool) ([]ChatMessage, map[string]bool, error) {
+	var rows []struct {
+		ChatMessage `gorm:"embedded"`
+		TurnMode    string
+	}
+	err := r.DB.WithContext(ctx).Table("chat_messages AS m").
+		Select("m.*, COALESCE(t.mode, '') AS turn_mode").
+		Joins("LEFT JOIN chat_turns t ON t.id = m.turn_id").
+		Where("m.session_id = ? AND (m.committed = ? OR m.turn_id = ?)", turn.SessionID, true, turn.ID).
+		Order("m.turn_seq").Order("m.idx").Scan(&rows).Error
+	if err != nil {
+		return nil, nil, err
+	}
+	out := make([]ChatMessage, len(rows))
+	priv := map[string]bool{}
+	for i, row := range rows {
+		out[i] = row.ChatMessage
+		if private(row.TurnMode) {
+			priv[row.TurnID] = true
+		}
+	}
+	return out, priv, nil
 }
 
 // SaveMessage writes a staged message of a running turn; writing the same id again replaces it.
