@@ -442,7 +442,7 @@ function confirmDelete(s) {
 el.newChat.addEventListener('click', () => newChat());
 
 function setCurrentSession(id) {
-  if ((id || '') !== state.sessionId) exercise.load(id);
+  if ((id || '') !== state.sessionId) exercise.select(id);
   state.sessionId = id || '';
   if (id) sessionStorage.setItem(KEYS.session, id);
   else sessionStorage.removeItem(KEYS.session);
@@ -765,6 +765,8 @@ function onEvent(ctx, ev) {
       ctx.sessionId = d.session_id;
       if (ctx.live) ctx.live.sessionId = d.session_id;
       setCurrentSession(d.session_id);
+      // No history is shown for the session this turn opened, so nothing else reads its exercise.
+      exercise.load(d.session_id);
       if (isNew) loadSessions();
     }
     if (ctx.live) ctx.live.turnId = ctx.turnId;

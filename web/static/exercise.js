@@ -51,10 +51,18 @@ export class ExerciseBanner {
     return `/v3/projects/${enc(this.projectId)}/chat/sessions/${enc(this.sessionId)}/exercise${rest}`;
   }
 
-  /** load shows the session's latest exercise, or hides the banner when it has none. */
-  async load(sessionId) {
+  /**
+   * select makes the banner about another session, hidden until load or an event fills it: the
+   * page switches sessions before it reads their history, and showing that history loads it.
+   */
+  select(sessionId) {
     this.sessionId = sessionId || '';
     this.show(null);
+  }
+
+  /** load shows the session's latest exercise, or hides the banner when it has none. */
+  async load(sessionId) {
+    this.select(sessionId);
     if (!this.projectId || !this.sessionId) return;
     const asked = this.sessionId;
     try {
