@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -27,13 +28,35 @@ func testRedisURL(t *testing.T) string {
 	return "redis://" + testdb.RedisAddr(t) + "/0"
 }
 
-// buildBinary builds the real gns3-copilot command once per test.
+// binary is the real gns3-copilot command, built by the first test that needs it: linking it
+// takes seconds, and every test runs the same source.
+var binary struct {
+	once sync.Once
+	dir  string // removed by TestMain
+	path string
+	err  error
+}
+
+// buildBinary returns the real gns3-copilot command, built once per run of the e2e tests.
 func buildBinary(t testing.TB) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "gns3-copilot")
-	out, err := exec.Command("go", "build", "-o", bin, "github.com/gns3-copilot/gns3-copilot/cmd/gns3-copilot").CombinedOutput()
-	require.NoError(t, err, "building the binary: %s", out)
-	return bin
+	binary.once.Do(func() {
+		dir, err := os.MkdirTemp("", "gns3-copilot-e2e-")
+		if err != nil {
+			binary.err = err
+			return
+		}
+		binary.dir = dir
+		bin := filepath.Join(dir, "gns3-copilot")
+		out, err := exec.Command("go", "build", "-o", bin, "github.com/gns3-copilot/gns3-copilot/cmd/gns3-copilot").CombinedOutput()
+		if err != nil {
+			binary.err = fmt.Errorf("%w: %s", err, out)
+			return
+		}
+		binary.path = bin
+	})
+	require.NoError(t, binary.err, "building the binary")
+	return binary.path
 }
 
 type workerProc struct {
