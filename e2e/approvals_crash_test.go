@@ -3,7 +3,6 @@ package e2e
 import (
 	"context"
 	"net/http"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -16,8 +15,6 @@ import (
 	"github.com/gns3-copilot/gns3-copilot/internal/testkit/fakeopenai"
 	"github.com/gns3-copilot/gns3-copilot/internal/testkit/vpcslab"
 	"github.com/gns3-copilot/gns3-copilot/models"
-	"github.com/gns3-copilot/gns3-copilot/service"
-	"github.com/gns3-copilot/gns3-copilot/temporaldev"
 )
 
 func kill(t *testing.T, w *workerProc) {
@@ -36,19 +33,12 @@ func kill(t *testing.T, w *workerProc) {
 // (VPCS takes about three) leaves a line on its way; the retry reads the PC back, records the
 // address as applied ("verified after restart") without sending it again, and sends the rest.
 func TestConfigJobSurvivesKilledWorkersAndSaysTheTruth(t *testing.T) {
-	redisURL := testRedisURL(t)
-	cli := e2eenv.RequireTemporalCLI(t)
 	bin := buildBinary(t)
 	lab := vpcslab.Start(t, 1)
-	dataDir := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Second)
 	defer cancel()
-	dev, err := temporaldev.Start(ctx, temporaldev.Options{CLIPath: cli, DataDir: filepath.Join(dataDir, "temporal"), Host: "127.0.0.1", Headless: true})
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = dev.Stop() })
-
-	env := e2eenv.Start(t, e2eenv.Options{Role: service.RoleAPI, RedisURL: redisURL, TemporalAddress: dev.Address(), DataDir: dataDir,
-		Mode: "lab_automation_assistant", Approval: "changes"})
+	env, temporalAddr := startAPIWithoutWorkers(t, ctx, e2eenv.Options{Mode: "lab_automation_assistant", Approval: "changes"})
+	dataDir := env.Config.DataDir
 	env.LLM.SetHandler(titleReplies("Crash truth"))
 	nd := env.GNS3.AddNode(env.ProjectID, fakegns3.NodeSpec{Template: fakegns3.VPCSTemplateID, Name: "PC1", Status: "started"})
 	env.GNS3.SetConsole(nd.ID, "127.0.0.1", lab.Nodes[0].ConsolePort)
@@ -57,7 +47,7 @@ func TestConfigJobSurvivesKilledWorkersAndSaysTheTruth(t *testing.T) {
 		fakeopenai.Text("PC1 is addressed."),
 	)
 	logPath := workerLog(t, dataDir)
-	w := startWorker(t, bin, env, dev.Address(), logPath)
+	w := startWorker(t, bin, env, temporalAddr, logPath)
 
 	s := env.OpenStream(http.MethodPost, env.ChatPath("/stream"), map[string]any{"message": "address PC1"}, "")
 	go func() { <-ctx.Done(); s.Close() }()
@@ -67,7 +57,7 @@ func TestConfigJobSurvivesKilledWorkersAndSaysTheTruth(t *testing.T) {
 
 	// The worker dies while the job waits; a new one starts; the owner approves.
 	kill(t, w)
-	w = startWorker(t, bin, env, dev.Address(), logPath)
+	w = startWorker(t, bin, env, temporalAddr, logPath)
 	code, body := env.Do(http.MethodPost, env.ChatPath("/sessions/"+sessionID+"/approvals/"+a.ApprovalID), map[string]any{"decision": "approve"})
 	require.Equal(t, http.StatusOK, code, string(body))
 
@@ -88,7 +78,7 @@ func TestConfigJobSurvivesKilledWorkersAndSaysTheTruth(t *testing.T) {
 		return false
 	}, 60*time.Second, 20*time.Millisecond, "the first line was never seen on its way")
 	kill(t, w)
-	startWorker(t, bin, env, dev.Address(), logPath)
+	startWorker(t, bin, env, temporalAddr, logPath)
 
 	rest := s.UntilDone(t, true)
 	require.Equal(t, "completed", rest[len(rest)-1].Data["status"])

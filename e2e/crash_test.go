@@ -59,6 +59,21 @@ func buildBinary(t testing.TB) string {
 	return binary.path
 }
 
+// startAPIWithoutWorkers starts a Temporal dev server and the service's API alone on it, over
+// the test Redis and a fresh data directory (opts' own are replaced); the test runs its
+// workers as processes with startWorker on the address it returns, and kills them at will.
+func startAPIWithoutWorkers(t *testing.T, ctx context.Context, opts e2eenv.Options) (env *e2eenv.Env, temporalAddr string) {
+	t.Helper()
+	redisURL := testRedisURL(t)
+	cli := e2eenv.RequireTemporalCLI(t)
+	dataDir := t.TempDir()
+	dev, err := temporaldev.Start(ctx, temporaldev.Options{CLIPath: cli, DataDir: filepath.Join(dataDir, "temporal"), Host: "127.0.0.1", Headless: true})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = dev.Stop() })
+	opts.Role, opts.RedisURL, opts.TemporalAddress, opts.DataDir = service.RoleAPI, redisURL, dev.Address(), dataDir
+	return e2eenv.Start(t, opts), dev.Address()
+}
+
 type workerProc struct {
 	cmd  *exec.Cmd
 	done chan struct{} // closed when the process has exited
@@ -104,24 +119,17 @@ func startWorker(t *testing.T, bin string, env *e2eenv.Env, temporalAddr, logPat
 // (or any worker) retries the call, the turn finishes, and the client that rejoins the stream
 // sees the retry and the end.
 func TestKilledWorkerFinishesTheTurnAfterRestart(t *testing.T) {
-	redisURL := testRedisURL(t)
-	cli := e2eenv.RequireTemporalCLI(t)
-	bin := buildBinary(t)
-	dataDir := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	dev, err := temporaldev.Start(ctx, temporaldev.Options{CLIPath: cli, DataDir: filepath.Join(dataDir, "temporal"), Host: "127.0.0.1", Headless: true})
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = dev.Stop() })
-
-	env := e2eenv.Start(t, e2eenv.Options{Role: service.RoleAPI, RedisURL: redisURL, TemporalAddress: dev.Address(), DataDir: dataDir})
+	env, temporalAddr := startAPIWithoutWorkers(t, ctx, e2eenv.Options{})
+	bin := buildBinary(t)
 	env.LLM.SetHandler(titleReplies("Crash test"))
 	env.LLM.Enqueue(
 		fakeopenai.Reply{Content: []string{"Working ", "on ", "it ", "slowly"}, Hang: true, HangAfter: 2},
 		fakeopenai.Reply{Content: fakeopenai.Words("Recovered answer after the crash.")},
 	)
-	logPath := workerLog(t, dataDir)
-	w1 := startWorker(t, bin, env, dev.Address(), logPath)
+	logPath := workerLog(t, env.Config.DataDir)
+	w1 := startWorker(t, bin, env, temporalAddr, logPath)
 
 	s := env.OpenStream(http.MethodPost, env.ChatPath("/stream"), map[string]any{"message": "survive this"}, "")
 	seen := s.Until(t, func(f e2eenv.Frame) bool { return f.Event == "content" && f.Data["content"] == "on " })
@@ -135,7 +143,7 @@ func TestKilledWorkerFinishesTheTurnAfterRestart(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the worker did not die")
 	}
-	startWorker(t, bin, env, dev.Address(), logPath)
+	startWorker(t, bin, env, temporalAddr, logPath)
 
 	rejoin := env.OpenStream(http.MethodGet, env.ChatPath("/sessions/"+sessionID+"/stream"), nil, seen[len(seen)-1].ID)
 	go func() { <-ctx.Done(); rejoin.Close() }() // a stuck turn fails the test instead of hanging it

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -23,7 +22,6 @@ import (
 	"github.com/gns3-copilot/gns3-copilot/mcp"
 	"github.com/gns3-copilot/gns3-copilot/models"
 	"github.com/gns3-copilot/gns3-copilot/service"
-	"github.com/gns3-copilot/gns3-copilot/temporaldev"
 	"github.com/gns3-copilot/gns3-copilot/tools"
 )
 
@@ -353,21 +351,15 @@ func TestMCPModesProjectsAndLimits(t *testing.T) {
 // A worker killed with SIGKILL while an MCP call waits for a node to start: a new worker
 // finishes the call, and the client that waited gets its result.
 func TestMCPCallSurvivesKilledWorker(t *testing.T) {
-	redisURL := testRedisURL(t)
-	cli := e2eenv.RequireTemporalCLI(t)
-	bin := buildBinary(t)
-	dataDir := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	dev, err := temporaldev.Start(ctx, temporaldev.Options{CLIPath: cli, DataDir: filepath.Join(dataDir, "temporal"), Host: "127.0.0.1", Headless: true})
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = dev.Stop() })
-	env := e2eenv.Start(t, e2eenv.Options{Role: service.RoleAPI, RedisURL: redisURL, TemporalAddress: dev.Address(), DataDir: dataDir})
+	env, temporalAddr := startAPIWithoutWorkers(t, ctx, e2eenv.Options{})
+	bin := buildBinary(t)
 	node := env.GNS3.AddNode(env.ProjectID, fakegns3.NodeSpec{Template: fakegns3.VPCSTemplateID, Name: "PC1", Status: "stopped"})
 	// The node takes a dozen seconds of polls to report started.
 	env.GNS3.SetStartPolls(node.ID, 10)
-	logPath := workerLog(t, dataDir)
-	w1 := startWorker(t, bin, env, dev.Address(), logPath)
+	logPath := workerLog(t, env.Config.DataDir)
+	w1 := startWorker(t, bin, env, temporalAddr, logPath)
 
 	c, err := connectMCP(t, env, e2eenv.UserToken, "")
 	require.NoError(t, err)
@@ -394,7 +386,7 @@ func TestMCPCallSurvivesKilledWorker(t *testing.T) {
 	case <-ctx.Done():
 		t.Fatal("the worker did not die")
 	}
-	startWorker(t, bin, env, dev.Address(), logPath)
+	startWorker(t, bin, env, temporalAddr, logPath)
 
 	select {
 	case o := <-done:
