@@ -381,17 +381,19 @@ func (r *Running) startDevServer(ctx context.Context, cfg Config, log *slog.Logg
 	if err != nil {
 		return err
 	}
-	uiPort, headless := cfg.TemporalUIPort, false
+	// Without --temporal-ui-port the Web UI wants 8233, the port Temporal's docs name, and takes
+	// another free one when 8233 is taken.
+	uiPort, uiPreferred, headless := cfg.TemporalUIPort, false, false
 	switch {
 	case uiPort < 0:
 		uiPort, headless = 0, true
 	case uiPort == 0:
-		uiPort = preferredUIPort(log)
+		uiPort, uiPreferred = DefaultUIPort, true
 	}
 	opts := temporaldev.Options{
 		CLIPath: cli, DataDir: cfg.DataDir, Host: "127.0.0.1", Port: cfg.TemporalPort, UIPort: uiPort,
-		Headless: headless, Namespace: cfg.TemporalNamespace, Logger: log.With("component", "temporal-dev"),
-		Lock: r.lock,
+		UIPortPreferred: uiPreferred, Headless: headless, Namespace: cfg.TemporalNamespace,
+		Logger: log.With("component", "temporal-dev"), Lock: r.lock,
 	}
 	dev, err := temporaldev.Start(ctx, opts)
 	if err != nil {
@@ -482,16 +484,6 @@ func (r *Running) DevServerPID() int {
 // DefaultUIPort is where the dev server's Web UI goes when that port is free, so a bookmark
 // keeps working across restarts (Temporal's own default).
 const DefaultUIPort = 8233
-
-func preferredUIPort(log *slog.Logger) int {
-	l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(DefaultUIPort)))
-	if err != nil {
-		log.Info("port 8233 is taken; the Temporal Web UI gets another free port (set --temporal-ui-port to choose one)")
-		return 0
-	}
-	l.Close()
-	return DefaultUIPort
-}
 
 func portOf(hostPort string) int {
 	_, p, err := net.SplitHostPort(hostPort)

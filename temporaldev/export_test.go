@@ -18,3 +18,10 @@ func SetBusyAttempts(n int) (restore func()) {
 
 // FD is the locked descriptor, for a test that hands it to another process.
 func (l *Lock) FD() uintptr { return l.f.Fd() }
+
+// SetDiedAttempts bounds the starts of a dev server that dies while starting, for a test.
+func SetDiedAttempts(n int) (restore func()) {
+	old := diedAttempts
+	diedAttempts = n
+	return func() { diedAttempts = old }
+}

@@ -79,6 +79,26 @@ const (
 // bounds how often Start tries before it says so (a variable for tests).
 var busyAttempts = 8
 
+// diedAttempts bounds the starts of a dev server that dies (or finds a port
+// taken) before it is ready. The CLI binds some ports of its own choosing
+// (membership, metrics) by picking a free one and binding it later, and we
+// choose the frontend and UI ports the same way, so two starts at the same
+// moment can pick one port and the loser panics or hangs. A fresh start
+// with fresh ports is all it takes; a cause that is not a race fails again
+// the same way, and then the error quotes it.
+var diedAttempts = 4
+
+// diedRetryDelay spaces those starts a little, so the burst that caused the
+// race has moved on.
+const diedRetryDelay = 200 * time.Millisecond
+
+// errPortTaken is a start whose log says a port it needed was taken: the CLI
+// then neither exits nor answers, so waiting for health would only time out.
+var errPortTaken = errors.New("a port it needed was taken by another process")
+
+// errExited is a start whose process exited before it was ready.
+var errExited = errors.New("process exited")
+
 // Options configures Start. Zero values pick sensible defaults.
 type Options struct {
 	// CLIPath is the temporal binary; empty means FindCLI's search.
@@ -92,6 +112,9 @@ type Options struct {
 	Port int
 	// UIPort is the Web UI port when not Headless; 0 picks a free one.
 	UIPort int
+	// UIPortPreferred makes UIPort a wish: when that port is taken, the
+	// Web UI gets a free one instead of the start failing.
+	UIPortPreferred bool
 	// Headless disables the Web UI.
 	Headless bool
 	// Namespace is created at launch and checked for readiness (default
@@ -285,33 +308,115 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	if host == "" {
 		host = "127.0.0.1"
 	}
-	port := opts.Port
-	if port == 0 {
-		if port, err = freePort(host); err != nil {
-			return nil, err
-		}
-	}
 	namespace := opts.Namespace
 	if namespace == "" {
 		namespace = "default"
 	}
+	var ports startPorts
+	if err := ports.choose(host, opts, logger, false); err != nil {
+		return nil, err
+	}
+
+	if _, has := ctx.Deadline(); !has {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, defaultStartTimeout)
+		defer cancel()
+	}
+	busy, died := 0, 0
+	for {
+		s := &Server{
+			addr:      net.JoinHostPort(dialHost(host), strconv.Itoa(ports.frontend)),
+			namespace: namespace,
+			dataDir:   dataDir,
+			logPath:   filepath.Join(dataDir, LogFileName),
+			logger:    logger,
+			release:   release,
+			done:      make(chan struct{}),
+			stopping:  make(chan struct{}),
+		}
+		if ports.ui != 0 {
+			s.uiAddr = net.JoinHostPort(dialHost(host), strconv.Itoa(ports.ui))
+		}
+		err := s.launch(ctx, cli, startArgs(host, dataDir, namespace, ports, opts), lock)
+		if err == nil {
+			ok = true
+			logger.Info("temporal dev server ready", "address", s.addr, "ui", s.UIURL(), "namespace", namespace,
+				"pid", s.pid, "db", filepath.Join(dataDir, DBFileName), "log", s.logPath, "took", time.Since(started).Round(time.Millisecond))
+			go s.watch()
+			return s, nil
+		}
+		if ctx.Err() != nil {
+			return nil, err
+		}
+		var delay time.Duration
+		switch {
+		case s.databaseBusy():
+			if busy++; busy == busyAttempts {
+				return nil, fmt.Errorf("temporaldev: the dev server's database %s stayed busy (SQLITE_BUSY) through %d starts over %s: another process still has it open (`fuser %s` names it); stop that process and start again",
+					filepath.Join(dataDir, DBFileName), busy, time.Since(started).Round(time.Second), filepath.Join(dataDir, DBFileName))
+			}
+			logger.Warn("the dev server found its database busy (another process still has it open); starting it again",
+				"db", filepath.Join(dataDir, DBFileName), "attempt", busy, "of", busyAttempts)
+			delay = busyRetryDelay
+		case errors.Is(err, errExited) || errors.Is(err, errPortTaken):
+			if died++; died == diedAttempts {
+				return nil, fmt.Errorf("temporaldev: the dev server died while starting, %d times in a row: %w", died, err)
+			}
+			if err := ports.choose(host, opts, logger, true); err != nil {
+				return nil, err
+			}
+			logger.Warn("the dev server died while starting; starting it again on fresh ports",
+				"cause", s.failureLine(), "attempt", died, "of", diedAttempts, "port", ports.frontend, "ui_port", ports.ui)
+			delay = diedRetryDelay
+		default:
+			return nil, err
+		}
+		select {
+		case <-time.After(delay):
+		case <-ctx.Done():
+			return nil, errors.Join(err, ctx.Err())
+		}
+	}
+}
+
+// startPorts are the ports one start binds; those Start chose itself are
+// chosen again for a retry.
+type startPorts struct{ frontend, ui int }
+
+func (p *startPorts) choose(host string, opts Options, logger *slog.Logger, retry bool) error {
+	var err error
+	if opts.Port == 0 {
+		if p.frontend, err = freePort(host); err != nil {
+			return err
+		}
+	} else {
+		p.frontend = opts.Port
+	}
+	switch {
+	case opts.Headless:
+		p.ui = 0
+	case opts.UIPort == 0 || (opts.UIPortPreferred && retry):
+		p.ui, err = freePort(host)
+	case opts.UIPortPreferred && !portFree(host, opts.UIPort):
+		logger.Info("the preferred Temporal Web UI port is taken; the Web UI gets another free port", "port", opts.UIPort)
+		p.ui, err = freePort(host)
+	default:
+		p.ui = opts.UIPort
+	}
+	return err
+}
+
+func startArgs(host, dataDir, namespace string, ports startPorts, opts Options) []string {
 	args := []string{"server", "start-dev",
 		"--ip", host,
-		"--port", strconv.Itoa(port),
+		"--port", strconv.Itoa(ports.frontend),
 		"--db-filename", filepath.Join(dataDir, DBFileName),
 		"--log-level", "warn",
 	}
-	uiPort := 0
-	if opts.Headless {
+	if ports.ui == 0 {
 		args = append(args, "--headless")
 	} else {
-		uiPort = opts.UIPort
-		if uiPort == 0 {
-			if uiPort, err = freePort(host); err != nil {
-				return nil, err
-			}
-		}
-		args = append(args, "--ui-ip", host, "--ui-port", strconv.Itoa(uiPort))
+		args = append(args, "--ui-ip", host, "--ui-port", strconv.Itoa(ports.ui))
 	}
 	if namespace != "default" {
 		args = append(args, "--namespace", namespace)
@@ -325,50 +430,7 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	for _, p := range sqlitePragmas {
 		args = append(args, "--sqlite-pragma", p)
 	}
-	args = append(args, opts.ExtraArgs...)
-
-	if _, has := ctx.Deadline(); !has {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, defaultStartTimeout)
-		defer cancel()
-	}
-	for attempt := 1; ; attempt++ {
-		s := &Server{
-			addr:      net.JoinHostPort(dialHost(host), strconv.Itoa(port)),
-			namespace: namespace,
-			dataDir:   dataDir,
-			logPath:   filepath.Join(dataDir, LogFileName),
-			logger:    logger,
-			release:   release,
-			done:      make(chan struct{}),
-			stopping:  make(chan struct{}),
-		}
-		if uiPort != 0 {
-			s.uiAddr = net.JoinHostPort(dialHost(host), strconv.Itoa(uiPort))
-		}
-		err := s.launch(ctx, cli, args, lock)
-		if err == nil {
-			ok = true
-			logger.Info("temporal dev server ready", "address", s.addr, "ui", s.UIURL(), "namespace", namespace,
-				"pid", s.pid, "db", filepath.Join(dataDir, DBFileName), "log", s.logPath, "took", time.Since(started).Round(time.Millisecond))
-			go s.watch()
-			return s, nil
-		}
-		if !s.databaseBusy() || ctx.Err() != nil {
-			return nil, err
-		}
-		if attempt == busyAttempts {
-			return nil, fmt.Errorf("temporaldev: the dev server's database %s stayed busy (SQLITE_BUSY) through %d starts over %s: another process still has it open (`fuser %s` names it); stop that process and start again",
-				filepath.Join(dataDir, DBFileName), attempt, time.Since(started).Round(time.Second), filepath.Join(dataDir, DBFileName))
-		}
-		logger.Warn("the dev server found its database busy (another process still has it open); starting it again",
-			"db", filepath.Join(dataDir, DBFileName), "attempt", attempt, "of", busyAttempts)
-		select {
-		case <-time.After(busyRetryDelay):
-		case <-ctx.Done():
-			return nil, errors.Join(err, ctx.Err())
-		}
-	}
+	return append(args, opts.ExtraArgs...)
 }
 
 // launch spawns one dev server process and waits until it is healthy; on
@@ -396,7 +458,7 @@ func (s *Server) launch(ctx context.Context, cli string, args []string, lock *Lo
 	}
 	if err := s.waitHealthy(ctx); err != nil {
 		stopErr := s.stopChild()
-		return errors.Join(fmt.Errorf("temporaldev: dev server on %s did not become ready: %w%s", s.addr, err, s.logTail()), stopErr)
+		return errors.Join(fmt.Errorf("temporaldev: dev server on %s did not become ready: %w%s", s.addr, err, s.logExcerpt()), stopErr)
 	}
 	return nil
 }
@@ -450,10 +512,10 @@ func (s *Server) watch() {
 func (s *Server) waitHealthy(ctx context.Context) error {
 	nop := sdklog.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))
 	var lastErr error
-	for {
+	for polls := 0; ; polls++ {
 		select {
 		case <-s.done:
-			return fmt.Errorf("process exited: %v", s.waitErr)
+			return fmt.Errorf("%w: %v", errExited, s.waitErr)
 		case <-ctx.Done():
 			if lastErr != nil {
 				return fmt.Errorf("%w (last check: %v)", ctx.Err(), lastErr)
@@ -463,6 +525,10 @@ func (s *Server) waitHealthy(ctx context.Context) error {
 		}
 		if lastErr = s.check(ctx, nop); lastErr == nil {
 			return nil
+		}
+		// The log is read every few polls only: it is the rare case, and a file read.
+		if polls%8 == 7 && strings.Contains(s.startLog(), "address already in use") {
+			return errPortTaken
 		}
 		select {
 		case <-time.After(25 * time.Millisecond):
@@ -606,16 +672,53 @@ func (s *Server) startLog() string {
 	return string(b)
 }
 
-func (s *Server) logTail() string {
-	b := s.startLog()
+// logExcerpt quotes the latest start's output for an error: its first lines,
+// where a Go panic puts its message, and its last ones, where the stack ends.
+func (s *Server) logExcerpt() string {
+	b := strings.TrimSpace(s.startLog())
 	if b == "" {
 		return ""
 	}
-	const max = 2000
-	if len(b) > max {
-		b = b[len(b)-max:]
+	const headMax, tailMax = 1500, 2000
+	if len(b) <= headMax+tailMax {
+		return fmt.Sprintf("\n--- end of %s (the whole output of this start) ---\n%s", s.logPath, b)
 	}
-	return fmt.Sprintf("\n--- end of %s ---\n%s", s.logPath, strings.TrimSpace(string(b)))
+	head, tail := b[:headMax], b[len(b)-tailMax:]
+	if i := strings.LastIndexByte(head, '\n'); i > 0 {
+		head = head[:i]
+	}
+	if i := strings.IndexByte(tail, '\n'); i >= 0 {
+		tail = tail[i+1:]
+	}
+	return fmt.Sprintf("\n--- first lines of this start's output, from %s ---\n%s\n[… %d bytes left out …]\n--- end of %s ---\n%s",
+		s.logPath, head, len(b)-len(head)-len(tail), s.logPath, tail)
+}
+
+// failureLine is the one line of the latest start's output that best says
+// why it failed (a panic's message, a bind error), for a one-line log.
+func (s *Server) failureLine() string {
+	lines := strings.Split(s.startLog(), "\n")
+	for _, marker := range []string{"panic:", "address already in use", "fatal", "error"} {
+		for _, l := range lines {
+			if !strings.HasPrefix(l, "=== ") && strings.Contains(strings.ToLower(l), marker) {
+				return truncateLine(strings.TrimSpace(l))
+			}
+		}
+	}
+	for i := len(lines) - 1; i >= 0; i-- {
+		if l := strings.TrimSpace(lines[i]); l != "" && !strings.HasPrefix(l, "=== ") {
+			return truncateLine(l)
+		}
+	}
+	return ""
+}
+
+func truncateLine(l string) string {
+	const max = 300
+	if len(l) > max {
+		return l[:max] + "…"
+	}
+	return l
 }
 
 func openLog(path string) (*os.File, error) {
@@ -638,6 +741,15 @@ func dialHost(host string) string {
 		return "::1"
 	}
 	return host
+}
+
+func portFree(host string, port int) bool {
+	l, err := net.Listen("tcp", net.JoinHostPort(dialHost(host), strconv.Itoa(port)))
+	if err != nil {
+		return false
+	}
+	l.Close()
+	return true
 }
 
 func freePort(host string) (int, error) {
