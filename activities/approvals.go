@@ -72,6 +72,14 @@ func (a *Activities) RequestApproval(ctx context.Context, req workflows.Approval
 	if err != nil {
 		return fmt.Errorf("storing the approval: %w", err)
 	}
+	if req.StandingOf != "" {
+		// Decided by an earlier "approve all": stored for the audit, nobody is asked.
+		return nil
+	}
+	question := plan.Question(req.ExpiresAt)
+	if err := a.storeAside(ctx, req.Turn, req.MessageIndex, "question", req.ApprovalID, "assistant", question); err != nil {
+		return err
+	}
 	if req.Plan != nil {
 		for _, j := range req.Plan.Jobs {
 			a.publish(ctx, req.Turn.TurnID, relay.Payload{Type: relay.TypeToolProgress, SessionID: req.Turn.SessionID, ToolName: req.Call.Name,
@@ -79,8 +87,33 @@ func (a *Activities) RequestApproval(ctx context.Context, req workflows.Approval
 					Message: "configuration read; waiting for approval"}})
 		}
 	}
+	// Content is the question as a message, for clients that show no approval cards: the API
+	// streams it to them as content.
 	a.publish(ctx, req.Turn.TurnID, relay.Payload{Type: relay.TypeApprovalRequired, SessionID: req.Turn.SessionID,
-		TurnID: req.Turn.TurnID, ToolName: req.Call.Name, ToolCallID: req.Call.ID, Approval: row.View()})
+		TurnID: req.Turn.TurnID, ToolName: req.Call.Name, ToolCallID: req.Call.ID, Approval: row.View(), Content: question})
+	return nil
+}
+
+// storeAside stages an aside of the conversation (an approval's question or the person's
+// answer) at the slot of the call's result, so the history shows it before that result. MCP
+// calls have no transcript, and workflows from before slots were passed give none.
+func (a *Activities) storeAside(ctx context.Context, ref workflows.TurnRef, idx int, part, of, role, content string) error {
+	if idx <= 0 || isMCP(ref) {
+		return nil
+	}
+	turn, err := a.Repo.Turn(ctx, ref.TurnID)
+	if errors.Is(err, models.ErrNotFound) {
+		return nil // the session was deleted while it waited
+	}
+	if err != nil {
+		return fmt.Errorf("loading turn: %w", err)
+	}
+	meta, _ := json.Marshal(map[string]any{"approval": map[string]string{"approval_id": of, "part": part}})
+	m := models.ChatMessage{ID: models.AsideMessageID(turn.ID, idx, part, of), SessionID: turn.SessionID, TurnID: turn.ID,
+		TurnSeq: turn.Seq, Idx: idx, Role: role, Content: content, Metadata: string(meta), Aside: true}
+	if err := a.Repo.SaveMessage(ctx, &m); err != nil {
+		return fmt.Errorf("storing the approval's %s in the transcript: %w", part, err)
+	}
 	return nil
 }
 
@@ -166,12 +199,22 @@ func (a *Activities) RecordApprovalDecision(ctx context.Context, rec workflows.D
 	if status == "" {
 		return fmt.Errorf("unknown approval outcome %q", rec.Outcome.Status)
 	}
-	row, err := a.Approvals.Decide(ctx, rec.Outcome.ApprovalID, status, rec.Outcome.DecidedBy, rec.Outcome.Comment, time.Now())
+	row, err := a.Approvals.Decide(ctx, rec.Outcome.ApprovalID, models.Decision{Status: status, By: rec.Outcome.DecidedBy,
+		Comment: rec.Outcome.Comment, At: time.Now(), Standing: rec.Outcome.Standing, StandingOf: rec.Outcome.StandingOf})
 	if err != nil && !errors.Is(err, models.ErrAlreadyDecided) {
 		return fmt.Errorf("storing the decision: %w", err)
 	}
+	if strings.TrimSpace(rec.Reply) != "" {
+		if err := a.storeAside(ctx, rec.Turn, rec.MessageIndex, "answer", rec.Outcome.ApprovalID, "user", rec.Reply); err != nil {
+			return err
+		}
+	}
+	// Content says the outcome in a sentence and ToolCall names the call again, for clients
+	// that show no approval cards: the API streams them a card for the call that goes on.
 	a.publish(ctx, rec.Turn.TurnID, relay.Payload{Type: relay.TypeApprovalResolved, SessionID: rec.Turn.SessionID,
-		TurnID: rec.Turn.TurnID, ToolName: rec.Call.Name, ToolCallID: rec.Call.ID, Approval: row.View()})
+		TurnID: rec.Turn.TurnID, ToolName: rec.Call.Name, ToolCallID: rec.Call.ID, Approval: row.View(),
+		Content: OutcomeSentence(rec.Call.Name, row.Status, row.DecidedBy, row.Comment, row.Standing, row.StandingOf),
+		ToolCall: &relay.ToolCall{ID: rec.Call.ID, Type: "function", Function: relay.ToolCallFunction{Name: rec.Call.Name, Arguments: rec.Call.Arguments, Complete: true}}})
 	return nil
 }
 

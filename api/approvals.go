@@ -54,7 +54,10 @@ func (t TemporalTurns) DecideApproval(ctx context.Context, workflowID string, d 
 // routes.go lists them (approvalRoutes).
 func ApprovalRoutes(approvals models.ApprovalRepository, jobs models.ConfigJobRepository, records models.DeviceRepository, decider ApprovalDecider) func(r *gin.Engine, s *Server) {
 	return func(r *gin.Engine, s *Server) {
-		s.approvalRoutes(r, &approvalAPI{s: s, approvals: approvals, jobs: jobs, records: records, decider: decider})
+		h := &approvalAPI{s: s, approvals: approvals, jobs: jobs, records: records, decider: decider}
+		// A chat message can answer an approval too (approval_reply.go).
+		s.replies = h
+		s.approvalRoutes(r, h)
 	}
 }
 
@@ -181,32 +184,13 @@ func (h *approvalAPI) decideLoaded(c *gin.Context, a *models.Approval) {
 		h.s.log.Warn("refreshing the turn's credential with the decider's token", "turn", a.TurnID, "error", err)
 	}
 	// The workflow takes the decision on a worker; without one running, say so instead of hanging.
-	dctx, cancel := context.WithTimeout(ctx, decisionTimeout)
-	defer cancel()
-	_, err := h.decider.DecideApproval(dctx, a.WorkflowID, workflows.ApprovalDecision{
+	if status, msg := h.hand(ctx, a, workflows.ApprovalDecision{
 		ApprovalID: a.ID, Decision: *req.Decision, Comment: comment, UserID: u.ID, Username: u.Username,
-	})
-	var refused *DecisionRefusedError
-	switch {
-	case errors.As(err, &refused):
-		if now, gerr := h.approvals.Get(ctx, id); gerr == nil && now.Status != models.ApprovalPending {
-			abort(c, http.StatusConflict, alreadyDecided(now))
-			return
-		}
-		abort(c, http.StatusConflict, "The decision was refused: "+refused.Message)
-		return
-	case errors.Is(err, ErrNotWaiting):
-		abort(c, http.StatusConflict, "The turn is no longer waiting for this approval; nothing was changed.")
-		return
-	case errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil:
-		abort(c, http.StatusServiceUnavailable, "No copilot worker took the decision within "+decisionTimeout.String()+
-			"; it was not recorded. Check that a worker is running and decide again.")
-		return
-	case err != nil:
-		h.s.internalError(c, err, "Handing the decision to the workflow failed")
+	}); status != 0 {
+		abort(c, status, msg)
 		return
 	}
-	a, err = h.approvals.Get(ctx, id)
+	a, err := h.approvals.Get(ctx, id)
 	if err != nil {
 		h.s.internalError(c, err, "Loading the approval failed")
 		return

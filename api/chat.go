@@ -25,7 +25,13 @@ type chatRequest struct {
 	Stream      *bool    `json:"stream"`
 	Temperature *float64 `json:"temperature"`
 	Mode        *string  `json:"mode"`
+	// ApprovalCards says the client shows approval cards with buttons (our page): its stream
+	// then stays open while a turn waits for a decision. Without it the question comes as
+	// content and the stream ends (approval_reply.go).
+	ApprovalCards *bool `json:"approval_cards"`
 }
+
+func (req chatRequest) cards() bool { return req.ApprovalCards != nil && *req.ApprovalCards }
 
 func (s *Server) postStream(c *gin.Context) { s.startTurn(c, "", "") }
 
@@ -48,6 +54,9 @@ func (s *Server) startTurn(c *gin.Context, forcedMode, defaultMessage string) {
 	u := currentUser(c)
 	project := currentProject(c)
 	if forcedMode == "" && s.answerTypedRequest(c, u, project.ProjectID, sessionID, *req.Message) {
+		return
+	}
+	if forcedMode == "" && s.answerApprovalByReply(c, u, project.ProjectID, sessionID, *req.Message, req.cards()) {
 		return
 	}
 	maxRunning, admitted := s.admitTurn(c, u)
@@ -150,7 +159,7 @@ func (s *Server) startTurn(c *gin.Context, forcedMode, defaultMessage string) {
 		return
 	}
 	s.turnStarted(c, in)
-	s.streamTurn(c, sess.ThreadID, turn.ID, "")
+	s.streamTurn(c, sess.ThreadID, turn.ID, "", req.cards())
 }
 
 // check finds the first problem of a chat request before anything is stored or started: its
@@ -277,5 +286,6 @@ func (s *Server) joinStream(c *gin.Context) {
 			return
 		}
 	}
-	s.streamTurn(c, sess.ThreadID, t.ID, last)
+	cards := c.Query("approval_cards")
+	s.streamTurn(c, sess.ThreadID, t.ID, last, cards == "1" || cards == "true")
 }

@@ -112,6 +112,8 @@ type Server struct {
 	// in; that is always the token check's answer).
 	userIDs *expirable.LRU[string, string]
 	engine  *gin.Engine
+	// replies decides approvals answered by a chat message; nil without the approval routes.
+	replies *approvalAPI
 }
 
 // New builds the server and its routes.

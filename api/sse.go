@@ -19,7 +19,10 @@ import (
 // a client that stops reading (a stalled browser, a dead network path) is dropped then instead
 // of holding this goroutine and its buffers forever, and rejoins with Last-Event-ID like any
 // other.
-func (s *Server) streamTurn(c *gin.Context, sessionID, turnID, afterID string) {
+//
+// A client without approval cards (cards false) gets each approval event as the chat's plain
+// events too, and its stream ends while the turn waits for a decision (seedFrames).
+func (s *Server) streamTurn(c *gin.Context, sessionID, turnID, afterID string, cards bool) {
 	w, err := s.startSSE(c)
 	defer w.end()
 	if err != nil {
@@ -78,8 +81,23 @@ func (s *Server) streamTurn(c *gin.Context, sessionID, turnID, afterID string) {
 		ended := false
 		follow.delivered(events)
 		for _, ev := range events {
-			w.frame(ev.ID, ev.Type, ev.Data)
 			last = ev.ID
+			if !cards {
+				frames, waiting := seedFrames(ev)
+				stop := waiting != "" && !s.decidedLater(ctx, turnID, ev.ID, waiting)
+				if waiting != "" && !stop {
+					frames = frames[:len(frames)-1] // answered since: no done, the turn goes on
+				}
+				for _, f := range frames {
+					w.frame(f.ID, f.Type, f.Data)
+				}
+				if stop {
+					ended = true
+					break
+				}
+			} else {
+				w.frame(ev.ID, ev.Type, ev.Data)
+			}
 			if relay.IsTerminal(ev.Type) {
 				ended = true
 				break

@@ -31,7 +31,7 @@ func sseServer(t testing.TB, log relay.Log, d Deps) (*httptest.Server, <-chan st
 	engine := gin.New()
 	engine.GET("/s/:turn", func(c *gin.Context) {
 		defer func() { ended <- struct{}{} }()
-		s.streamTurn(c, "session", c.Param("turn"), "")
+		s.streamTurn(c, "session", c.Param("turn"), "", true)
 	})
 	srv := httptest.NewServer(engine)
 	t.Cleanup(srv.Close)

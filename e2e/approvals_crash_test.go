@@ -49,7 +49,7 @@ func TestConfigJobSurvivesKilledWorkersAndSaysTheTruth(t *testing.T) {
 	logPath := workerLog(t, dataDir)
 	w := startWorker(t, bin, env, temporalAddr, logPath)
 
-	s := env.OpenStream(http.MethodPost, env.ChatPath("/stream"), map[string]any{"message": "address PC1"}, "")
+	s := env.OpenStream(http.MethodPost, env.ChatPath("/stream"), map[string]any{"message": "address PC1", "approval_cards": true}, "")
 	go func() { <-ctx.Done(); s.Close() }()
 	seen := until(t, s, "approval_required")
 	a := approvalOf(t, seen[len(seen)-1])

@@ -81,6 +81,9 @@ type approvalJSON struct {
 	ExpiresAt  string `json:"expires_at"`
 	DecidedBy  string `json:"decided_by"`
 	Comment    string `json:"comment"`
+	CreatedAt  string `json:"created_at"`
+	Standing   bool   `json:"standing"`
+	StandingOf string `json:"standing_of"`
 	Plan       struct {
 		Devices []struct {
 			Name          string `json:"name"`
@@ -140,7 +143,7 @@ func TestConfigurationWaitsForApprovalAndReportsWhatChanged(t *testing.T) {
 		fakeopenai.Calls(vpcsCall("c_ip", map[string][]string{"PC1": {"ip 10.7.0.1/24", "set pcname web1"}, "PC2": {"ip 10.7.0.2/24"}})),
 		fakeopenai.Text("Both PCs are addressed."),
 	)
-	s := env.OpenStream(http.MethodPost, env.ChatPath("/stream"), map[string]any{"message": "address the PCs"}, "")
+	s := env.OpenStream(http.MethodPost, env.ChatPath("/stream"), map[string]any{"message": "address the PCs", "approval_cards": true}, "")
 	seen := until(t, s, "approval_required")
 	a := approvalOf(t, seen[len(seen)-1])
 	sessionID, _ := startedIDs(t, seen)
@@ -282,7 +285,7 @@ func TestRejectedConfigurationSendsNothing(t *testing.T) {
 		fakeopenai.Calls(vpcsCall("c_ip", map[string][]string{"PC1": {"ip 10.8.0.1/24"}})),
 		fakeopenai.Text("Understood, I left PC1 alone."),
 	)
-	s := env.OpenStream(http.MethodPost, env.ChatPath("/stream"), map[string]any{"message": "address PC1"}, "")
+	s := env.OpenStream(http.MethodPost, env.ChatPath("/stream"), map[string]any{"message": "address PC1", "approval_cards": true}, "")
 	seen := until(t, s, "approval_required")
 	a := approvalOf(t, seen[len(seen)-1])
 	sessionID, _ := startedIDs(t, seen)
@@ -309,7 +312,7 @@ func TestUnansweredApprovalExpires(t *testing.T) {
 		fakeopenai.Calls(vpcsCall("c_ip", map[string][]string{"PC1": {"ip 10.9.0.1/24"}})),
 		fakeopenai.Text("Nobody answered."),
 	)
-	s := env.OpenStream(http.MethodPost, env.ChatPath("/stream"), map[string]any{"message": "address PC1"}, "")
+	s := env.OpenStream(http.MethodPost, env.ChatPath("/stream"), map[string]any{"message": "address PC1", "approval_cards": true}, "")
 	seen := until(t, s, "approval_required")
 	a := approvalOf(t, seen[len(seen)-1])
 	sessionID, _ := startedIDs(t, seen)

@@ -42,6 +42,7 @@ type panelTurn struct {
 	Error     string
 	Done      bool
 	Types     []string // every data line's type, in order
+	Events    []map[string]any
 }
 
 type panelCall struct {
@@ -114,6 +115,7 @@ func (p *panel) send(message, sessionID string) panelTurn {
 		}
 		typ, _ := ev["type"].(string)
 		turn.Types = append(turn.Types, typ)
+		turn.Events = append(turn.Events, ev)
 		if sid, ok := ev["session_id"].(string); ok && sid != "" {
 			turn.SessionID = sid
 		}

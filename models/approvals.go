@@ -43,9 +43,14 @@ type Approval struct {
 	Status    string `gorm:"size:16;not null;index"`
 	DecidedBy string `gorm:"size:200"`
 	Comment   string `gorm:"type:text"`
-	CreatedAt time.Time
-	ExpiresAt time.Time
-	DecidedAt *time.Time
+	// Standing marks an "approve all": the decision also approves every later approval of the
+	// same turn. StandingOf names the approval whose "approve all" decided this one, so the
+	// audit shows that nobody was asked again.
+	Standing   bool   `gorm:"not null;default:false"`
+	StandingOf string `gorm:"size:64"`
+	CreatedAt  time.Time
+	ExpiresAt  time.Time
+	DecidedAt  *time.Time
 }
 
 // ApprovalRepository reads and writes approvals.
@@ -86,12 +91,24 @@ func (r ApprovalRepository) GetMany(ctx context.Context, ids []string) (map[stri
 	return out, nil
 }
 
+// Decision is how a pending approval ended, as Decide stores it.
+type Decision struct {
+	Status  string
+	By      string
+	Comment string
+	At      time.Time
+	// Standing and StandingOf: see Approval.
+	Standing   bool
+	StandingOf string
+}
+
 // Decide records the decision of a pending approval. Deciding again with the same outcome is a
 // no-op (a retried activity); a different outcome on a decided approval is refused, so the
 // first decision stands.
-func (r ApprovalRepository) Decide(ctx context.Context, id, status, by, comment string, at time.Time) (*Approval, error) {
+func (r ApprovalRepository) Decide(ctx context.Context, id string, d Decision) (*Approval, error) {
 	res := updateWhile(ctx, r.DB, &Approval{}, id, ApprovalPending,
-		map[string]any{"status": status, "decided_by": by, "comment": comment, "decided_at": at.UTC()})
+		map[string]any{"status": d.Status, "decided_by": d.By, "comment": d.Comment, "decided_at": d.At.UTC(),
+			"standing": d.Standing, "standing_of": d.StandingOf})
 	if res.Error != nil {
 		return nil, res.Error
 	}
@@ -99,10 +116,18 @@ func (r ApprovalRepository) Decide(ctx context.Context, id, status, by, comment 
 	if err != nil {
 		return nil, err
 	}
-	if res.RowsAffected == 0 && a.Status != status {
+	if res.RowsAffected == 0 && a.Status != d.Status {
 		return a, ErrAlreadyDecided
 	}
 	return a, nil
+}
+
+// PendingForTurn lists a turn's approvals that still wait for a decision, oldest first.
+func (r ApprovalRepository) PendingForTurn(ctx context.Context, turnID string) ([]Approval, error) {
+	var out []Approval
+	err := r.DB.WithContext(ctx).Where("turn_id = ? AND status = ?", turnID, ApprovalPending).
+		Order("created_at").Order("id").Find(&out).Error
+	return out, err
 }
 
 // ErrAlreadyDecided is returned when an approval already has a different decision.
@@ -211,6 +236,9 @@ type ApprovalView struct {
 	DecidedAt  *string         `json:"decided_at"`
 	DecidedBy  string          `json:"decided_by,omitempty"`
 	Comment    string          `json:"comment,omitempty"`
+	// Standing is set on an "approve all"; StandingOf on each approval it decided.
+	Standing   bool   `json:"standing,omitempty"`
+	StandingOf string `json:"standing_of,omitempty"`
 }
 
 // View renders the approval for clients.
@@ -222,7 +250,7 @@ func (a *Approval) View() ApprovalView {
 	v := ApprovalView{ApprovalID: a.ID, SessionID: a.SessionID, TurnID: a.TurnID, ToolCallID: a.ToolCallID,
 		ToolName: a.ToolName, Kind: a.Kind, Status: a.Status, Plan: plan,
 		CreatedAt: a.CreatedAt.UTC().Format(time.RFC3339Nano), ExpiresAt: a.ExpiresAt.UTC().Format(time.RFC3339Nano),
-		DecidedBy: a.DecidedBy, Comment: a.Comment}
+		DecidedBy: a.DecidedBy, Comment: a.Comment, Standing: a.Standing, StandingOf: a.StandingOf}
 	if a.DecidedAt != nil {
 		t := a.DecidedAt.UTC().Format(time.RFC3339Nano)
 		v.DecidedAt = &t

@@ -33,6 +33,12 @@ func MessageID(turnID string, idx int) string {
 	return uuid.NewSHA1(messageNamespace, []byte(turnID+"/"+strconv.Itoa(idx))).String()
 }
 
+// AsideMessageID names an aside (see ChatMessage.Aside) of a turn: part says which ("question",
+// "answer") and of what (an approval id), so a retried activity writes the same row again.
+func AsideMessageID(turnID string, idx int, part, of string) string {
+	return uuid.NewSHA1(messageNamespace, []byte(turnID+"/"+strconv.Itoa(idx)+"/"+part+"/"+of)).String()
+}
+
 // ListSessions returns a user's sessions of a project, pinned first, then most recently updated.
 func (r *ChatRepository) ListSessions(ctx context.Context, userID, projectID string, limit int) ([]ChatSession, error) {
 	var out []ChatSession
@@ -274,7 +280,7 @@ func (r *ChatRepository) RunningTurns(ctx context.Context, userID string) ([]Cha
 func (r *ChatRepository) History(ctx context.Context, sessionID string, limit int) ([]ChatMessage, error) {
 	var out []ChatMessage
 	err := r.DB.WithContext(ctx).Where("session_id = ? AND committed = ?", sessionID, true).
-		Order("turn_seq DESC").Order("idx DESC").Limit(limit).Find(&out).Error
+		Order("turn_seq DESC").Order("idx DESC").Order("created_at DESC").Order("id DESC").Limit(limit).Find(&out).Error
 	for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
 		out[i], out[j] = out[j], out[i]
 	}
@@ -292,7 +298,7 @@ func (r *ChatRepository) Transcript(ctx context.Context, turn *ChatTurn, private
 	err := r.DB.WithContext(ctx).Table("chat_messages AS m").
 		Select("m.*, COALESCE(t.mode, '') AS turn_mode").
 		Joins("LEFT JOIN chat_turns t ON t.id = m.turn_id").
-		Where("m.session_id = ? AND (m.committed = ? OR m.turn_id = ?)", turn.SessionID, true, turn.ID).
+		Where("m.session_id = ? AND (m.committed = ? OR m.turn_id = ?) AND m.aside = ?", turn.SessionID, true, turn.ID, false).
 		Order("m.turn_seq").Order("m.idx").Scan(&rows).Error
 	if err != nil {
 		return nil, nil, err

@@ -71,7 +71,7 @@ func TestMCPCallsHoldThePerUserLimit(t *testing.T) {
 				Plan: `{}`, Status: ApprovalPending, ExpiresAt: time.Now().Add(time.Hour)})
 			require.NoError(t, err)
 		}
-		_, err = approvals.Decide(ctx, "a0", ApprovalApproved, "alice", "", time.Now())
+		_, err = approvals.Decide(ctx, "a0", Decision{Status: ApprovalApproved, By: "alice", At: time.Now()})
 		require.NoError(t, err)
 		pending, err := approvals.ForProject(ctx, "p", "u1", ApprovalPending)
 		require.NoError(t, err)

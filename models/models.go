@@ -74,6 +74,11 @@ type ChatMessage struct {
 	ToolCalls string `gorm:"type:text"`
 	Metadata  string `gorm:"type:text"`
 	Committed bool   `gorm:"not null;default:false"`
+	// Aside marks a message of the conversation that is not part of the model's exchange: an
+	// approval's question and the person's answer. The history shows it (after the message of
+	// the same Idx written before it); the model never sees it, since its request must keep
+	// each assistant's tool calls next to their results. It reads the decision in the result.
+	Aside     bool `gorm:"not null;default:false"`
 	CreatedAt time.Time
 }
 

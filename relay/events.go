@@ -23,6 +23,11 @@ const (
 // Approval events (configuration jobs and destructive lab tools wait for the session owner).
 // Both are stored in the turn's log like every other event, so a page that reloads while a turn
 // waits replays the pending approval, and its decision.
+//
+// approval_required also carries the question as Markdown in "content", and approval_resolved
+// the outcome in a sentence in "content" and the call in "tool_call": a client that shows no
+// approval cards (GNS3's AI panel) gets them as content instead, and its stream ends with done
+// and "approval_pending" while the turn waits (api/approval_reply.go).
 const (
 	// TypeApprovalRequired carries "approval": {approval_id, tool_call_id, tool_name, kind, plan,
 	// expires_at, status: "pending"}.
@@ -92,6 +97,9 @@ type Payload struct {
 	Exercise any `json:"exercise,omitempty"`
 	// Hint is the hint an exercise_checked event answers a hint request with.
 	Hint string `json:"hint,omitempty"`
+	// ApprovalPending is set on a done that ends a stream while the turn waits for a decision
+	// ({approval_id, tool_name, tool_call_id, expires_at}): the session's next message answers it.
+	ApprovalPending any `json:"approval_pending,omitempty"`
 }
 
 // Abort parity with GNS3's own copilot (v3.1.0a2), whose web UI may wait for these: when the

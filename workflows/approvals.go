@@ -115,6 +115,11 @@ type ApprovalDecision struct {
 	// UserID and Username are the person deciding; the API fills them from the caller's token.
 	UserID   string
 	Username string
+	// Standing ("approve all") approves this request and every later one of the same turn.
+	Standing bool `json:",omitempty"`
+	// Reply is the chat message the decision was read from, when the person answered in the
+	// conversation: it is stored in the transcript after the question, so the history shows it.
+	Reply string `json:",omitempty"`
 }
 
 // ApprovalOutcome is how an approval ended.
@@ -123,6 +128,10 @@ type ApprovalOutcome struct {
 	Status     string // OutcomeApproved, OutcomeRejected or OutcomeExpired
 	DecidedBy  string
 	Comment    string
+	// Standing is an "approve all" that also decides the turn's later approvals; StandingOf
+	// names the approval whose "approve all" decided this one.
+	Standing   bool   `json:",omitempty"`
+	StandingOf string `json:",omitempty"`
 }
 
 // Approved reports whether the person said yes.
@@ -141,6 +150,12 @@ type ApprovalRequest struct {
 	JobID string
 	// Plan is the configuration job's validated plan (nil for a destructive tool).
 	Plan *DevicePlan
+	// MessageIndex is the transcript slot of the call's result; the question is stored beside
+	// it for the history (0, in workflows started before it existed: not stored).
+	MessageIndex int `json:",omitempty"`
+	// StandingOf, when set, names the "approve all" that decides this approval: it is stored
+	// for the audit and decided at once, and nobody is asked.
+	StandingOf string `json:",omitempty"`
 }
 
 // DecisionRecord asks the activity to store a decision and announce it.
@@ -148,6 +163,10 @@ type DecisionRecord struct {
 	Turn    TurnRef
 	Call    ToolCall
 	Outcome ApprovalOutcome
+	// Reply and MessageIndex: the person's answer in the conversation, stored in the
+	// transcript at the slot of the call's result (see ApprovalDecision.Reply).
+	Reply        string `json:",omitempty"`
+	MessageIndex int    `json:",omitempty"`
 }
 
 // approvalGate is a workflow's side of approvals: the update handler that receives decisions,
@@ -156,14 +175,28 @@ type DecisionRecord struct {
 type approvalGate struct {
 	turn    TurnRef
 	waiting map[string]*approvalState
+	// standing is the turn's "approve all", once given: later approvals are decided by it.
+	standing *ApprovalOutcome
 }
 
 type approvalState struct {
 	call    ToolCall
+	slot    int
 	decided bool
 	outcome ApprovalOutcome
 	// recordErr is set when the decision could not be stored; then nothing may go ahead on it.
 	recordErr error
+}
+
+// stand makes a standing decision (an "approve all") decide this gate's later approvals.
+func (g *approvalGate) stand(o ApprovalOutcome) {
+	if o.Approved() && (o.Standing || o.StandingOf != "") && g.standing == nil {
+		s := o
+		if s.StandingOf != "" {
+			s.ApprovalID = s.StandingOf
+		}
+		g.standing = &s
+	}
 }
 
 func newApprovalGate(ctx workflow.Context, turn TurnRef) (*approvalGate, error) {
@@ -198,17 +231,21 @@ func (g *approvalGate) decide(ctx workflow.Context, d ApprovalDecision) (Approva
 	out := ApprovalOutcome{ApprovalID: d.ApprovalID, Status: OutcomeRejected, DecidedBy: d.Username, Comment: strings.TrimSpace(d.Comment)}
 	if d.Decision == DecisionApprove {
 		out.Status = OutcomeApproved
+		out.Standing = d.Standing
 	}
 	// Set before the activity runs: a second update validated meanwhile sees it decided.
 	st.decided, st.outcome = true, out
-	err := g.record(ctx, st.call, out)
+	g.stand(out)
+	err := g.record(ctx, st.call, out, d.Reply, st.slot)
 	st.recordErr = err
 	return out, err
 }
 
-// record stores how an approval ended and announces it.
-func (g *approvalGate) record(ctx workflow.Context, call ToolCall, out ApprovalOutcome) error {
-	return workflow.ExecuteActivity(summarized(recordOptions(ctx), fmt.Sprintf("%s: %s", call.Name, describeOutcome(out))), RecordDecisionActivity, DecisionRecord{Turn: g.turn, Call: call, Outcome: out}).Get(ctx, nil)
+// record stores how an approval ended and announces it, with the person's reply when they
+// answered in the conversation.
+func (g *approvalGate) record(ctx workflow.Context, call ToolCall, out ApprovalOutcome, reply string, slot int) error {
+	return workflow.ExecuteActivity(summarized(recordOptions(ctx), fmt.Sprintf("%s: %s", call.Name, describeOutcome(out))), RecordDecisionActivity,
+		DecisionRecord{Turn: g.turn, Call: call, Outcome: out, Reply: reply, MessageIndex: slot}).Get(ctx, nil)
 }
 
 func describeOutcome(o ApprovalOutcome) string {
@@ -235,8 +272,23 @@ func (g *approvalGate) ask(ctx workflow.Context, req ApprovalRequest, timeout ti
 	req.Turn = g.turn
 	req.WorkflowID = workflow.GetInfo(ctx).WorkflowExecution.ID
 	req.ExpiresAt = workflow.Now(ctx).Add(timeout).UTC()
-	st := &approvalState{call: req.Call}
+	st := &approvalState{call: req.Call, slot: req.MessageIndex}
 	g.waiting[req.ApprovalID] = st
+	if g.standing != nil {
+		// An "approve all" given earlier in the turn answers: the approval is stored for the
+		// audit, decided by it, and nobody is asked.
+		req.StandingOf = g.standing.ApprovalID
+		out := ApprovalOutcome{ApprovalID: req.ApprovalID, Status: OutcomeApproved, DecidedBy: g.standing.DecidedBy, StandingOf: g.standing.ApprovalID,
+			Comment: "approved by the standing decision (approve all) given on approval " + g.standing.ApprovalID}
+		st.decided, st.outcome = true, out
+		if err := workflow.ExecuteActivity(summarized(recordOptions(ctx), fmt.Sprintf("approval by standing decision: %s", toolSummary(req.Call))), RequestApprovalActivity, req).Get(ctx, nil); err != nil {
+			return ApprovalOutcome{}, err
+		}
+		if err := g.record(ctx, req.Call, out, "", 0); err != nil {
+			return out, fmt.Errorf("the decision could not be stored, so nothing was done: %w", err)
+		}
+		return out, nil
+	}
 	if err := workflow.ExecuteActivity(summarized(recordOptions(ctx), fmt.Sprintf("ask approval: %s", toolSummary(req.Call))), RequestApprovalActivity, req).Get(ctx, nil); err != nil {
 		return ApprovalOutcome{}, err
 	}
@@ -253,7 +305,7 @@ func (g *approvalGate) ask(ctx workflow.Context, req ApprovalRequest, timeout ti
 		}
 		st.decided, st.outcome = true, out
 		dctx, _ := workflow.NewDisconnectedContext(ctx)
-		if rerr := g.record(dctx, req.Call, out); rerr != nil {
+		if rerr := g.record(dctx, req.Call, out, "", 0); rerr != nil {
 			return out, rerr
 		}
 		return out, err

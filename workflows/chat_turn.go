@@ -108,7 +108,7 @@ loop:
 				cctx := workflow.WithChildOptions(ctx, copts)
 				futures[i] = workflow.ExecuteChildWorkflow(cctx, ConfigJobWorkflow, ConfigJobInput{
 					Turn: ref, Call: call, MessageIndex: idx + i, Approval: in.Approval,
-					ApprovalTimeout: in.ApprovalTimeout, DeviceConcurrency: in.DeviceConcurrency,
+					ApprovalTimeout: in.ApprovalTimeout, DeviceConcurrency: in.DeviceConcurrency, Standing: gate.standing,
 				})
 			case routeApproved:
 				f, settable := workflow.NewFuture(ctx)
@@ -130,9 +130,12 @@ loop:
 		}
 		cancelled := false
 		for i, f := range futures {
-			var tr ToolResult
+			// A configuration job's result carries its approval: an "approve all" given there
+			// decides the turn's later approvals.
+			var tr struct{ Approval ApprovalOutcome }
 			err := f.Get(ctx, &tr)
 			if err == nil {
+				gate.stand(tr.Approval)
 				continue
 			}
 			if isCancel(ctx, err) {
@@ -233,7 +236,7 @@ func routeTool(approvals bool, approval, mode, tool string) toolRoute {
 // runApprovedTool asks the owner before a destructive lab tool runs; a refusal (or silence)
 // becomes the tool's result, with the owner's comment, so the model can answer it.
 func runApprovedTool(ctx, toolCtx, recordCtx workflow.Context, gate *approvalGate, ref TurnRef, call ToolCall, slot int, timeout time.Duration) error {
-	out, err := gate.ask(ctx, ApprovalRequest{Call: call, Kind: ApprovalKindDestructive}, timeout)
+	out, err := gate.ask(ctx, ApprovalRequest{Call: call, Kind: ApprovalKindDestructive, MessageIndex: slot}, timeout)
 	if err != nil {
 		return err
 	}

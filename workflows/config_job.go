@@ -46,6 +46,9 @@ type ConfigJobInput struct {
 	Approval          string
 	ApprovalTimeout   time.Duration
 	DeviceConcurrency int
+	// Standing is the turn's "approve all", when one was given before this job started: the
+	// job's approval is then decided by it.
+	Standing *ApprovalOutcome `json:",omitempty"`
 }
 
 // ConfigJobResult is how the job ended.
@@ -101,6 +104,7 @@ func ConfigJob(ctx workflow.Context, in ConfigJobInput) (ConfigJobResult, error)
 	if err != nil {
 		return ConfigJobResult{}, err
 	}
+	gate.standing = in.Standing
 	jobID := workflow.GetInfo(ctx).WorkflowExecution.ID
 	toolCtx := workflow.WithActivityOptions(ctx, jobPlanOptions())
 	var planned DevicePlanResult
@@ -143,7 +147,7 @@ func ConfigJob(ctx workflow.Context, in ConfigJobInput) (ConfigJobResult, error)
 		if err := status("waiting_approval", ApprovalID(in.Turn.TurnID, in.Call.ID)); err != nil {
 			return ConfigJobResult{}, err
 		}
-		outcome, err = gate.ask(ctx, ApprovalRequest{Call: in.Call, Kind: ApprovalKindConfig, JobID: jobID, Plan: &planned.Plan}, in.ApprovalTimeout)
+		outcome, err = gate.ask(ctx, ApprovalRequest{Call: in.Call, Kind: ApprovalKindConfig, JobID: jobID, Plan: &planned.Plan, MessageIndex: in.MessageIndex}, in.ApprovalTimeout)
 		if err != nil {
 			if ctx.Err() != nil {
 				res, ferr := finish(ctx, outcome, false, nil)

@@ -373,3 +373,97 @@ func TestConfigJobCancelledWhileWaitingSendsNothing(t *testing.T) {
 	require.False(t, j.finished[0].Applied)
 	require.Equal(t, "the turn was aborted", j.decisions[0].Outcome.Comment)
 }
+
+// A job started after the turn's "approve all" asks nobody: its approval is stored, decided by
+// the standing decision and named after it, and the lines go out.
+func TestConfigJobUnderAStandingApprovalAsksNobody(t *testing.T) {
+	env, j := newJobEnv(t)
+	in := jobInput
+	in.Standing = &workflows.ApprovalOutcome{ApprovalID: "a-first", Status: workflows.OutcomeApproved, DecidedBy: "alice", Standing: true}
+	env.ExecuteWorkflow(workflows.ConfigJobWorkflow, in)
+	r := jobResult(t, env)
+	require.Equal(t, workflows.OutcomeApproved, r.Approval.Status)
+	require.Equal(t, "a-first", r.Approval.StandingOf)
+	require.Len(t, j.requests, 1, "the approval is stored for the audit")
+	require.Equal(t, "a-first", j.requests[0].StandingOf)
+	require.Len(t, j.decisions, 1)
+	require.Equal(t, "alice", j.decisions[0].Outcome.DecidedBy)
+	require.Equal(t, "a-first", j.decisions[0].Outcome.StandingOf)
+	ev := j.events()
+	require.Contains(t, ev, "apply:n1")
+	require.Less(t, indexOf(ev, "decided:approved"), indexOf(ev, "apply:n1"), "decided before anything is sent: %v", ev)
+}
+
+// "approve all" on a job's question comes back in its result, the reply is kept for the
+// transcript at the call's slot, and the question carried that slot too.
+func TestApproveAllIsInTheJobsResult(t *testing.T) {
+	env, j := newJobEnv(t)
+	env.RegisterDelayedCallback(func() {
+		decide(env, workflows.ApprovalDecision{ApprovalID: approvalID, Decision: workflows.DecisionApprove, Standing: true,
+			Reply: "approve all", UserID: "u1", Username: "alice"})
+	}, time.Minute)
+	env.ExecuteWorkflow(workflows.ConfigJobWorkflow, jobInput)
+	r := jobResult(t, env)
+	require.True(t, r.Approval.Standing)
+	require.Equal(t, 2, j.requests[0].MessageIndex)
+	require.Len(t, j.decisions, 1)
+	require.Equal(t, "approve all", j.decisions[0].Reply)
+	require.Equal(t, 2, j.decisions[0].MessageIndex)
+}
+
+// A destructive tool after an "approve all" in the same turn runs without asking; before it,
+// the first one was asked.
+func TestApproveAllCoversTheTurnsLaterDestructiveTools(t *testing.T) {
+	f := &fakeActs{}
+	f.llm = func(_ context.Context, in workflows.LLMInput) (workflows.LLMResult, error) {
+		switch in.Step {
+		case 1:
+			return workflows.LLMResult{ToolCalls: []workflows.ToolCall{{ID: "c1", Name: "stop_gns3_node", Arguments: `{"node_ids":["PC1"]}`}}}, nil
+		case 2:
+			return workflows.LLMResult{ToolCalls: []workflows.ToolCall{{ID: "c2", Name: "delete_gns3_node", Arguments: `{"node_ids":["PC1"]}`}}}, nil
+		}
+		return workflows.LLMResult{}, nil
+	}
+	env := newEnv(t, f)
+	j := &jobActs{}
+	for name, fn := range map[string]any{
+		workflows.RequestApprovalActivity: func(_ context.Context, in workflows.ApprovalRequest) error {
+			j.mu.Lock()
+			j.requests = append(j.requests, in)
+			j.mu.Unlock()
+			return nil
+		},
+		workflows.RecordDecisionActivity: func(_ context.Context, in workflows.DecisionRecord) error {
+			j.mu.Lock()
+			j.decisions = append(j.decisions, in)
+			j.mu.Unlock()
+			return nil
+		},
+	} {
+		env.RegisterActivityWithOptions(fn, activity.RegisterOptions{Name: name})
+	}
+	env.RegisterDelayedCallback(func() {
+		decide(env, workflows.ApprovalDecision{ApprovalID: workflows.ApprovalID("t1", "c1"), Decision: workflows.DecisionApprove, Standing: true,
+			UserID: "u1", Username: "alice"})
+	}, time.Minute)
+	in := input
+	in.Mode = "lab_automation_assistant"
+	in.Approval = workflows.ApprovalChanges
+	env.ExecuteWorkflow(workflows.ChatTurnWorkflow, in)
+	require.Equal(t, "completed", result(t, env).Status)
+	require.Len(t, f.toolCalls, 2, "both ran")
+	require.Len(t, j.requests, 2, "both approvals are stored")
+	require.Empty(t, j.requests[0].StandingOf, "the first was asked")
+	require.Equal(t, workflows.ApprovalID("t1", "c1"), j.requests[1].StandingOf, "the second was decided by the first's approve all")
+	require.Len(t, j.decisions, 2)
+	require.Equal(t, workflows.OutcomeApproved, j.decisions[1].Outcome.Status)
+}
+
+func indexOf(list []string, s string) int {
+	for i, v := range list {
+		if v == s {
+			return i
+		}
+	}
+	return -1
+}

@@ -103,10 +103,13 @@ export const api = {
   remove: (p, s) => request('DELETE', `${chat(p)}/sessions/${enc(s)}`),
   pin: (p, s, pinned) => request(pinned ? 'PUT' : 'DELETE', `${chat(p)}/sessions/${enc(s)}/pin`),
   abort: (p, s) => request('POST', `${chat(p)}/sessions/${enc(s)}/abort`, { body: {} }),
-  stream: (p, body, signal) => request('POST', `${chat(p)}/stream`, { body, signal, raw: true }),
+  // This page shows approval cards with buttons, so its streams stay open while a turn waits
+  // for a decision; a client that does not say so gets the question as text and a closed stream.
+  stream: (p, body, signal) =>
+    request('POST', `${chat(p)}/stream`, { body: { ...body, approval_cards: true }, signal, raw: true }),
   inject: (p, body, signal) => request('POST', `${chat(p)}/inject`, { body, signal, raw: true }),
   join: (p, s, lastEventId, signal) =>
-    request('GET', `${chat(p)}/sessions/${enc(s)}/stream`, {
+    request('GET', `${chat(p)}/sessions/${enc(s)}/stream?approval_cards=1`, {
       headers: lastEventId ? { 'Last-Event-ID': lastEventId } : {},
       signal,
       raw: true,
