@@ -359,6 +359,10 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 				"db", filepath.Join(dataDir, DBFileName), "attempt", busy, "of", busyAttempts)
 			delay = busyRetryDelay
 		case errors.Is(err, errExited) || errors.Is(err, errPortTaken):
+			if opts.Port != 0 && s.portTaken(opts.Port) {
+				// The port the caller chose is someone else's: starting again cannot help.
+				return nil, err
+			}
 			if died++; died == diedAttempts {
 				return nil, fmt.Errorf("temporaldev: the dev server died while starting, %d times in a row: %w", died, err)
 			}
@@ -692,6 +696,16 @@ func (s *Server) logExcerpt() string {
 	}
 	return fmt.Sprintf("\n--- first lines of this start's output, from %s ---\n%s\n[… %d bytes left out …]\n--- end of %s ---\n%s",
 		s.logPath, head, len(b)-len(head)-len(tail), s.logPath, tail)
+}
+
+// portTaken says whether the latest start's output names port as taken.
+func (s *Server) portTaken(port int) bool {
+	for _, l := range strings.Split(s.startLog(), "\n") {
+		if strings.Contains(l, "address already in use") && strings.Contains(l, ":"+strconv.Itoa(port)+":") {
+			return true
+		}
+	}
+	return false
 }
 
 // failureLine is the one line of the latest start's output that best says
