@@ -47,10 +47,10 @@ type mcpClient struct {
 	updated  chan string
 }
 
-func connectMCP(t testing.TB, env *e2eenv.Env, token, query string) (*mcpClient, error) {
+func connectMCP(t testing.TB, env *e2eenv.Env, token, query string, more ...func(*sdk.ClientOptions)) (*mcpClient, error) {
 	t.Helper()
 	c := &mcpClient{updated: make(chan string, 16)}
-	client := sdk.NewClient(&sdk.Implementation{Name: "e2e-agent", Version: "1.0"}, &sdk.ClientOptions{
+	opts := &sdk.ClientOptions{
 		ProgressNotificationHandler: func(_ context.Context, r *sdk.ProgressNotificationClientRequest) {
 			c.mu.Lock()
 			c.progress = append(c.progress, r.Params.Message)
@@ -62,7 +62,11 @@ func connectMCP(t testing.TB, env *e2eenv.Env, token, query string) (*mcpClient,
 			default:
 			}
 		},
-	})
+	}
+	for _, m := range more {
+		m(opts)
+	}
+	client := sdk.NewClient(&sdk.Implementation{Name: "e2e-agent", Version: "1.0"}, opts)
 	transport := &sdk.StreamableClientTransport{Endpoint: env.URL + mcp.Path + query,
 		HTTPClient: &http.Client{Transport: bearer{token: token, base: env.HTTP.Transport}}}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

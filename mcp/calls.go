@@ -63,7 +63,7 @@ func (f *frontDoor) run(ctx context.Context, req *sdk.CallToolRequest, caller ap
 	if err := f.start(bg, wfID, in, caller.Username, st.client); err != nil {
 		return undo("The workflow engine did not accept the call", err)
 	}
-	return f.await(ctx, req, callID, wfID, tool, projectID)
+	return f.await(ctx, req, caller, callID, wfID, tool, projectID)
 }
 
 // closeStale closes the user's calls still recorded as running whose workflow is gone (ended
@@ -111,9 +111,12 @@ func (f *frontDoor) start(ctx context.Context, wfID string, in workflows.MCPCall
 }
 
 // await waits for the call's workflow, relaying its progress when the client asked for it.
-func (f *frontDoor) await(ctx context.Context, req *sdk.CallToolRequest, callID, wfID, tool, projectID string) (*sdk.CallToolResult, error) {
+func (f *frontDoor) await(ctx context.Context, req *sdk.CallToolRequest, caller api.Caller, callID, wfID, tool, projectID string) (*sdk.CallToolResult, error) {
 	pctx, stop := context.WithCancel(ctx)
 	defer stop()
+	if elicits(req.Session) {
+		go f.elicitApprovals(pctx, req.Session, caller, callID)
+	}
 	relayed := make(chan struct{})
 	if token := req.Params.GetProgressToken(); token != nil {
 		go func() {

@@ -56,9 +56,11 @@ type CredentialStore interface {
 
 // Deps is what the front door needs; service builds it.
 type Deps struct {
-	Temporal    client.Client
-	TaskQueue   string
-	Calls       models.MCPCallRepository
+	Temporal  client.Client
+	TaskQueue string
+	Calls     models.MCPCallRepository
+	// Approvals are read to hand a decision asked by elicitation to the workflow that waits.
+	Approvals   models.ApprovalRepository
 	Events      relay.Log
 	Credentials CredentialStore
 	Tools       *tools.Registry

@@ -296,7 +296,7 @@ func Start(ctx context.Context, role Role, cfg Config) (_ *Running, err error) {
 			metricsOnAPI = r.metrics.Handler()
 		}
 		routes := append(parts.routes, api.ApprovalRoutes(approvals, configJobs, deviceRecords, turns))
-		mcpDeps := mcp.Deps{Temporal: r.temporal, TaskQueue: workflows.TaskQueue, Calls: mcpCalls,
+		mcpDeps := mcp.Deps{Temporal: r.temporal, TaskQueue: workflows.TaskQueue, Calls: mcpCalls, Approvals: approvals,
 			Events: events, Credentials: creds, Tools: parts.tools, LLM: parts.llmChooser, DefaultMode: cfg.CopilotMode, Approval: cfg.Approval,
 			ApprovalTimeout: cfg.ApprovalTimeout, DeviceConcurrency: cfg.DeviceConcurrency, MaxCallsPerUser: cfg.MCPMaxCallsPerUser,
 			Logger: log}

@@ -1,0 +1,107 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/gns3-copilot/gns3-copilot/api"
+	"github.com/gns3-copilot/gns3-copilot/relay"
+	"github.com/gns3-copilot/gns3-copilot/workflows"
+)
+
+// An MCP client that declares the elicitation capability can put a question to its user
+// during a call. A configuration or destructive call then asks there, with the same plan the
+// chat shows, and the answer decides the approval; the approvals routes and the chat page can
+// still decide it first. Other clients keep the approvals routes.
+
+// elicits reports whether the client said it can ask its user (a form, the only kind we need).
+func elicits(ss *sdk.ServerSession) bool {
+	p := ss.InitializeParams()
+	return p != nil && p.Capabilities != nil && p.Capabilities.Elicitation != nil
+}
+
+// decisionSchema is the form: approve or reject, and what to change.
+var decisionSchema = json.RawMessage(`{"type":"object","properties":{` +
+	`"decision":{"type":"string","enum":["approve","reject"],"title":"Decision","description":"approve runs it as shown; reject sends nothing"},` +
+	`"comment":{"type":"string","title":"Comment","description":"Optional: why, or what to change"}},"required":["decision"]}`)
+
+// elicitApprovals follows the call's events and asks the client's user about each approval
+// the call waits for, until the call ends or the client goes.
+func (f *frontDoor) elicitApprovals(ctx context.Context, ss *sdk.ServerSession, caller api.Caller, callID string) {
+	last := ""
+	for ctx.Err() == nil {
+		evs, err := f.d.Events.Wait(ctx, callID, last, 30*time.Second)
+		if err != nil {
+			return
+		}
+		for _, ev := range evs {
+			last = ev.ID
+			switch ev.Type {
+			case relay.TypeDone:
+				return
+			case relay.TypeApprovalRequired:
+				var p relay.Payload
+				if json.Unmarshal(ev.Data, &p) != nil {
+					continue
+				}
+				if id := approvalIDOf(ev.Data); id != "" {
+					f.askByElicitation(ctx, ss, caller, id, p.Content)
+				}
+			}
+		}
+	}
+}
+
+func approvalIDOf(data json.RawMessage) string {
+	var p struct {
+		Approval struct {
+			ApprovalID string `json:"approval_id"`
+		} `json:"approval"`
+	}
+	_ = json.Unmarshal(data, &p)
+	return p.Approval.ApprovalID
+}
+
+// askByElicitation puts one approval's question to the client's user and hands the answer to
+// the workflow. "decline" rejects; "cancel" (dismissed without a choice) leaves it waiting
+// for the approvals routes.
+func (f *frontDoor) askByElicitation(ctx context.Context, ss *sdk.ServerSession, caller api.Caller, approvalID, question string) {
+	res, err := ss.Elicit(ctx, &sdk.ElicitParams{Message: question, RequestedSchema: decisionSchema})
+	if err != nil {
+		if ctx.Err() == nil {
+			f.log.Warn("asking an MCP client's user about an approval", "approval", approvalID, "error", err)
+		}
+		return
+	}
+	d := workflows.ApprovalDecision{ApprovalID: approvalID, UserID: caller.ID, Username: caller.Username}
+	switch res.Action {
+	case "accept":
+		d.Decision, _ = res.Content["decision"].(string)
+		d.Comment, _ = res.Content["comment"].(string)
+		if d.Decision != workflows.DecisionApprove && d.Decision != workflows.DecisionReject {
+			d.Decision, d.Comment = workflows.DecisionReject, fmt.Sprintf("the answer %q was neither approve nor reject", d.Decision)
+		}
+	case "decline":
+		d.Decision, d.Comment = workflows.DecisionReject, "declined in "+ss.InitializeParams().ClientInfo.Name
+	default:
+		return
+	}
+	a, err := f.d.Approvals.Get(ctx, approvalID)
+	if err != nil {
+		f.log.Warn("loading an approval answered by elicitation", "approval", approvalID, "error", err)
+		return
+	}
+	if a.UserID != caller.ID {
+		return
+	}
+	dctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if _, err := (api.TemporalTurns{Client: f.d.Temporal}).DecideApproval(dctx, a.WorkflowID, d); err != nil {
+		// Decided elsewhere first (the chat page, the approvals route): that decision stands.
+		f.log.Info("an answer by elicitation was not taken", "approval", approvalID, "error", err)
+	}
+}
