@@ -180,6 +180,42 @@ func (f *frontDoor) relayProgress(ctx context.Context, ss *sdk.ServerSession, to
 		}
 	}
 	send(fmt.Sprintf("call %s started (workflow %s); if the connection drops, get_mcp_call_result with this call_id returns the result", callID, wfID))
+	f.follow(ctx, callID, func(ev relay.Event) bool {
+		var p struct {
+			Progress *tools.Progress      `json:"progress"`
+			Approval *models.ApprovalView `json:"approval"`
+		}
+		if json.Unmarshal(ev.Data, &p) != nil {
+			return false
+		}
+		switch ev.Type {
+		case relay.TypeToolProgress:
+			if p.Progress != nil {
+				msg := p.Progress.ItemName + ": " + p.Progress.Status
+				if p.Progress.Message != "" {
+					msg += " (" + p.Progress.Message + ")"
+				}
+				send(msg)
+			}
+		case relay.TypeApprovalRequired:
+			if p.Approval != nil {
+				send(fmt.Sprintf("waiting for approval %s: the user approves or rejects it on the copilot's chat page "+
+					"(pending approvals) or with POST /v3/projects/%s/chat/approvals/%s", p.Approval.ApprovalID, projectID, p.Approval.ApprovalID))
+			}
+		case relay.TypeApprovalResolved:
+			if p.Approval != nil {
+				send("approval " + p.Approval.ApprovalID + ": " + p.Approval.Status)
+			}
+		case relay.TypeDone:
+			return true
+		}
+		return false
+	})
+}
+
+// follow hands each event of the call's log to on, in order, until on says stop, the log
+// fails or ctx ends.
+func (f *frontDoor) follow(ctx context.Context, callID string, on func(relay.Event) (stop bool)) {
 	last := ""
 	for ctx.Err() == nil {
 		evs, err := f.d.Events.Wait(ctx, callID, last, 30*time.Second)
@@ -188,32 +224,7 @@ func (f *frontDoor) relayProgress(ctx context.Context, ss *sdk.ServerSession, to
 		}
 		for _, ev := range evs {
 			last = ev.ID
-			var p struct {
-				Progress *tools.Progress      `json:"progress"`
-				Approval *models.ApprovalView `json:"approval"`
-			}
-			if json.Unmarshal(ev.Data, &p) != nil {
-				continue
-			}
-			switch ev.Type {
-			case relay.TypeToolProgress:
-				if p.Progress != nil {
-					msg := p.Progress.ItemName + ": " + p.Progress.Status
-					if p.Progress.Message != "" {
-						msg += " (" + p.Progress.Message + ")"
-					}
-					send(msg)
-				}
-			case relay.TypeApprovalRequired:
-				if p.Approval != nil {
-					send(fmt.Sprintf("waiting for approval %s: the user approves or rejects it on the copilot's chat page "+
-						"(pending approvals) or with POST /v3/projects/%s/chat/approvals/%s", p.Approval.ApprovalID, projectID, p.Approval.ApprovalID))
-				}
-			case relay.TypeApprovalResolved:
-				if p.Approval != nil {
-					send("approval " + p.Approval.ApprovalID + ": " + p.Approval.Status)
-				}
-			case relay.TypeDone:
+			if on(ev) {
 				return
 			}
 		}

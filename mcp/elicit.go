@@ -32,28 +32,20 @@ var decisionSchema = json.RawMessage(`{"type":"object","properties":{` +
 // elicitApprovals follows the call's events and asks the client's user about each approval
 // the call waits for, until the call ends or the client goes.
 func (f *frontDoor) elicitApprovals(ctx context.Context, ss *sdk.ServerSession, caller api.Caller, callID string) {
-	last := ""
-	for ctx.Err() == nil {
-		evs, err := f.d.Events.Wait(ctx, callID, last, 30*time.Second)
-		if err != nil {
-			return
-		}
-		for _, ev := range evs {
-			last = ev.ID
-			switch ev.Type {
-			case relay.TypeDone:
-				return
-			case relay.TypeApprovalRequired:
-				var p relay.Payload
-				if json.Unmarshal(ev.Data, &p) != nil {
-					continue
-				}
+	f.follow(ctx, callID, func(ev relay.Event) bool {
+		switch ev.Type {
+		case relay.TypeDone:
+			return true
+		case relay.TypeApprovalRequired:
+			var p relay.Payload
+			if json.Unmarshal(ev.Data, &p) == nil {
 				if id := approvalIDOf(ev.Data); id != "" {
 					f.askByElicitation(ctx, ss, caller, id, p.Content)
 				}
 			}
 		}
-	}
+		return false
+	})
 }
 
 func approvalIDOf(data json.RawMessage) string {
