@@ -97,7 +97,7 @@ func (s *Session) ConfigureWith(ctx context.Context, lines []string, o Configure
 		// Free-text entry (a banner) was never closed; abandon it rather
 		// than store half a banner.
 		delim := s.textDelim
-		if err := s.resync(ctx); err != nil {
+		if _, err := s.resync(ctx); err != nil {
 			return results, s.fail(err)
 		}
 		if len(results) > 0 {
