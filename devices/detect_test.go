@@ -181,6 +181,20 @@ func TestProfileTimeouts(t *testing.T) {
 		{"linux", "ping -c 4 10.0.0.1", 10 * time.Second},
 		{"huawei_vrp", "ping -c 3 10.0.0.1", 11 * time.Second},
 		{"juniper_junos", "ping 10.0.0.1 count 3", 11 * time.Second},
+		// Commands that only end when interrupted run for OpenEndedRun.
+		{"linux", "ping 10.0.0.1", OpenEndedRun},
+		{"linux", "ping -w 3 10.0.0.1", 8 * time.Second},
+		{"linux", "tail -f /var/log/messages", OpenEndedRun},
+		{"juniper_junos", "ping 10.0.0.1", OpenEndedRun},
+		{"juniper_junos", "show interfaces terse | refresh 2", OpenEndedRun},
+		{"frr", "ping 10.1.0.2", OpenEndedRun},
+		{"frr", "show running-config", 60 * time.Second},
+		{"vyos", "ping 10.0.0.1", OpenEndedRun},
+		{"vyos", "ping 10.0.0.1 count 3", 11 * time.Second},
+		{"mikrotik_routeros", "/ping 10.0.0.1", OpenEndedRun},
+		{"mikrotik_routeros", "/ping 10.0.0.1 count=3", 8 * time.Second},
+		{"openwrt", "logread -f", OpenEndedRun},
+		{"vpcs", "ping 10.0.0.2 -t", OpenEndedRun},
 	}
 	for _, c := range cases {
 		p, _ := ProfileByName(c.profile)

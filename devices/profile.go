@@ -177,6 +177,8 @@ func (p *Profile) timeoutRule(cmd string) (time.Duration, bool) {
 func (p *Profile) failure(output string) (string, bool) {
 	for _, re := range p.ErrorPatterns {
 		if loc := re.FindStringIndex(output); loc != nil {
+			// A leading \s* may have matched blank lines above the message.
+			loc[0] += len(output[loc[0]:loc[1]]) - len(strings.TrimLeft(output[loc[0]:loc[1]], " \t\r\n"))
 			start := strings.LastIndexByte(output[:loc[0]], '\n') + 1
 			end := strings.IndexByte(output[loc[0]:], '\n')
 			if end < 0 {

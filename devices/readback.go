@@ -3,6 +3,7 @@ package devices
 import (
 	"net"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -53,12 +54,18 @@ var readBacks = func() map[string]readBack {
 		"arista_eos":    ios,
 		"huawei_vrp":    {command: "display current-configuration", noise: re(`^(#|!.*|return)$`), sections: true, verify: verifyVerbatim},
 		"juniper_junos": {command: "show configuration | display set", noise: re(`^(## .*|)$`), verify: verifyVerbatim},
+		// vtysh closes a section with "exit" (unindented), FRR 7.5 and older with "!".
+		"frr": {command: "show running-config", sections: true, verify: verifyVerbatim,
+			noise: re(`^(!.*|Building configuration.*|Current configuration.*|end|exit|exit-address-family|exit-vrf|frr version .*|frr defaults .*)$`)},
+		"vyos":              {command: "show configuration commands", verify: verifyQuoted},
+		"mikrotik_routeros": {command: "/export terse", noise: re(`^#.*$`), verify: verifyRouterOS},
+		"openwrt":           {command: "uci show", verify: verifyUCI},
 	}
 }()
 
 // sectionOpeners are IOS-family lines that enter a configuration sub-mode; entering one again
 // changes nothing.
-var sectionOpeners = regexp.MustCompile(`(?i)^\s*(interface|router|line|vlan|ip access-list|ipv6 access-list|route-map|class-map|policy-map|key chain|controller|address-family|vrf definition|ip vrf)\b`)
+var sectionOpeners = regexp.MustCompile(`(?i)^\s*(interface|router|line|vlan|ip access-list|ipv6 access-list|route-map|class-map|policy-map|key chain|controller|address-family|vrf definition|ip vrf|vrf|bfd|segment-routing|mpls ldp)\b`)
 
 // ResumeContext returns the line to send again before resuming a configuration after done
 // lines (cut short by a crash), so a line meant for a section does not land at the top level:
@@ -276,4 +283,106 @@ func ChangesConfig(platform, cmd string) bool {
 		return false
 	}
 	return true
+}
+
+// unquote drops the single quotes VyOS and uci put around values, and folds spaces.
+func unquote(line string) string {
+	return strings.Join(strings.Fields(strings.ReplaceAll(line, "'", "")), " ")
+}
+
+// verifyQuoted finds a VyOS "set …" line in "show configuration commands", where values are
+// quoted; "delete X" is in effect when nothing under X is left.
+func verifyQuoted(line string, cfg []string) Verdict {
+	want := unquote(line)
+	if rest, ok := strings.CutPrefix(want, "delete "); ok {
+		for _, l := range cfg {
+			if l := unquote(l); l == "set "+rest || strings.HasPrefix(l, "set "+rest+" ") {
+				return VerdictNotTook
+			}
+		}
+		return VerdictTook
+	}
+	if !strings.HasPrefix(want, "set ") {
+		return VerdictUnknown
+	}
+	for _, l := range cfg {
+		if unquote(l) == want {
+			return VerdictTook
+		}
+	}
+	return VerdictNotTook
+}
+
+// verifyUCI reads "uci set K=V" and "uci delete K" back from "uci show"; other commands (uci
+// commit, service reloads) leave nothing of their own to see.
+func verifyUCI(line string, cfg []string) Verdict {
+	w := strings.Fields(line)
+	if len(w) < 3 || w[0] != "uci" {
+		return VerdictUnknown
+	}
+	arg := unquote(strings.Join(w[2:], " "))
+	switch w[1] {
+	case "set":
+		key, val, ok := strings.Cut(arg, "=")
+		if !ok {
+			return VerdictUnknown
+		}
+		for _, l := range cfg {
+			if k, v, ok := strings.Cut(unquote(l), "="); ok && k == key {
+				if v == val {
+					return VerdictTook
+				}
+				return VerdictNotTook
+			}
+		}
+		return VerdictNotTook
+	case "delete":
+		for _, l := range cfg {
+			if k, _, _ := strings.Cut(l, "="); k == arg || strings.HasPrefix(k, arg+".") {
+				return VerdictNotTook
+			}
+		}
+		return VerdictTook
+	}
+	return VerdictUnknown
+}
+
+// verifyRouterOS finds an "add" or "set" in "/export terse", where each item is one line with
+// its menu path and every property: the line took when one item of the same path has all the
+// properties it gave (the export also lists computed ones, such as an address's network).
+func verifyRouterOS(line string, cfg []string) Verdict {
+	w := strings.Fields(line)
+	verb := -1
+	for i, x := range w {
+		if x == "add" || x == "set" {
+			verb = i
+			break
+		}
+	}
+	if verb < 1 || !strings.HasPrefix(w[0], "/") {
+		return VerdictUnknown // a relative command ("add …" inside a menu) has no path to compare
+	}
+	path := strings.Join(w[:verb], " ")
+	props := w[verb+1:]
+	if w[verb] == "set" {
+		return VerdictUnknown // "set" names its item by number or find, which the export does not show
+	}
+	for _, l := range cfg {
+		rest, ok := strings.CutPrefix(l, path+" add ")
+		if !ok {
+			continue
+		}
+		have := strings.Fields(rest)
+		all := true
+		for _, p := range props {
+			if !slices.Contains(have, p) {
+				all = false
+				break
+			}
+		}
+		if all {
+			return VerdictTook
+		}
+	}
+	return VerdictNotTook
 }
