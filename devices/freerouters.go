@@ -62,7 +62,7 @@ func linuxEndless(w []string) bool {
 	return false
 }
 
-func freeRouterProfiles() []*Profile {
+func freeRouterProfiles(execInConfig *regexp.Regexp) []*Profile {
 	re := regexp.MustCompile
 	return []*Profile{
 		{
@@ -92,9 +92,10 @@ func freeRouterProfiles() []*Profile {
 			Interrupt:      "\x03",
 			DefaultTimeout: 30 * time.Second,
 			// The trailing space tells "R1# " from IOS "R1#".
-			detect:  re(`^[\w.\-]{1,63}(?:\([\w.\-/:]{1,40}\))?# $`),
-			banner:  re(`Hello, this is FRRouting`),
-			aliases: []string{"frrouting", "frr_vtysh", "vtysh", "frr_telnet"},
+			detect:       re(`^[\w.\-]{1,63}(?:\([\w.\-/:]{1,40}\))?# $`),
+			banner:       re(`Hello, this is FRRouting`),
+			aliases:      []string{"frrouting", "frr_vtysh", "vtysh", "frr_telnet"},
+			execInConfig: execInConfig,
 			timeouts: func(w []string) time.Duration {
 				switch {
 				case w[0] == "write" || w[0] == "copy":

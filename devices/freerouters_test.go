@@ -93,7 +93,7 @@ func (f *fakeVtysh) reply(c *scriptedConsole, l string) string {
 		f.mode = "config-router"
 	case l == "show running-config" && f.mode == "":
 		return f.runningConfig()
-	case l == "write memory":
+	case l == "write memory" && f.mode == "", l == "do write memory" && f.mode != "":
 		f.saved = true
 		return "Note: this version of vtysh never writes vtysh.conf\nBuilding Configuration...\nIntegrated configuration saved to /etc/frr/frr.conf\n[OK]"
 	case l == "show version" && f.mode == "":
@@ -190,6 +190,11 @@ func TestFRRShowConfigureAndReadBack(t *testing.T) {
 
 	if r := mustRun(t, s, "write memory"); r.Failed || !strings.HasSuffix(r.Output, "[OK]") {
 		t.Fatalf("%+v", r)
+	}
+	// Among configuration lines, vtysh knows "write" only behind "do".
+	res, err = s.Configure(context.Background(), []string{"interface eth0", "exit", "write memory"})
+	if err != nil || len(res) != 3 || res[2].Failed || res[2].Command != "write memory" || !slices.Contains(c.sent(), "do write memory") {
+		t.Fatalf("%+v %v", res, err)
 	}
 	res, err = s.Configure(context.Background(), []string{"interface eth1", "ip address 10.1.0.300/24", "ip address 10.2.0.1/24"})
 	if err != nil {

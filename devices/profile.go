@@ -105,6 +105,9 @@ type Profile struct {
 	DefaultTimeout time.Duration
 
 	detect *regexp.Regexp
+	// execInConfig matches exec-mode commands that may come among configuration lines
+	// ("write memory" when the user asks to save); Configure sends them with "do ".
+	execInConfig *regexp.Regexp
 	// banner recognises the platform from what the console printed before
 	// its first prompt (vtysh greets with "Hello, this is FRRouting").
 	banner   *regexp.Regexp
@@ -355,6 +358,7 @@ func buildProfiles() map[string]*Profile {
 		}
 		return 0
 	}
+	execInConfig := re(`(?i)^\s*(write|wr|copy|show|sh|ping|clear)\b`)
 	ciscoErrors := []*regexp.Regexp{
 		re(`(?m)^\s*% ?(Invalid|Incomplete command|Ambiguous command|Unknown command|Unrecognized command|Bad |Error|Access denied|Authorization failed)`),
 	}
@@ -430,7 +434,8 @@ func buildProfiles() map[string]*Profile {
 			detect:         re(`^[\w.\-@/:]{1,63}(?:\([\w.\-@/:+]{0,32}\))?[>#]$`),
 			aliases: []string{"cisco_ios_telnet", "cisco_xe", "cisco_xe_telnet", "cisco_iosxe", "ios", "iosv",
 				"ios_xe", "iosxe", "cisco_iosv", "cisco", "iou", "dynamips", "cisco_nxos", "cisco_nxos_telnet"},
-			timeouts: ciscoTimeouts,
+			timeouts:     ciscoTimeouts,
+			execInConfig: execInConfig,
 		},
 		{
 			Name:           "arista_eos",
@@ -454,6 +459,7 @@ func buildProfiles() map[string]*Profile {
 			detect:         re(`^[\w.\-@/:]{1,63}(?:\(config[\w.\-@/:+]{0,32}\))?[>#]$`),
 			aliases:        []string{"arista_eos_telnet", "eos", "arista", "veos", "ceos"},
 			timeouts:       ciscoTimeouts,
+			execInConfig:   execInConfig,
 		},
 		{
 			Name:          "ruijie",
@@ -481,6 +487,7 @@ func buildProfiles() map[string]*Profile {
 			detect:         re(`^[\w.\-@/:]{1,63}(?:\([\w.\-@/:+]{0,32}\))?[>#]$`),
 			aliases:        []string{"ruijie_os", "ruijie_telnet", "gns3_ruijie_telnet", "ruijie_rjos", "rgos"},
 			timeouts:       ciscoTimeouts,
+			execInConfig:   execInConfig,
 		},
 		{
 			Name:         "huawei_vrp",
@@ -580,7 +587,7 @@ func buildProfiles() map[string]*Profile {
 			endless:        linuxEndless,
 		},
 	}
-	all = append(all, freeRouterProfiles()...)
+	all = append(all, freeRouterProfiles(execInConfig)...)
 	m := make(map[string]*Profile, len(all))
 	for _, p := range all {
 		m[p.Name] = p

@@ -190,8 +190,8 @@ func run(name string, args ...string) error {
 	return nil
 }
 
-// start runs the router's daemons in its namespace, names it "frr" as a fresh appliance is,
-// and opens its console.
+// start runs the router's daemons in its namespace, on a machine named "frr" as a fresh
+// appliance is, and opens its console.
 func (r *Router) start(ip, vtysh string) error {
 	conf := filepath.Join(r.Dir, "frr.conf")
 	for _, f := range []string{conf, filepath.Join(r.Dir, "vtysh.conf")} {
@@ -207,10 +207,13 @@ func (r *Router) start(ip, vtysh string) error {
 		// Foreground daemons (no -d), so the PID we hold is the daemon's: "ip netns exec"
 		// execs it after entering the namespace. No TCP vty (-P 0): vtysh talks over the
 		// sockets in the router's directory.
-		cmd := exec.Command(ip, "netns", "exec", r.Namespace, filepath.Join(DaemonDir, d),
-			"-u", "frr", "-g", "frr", "-P", "0",
+		// Each daemon takes its hostname from the system's, so it runs where the machine is
+		// called "frr", as the appliance is (a UTS namespace: the host keeps its name); "sh -c
+		// exec" keeps the PID the daemon's.
+		daemon := strings.Join([]string{filepath.Join(DaemonDir, d), "-u frr -g frr -P 0",
 			"--vty_socket", r.Dir, "-z", filepath.Join(r.Dir, "zserv.api"),
-			"-i", filepath.Join(r.Dir, d+".pid"), "-f", conf, "--log", "file:"+filepath.Join(r.Dir, d+".log"))
+			"-i", filepath.Join(r.Dir, d+".pid"), "-f", conf, "--log", "file:" + filepath.Join(r.Dir, d+".log")}, " ")
+		cmd := exec.Command(ip, "netns", "exec", r.Namespace, "unshare", "--uts", "--", "sh", "-c", "hostname frr && exec "+daemon)
 		cmd.Stdout, cmd.Stderr = logf, logf
 		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
 		err = cmd.Start()
@@ -230,9 +233,6 @@ func (r *Router) start(ip, vtysh string) error {
 		}
 	}
 	vt := []string{vtysh, "--vty_socket", r.Dir, "--config_dir", r.Dir}
-	if err := run(ip, append([]string{"netns", "exec", r.Namespace}, append(vt, "-c", "configure terminal", "-c", "hostname frr")...)...); err != nil {
-		return fmt.Errorf("%s: %w", r.Name, err)
-	}
 	// The console: a root shell that starts vtysh, as the appliance's autologin does; "exit"
 	// at the top of vtysh lands in the shell, and "vtysh" there returns.
 	rc := filepath.Join(r.Dir, "consolerc")
