@@ -55,7 +55,7 @@ var readBacks = func() map[string]readBack {
 		"huawei_vrp":    {command: "display current-configuration", noise: re(`^(#|!.*|return)$`), sections: true, verify: verifyVerbatim},
 		"juniper_junos": {command: "show configuration | display set", noise: re(`^(## .*|)$`), verify: verifyVerbatim},
 		// vtysh closes a section with "exit" (unindented), FRR 7.5 and older with "!".
-		"frr": {command: "show running-config", sections: true, verify: verifyVerbatim,
+		"frr": {command: "show running-config", sections: true, verify: verifyFRR,
 			noise: re(`^(!.*|Building configuration.*|Current configuration.*|end|exit|exit-address-family|exit-vrf|frr version .*|frr defaults .*)$`)},
 		"vyos":              {command: "show configuration commands", verify: verifyQuoted},
 		"mikrotik_routeros": {command: "/export terse", noise: re(`^#.*$`), verify: verifyRouterOS},
@@ -385,4 +385,17 @@ func verifyRouterOS(line string, cfg []string) Verdict {
 		}
 	}
 	return VerdictNotTook
+}
+
+// frrCanonical are FRR lines that vtysh stores exactly as they are typed in full: when such a
+// line is nowhere in the configuration, it did not take effect.
+var frrCanonical = regexp.MustCompile(`^(ip|ipv6) address \S+/\d+$|^hostname \S+$|^description .+$`)
+
+// verifyFRR is verifyVerbatim, decided for the lines FRR never rewrites.
+func verifyFRR(line string, cfg []string) Verdict {
+	v := verifyVerbatim(line, cfg)
+	if v == VerdictUnknown && frrCanonical.MatchString(strings.Join(strings.Fields(line), " ")) {
+		return VerdictNotTook
+	}
+	return v
 }

@@ -77,6 +77,12 @@ func TestFRRConfigLinesClosedByExitOrBang(t *testing.T) {
 		if strings.Join(got, "\n") != strings.Join(want, "\n") {
 			t.Errorf("closed by %q: %q", closer, got)
 		}
+		if v := p.Verify("ip address 10.9.0.1/24", got); v != VerdictNotTook {
+			t.Errorf("an address nowhere in the configuration: %s", v)
+		}
+		if v := p.Verify("ip ospf cost 7", got); v != VerdictUnknown {
+			t.Errorf("a line FRR may have rewritten: %s", v)
+		}
 		if ctx, ok := p.ResumeContext([]string{"interface eth0", "ip address 10.1.0.1/24"}); !ok || ctx != "interface eth0" {
 			t.Errorf("resume context %q %v", ctx, ok)
 		}
