@@ -96,6 +96,10 @@ func (f *fakeVtysh) reply(c *scriptedConsole, l string) string {
 	case l == "write memory" && f.mode == "", l == "do write memory" && f.mode != "":
 		f.saved = true
 		return "Note: this version of vtysh never writes vtysh.conf\nBuilding Configuration...\nIntegrated configuration saved to /etc/frr/frr.conf\n[OK]"
+	case l == "show logging" && f.mode == "":
+		// A pager that slipped through (VTYSH_PAGER=less): Ctrl-C does nothing, "q" leaves.
+		c.keepPaging()
+		return "2026/12/01 14:00:01 ZEBRA: zebra 10.3 starting\n:"
 	case l == "show version" && f.mode == "":
 		return "FRRouting 10.3 (" + f.hostname + ") on Linux(6.1.0-31-amd64)."
 	case len(w) == 2 && w[0] == "ping" && f.mode == "":
@@ -229,6 +233,15 @@ func TestFRRPingIsStoppedWithCtrlC(t *testing.T) {
 	}
 	// The console is back at its prompt for the next command.
 	if r := mustRun(t, s, "show version"); r.Failed || !strings.HasPrefix(r.Output, "FRRouting 10.3") {
+		t.Fatalf("%+v", r)
+	}
+
+	// A pager that slipped through is left with "q" once Ctrl-C did not help.
+	r = mustRun(t, s, "show logging")
+	if !r.Failed || !r.TimedOut || !strings.Contains(r.Output, "zebra 10.3 starting") || s.Prompt() != "frr#" {
+		t.Fatalf("%+v prompt %q", r, s.Prompt())
+	}
+	if r := mustRun(t, s, "show version"); r.Failed {
 		t.Fatalf("%+v", r)
 	}
 }

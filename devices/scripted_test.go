@@ -25,11 +25,16 @@ type scriptedConsole struct {
 	// running, set by a reply, keeps the command going (no prompt) until
 	// Ctrl-C, which prints running and then the prompt.
 	running string
+	// stopKey ends a running command: Ctrl-C unless a reply set another.
+	stopKey byte
 }
 
 // keepRunning makes the command being answered run until Ctrl-C, which
 // prints stats.
-func (c *scriptedConsole) keepRunning(stats string) { c.running = stats }
+func (c *scriptedConsole) keepRunning(stats string) { c.running, c.stopKey = stats, 3 }
+
+// keepPaging makes the command wait in a pager that only "q" leaves.
+func (c *scriptedConsole) keepPaging() { c.running, c.stopKey = "\r", 'q' }
 
 func startScripted(t *testing.T, prompt string, reply func(c *scriptedConsole, line string) string) *scriptedConsole {
 	t.Helper()
@@ -97,8 +102,12 @@ func (c *scriptedConsole) serve(conn net.Conn) {
 				continue
 			}
 			skipLF = false
-			if b == 3 && c.running != "" {
-				conn.Write([]byte("^C\r\n" + strings.ReplaceAll(c.running, "\n", "\r\n") + "\r\n" + c.prompt))
+			if b == c.stopKey && c.running != "" {
+				echo := "^C\r\n"
+				if b != 3 {
+					echo = ""
+				}
+				conn.Write([]byte(echo + strings.ReplaceAll(c.running, "\n", "\r\n") + "\r\n" + c.prompt))
 				c.running = ""
 				line = line[:0]
 				continue
@@ -127,6 +136,9 @@ func (c *scriptedConsole) serve(conn net.Conn) {
 				out = strings.ReplaceAll(out, "\n", "\r\n") + "\r\n"
 			}
 			if c.running != "" {
+				if c.stopKey != 3 {
+					out = strings.TrimSuffix(out, "\r\n") // a pager's prompt ends no line
+				}
 				conn.Write([]byte("\r\n" + out))
 				continue
 			}

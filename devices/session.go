@@ -1021,10 +1021,17 @@ func (s *Session) resync(ctx context.Context) (string, error) {
 	defer stop()
 	s.stats.Interrupts++
 	var printed []byte
+	pager := false
 	for round := 0; round < 4; round++ {
 		keys := s.profile.Newline
 		if round == 0 && s.profile.Interrupt != "" {
 			keys = s.profile.Interrupt
+		}
+		if last, _ := lastLine(s.scr.buf); stuckPager.MatchString(last) {
+			pager = true
+		}
+		if round > 0 && pager {
+			keys = "q" // less and more ignore Ctrl-C
 		}
 		if round > 0 {
 			printed = append(printed, s.scr.buf...)
@@ -1060,6 +1067,10 @@ func (s *Session) resync(ctx context.Context) (string, error) {
 	}
 	return "", fmt.Errorf("%w: %s did not show a prompt within %s of an interrupt", ErrNoPrompt, s.addr, s.opts.ResyncTimeout)
 }
+
+// stuckPager is the last line of a pager that paging-off setup did not prevent (less's ":" or
+// "(END)", more's "--More--"), which waits for "q".
+var stuckPager = regexp.MustCompile(`^\s*(:|\(END\)|--More--.*|.*lines \d+-\d+.*)\s*$`)
 
 // interruptEcho is a terminal's echo of an interrupt key on a line of its own.
 var interruptEcho = regexp.MustCompile(`(?m)^\s*\^[C^\]]\s*(\n|$)`)
