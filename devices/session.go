@@ -1070,7 +1070,7 @@ func (s *Session) resync(ctx context.Context) (string, error) {
 
 // stuckPager is the last line of a pager that paging-off setup did not prevent (less's ":" or
 // "(END)", more's "--More--"), which waits for "q".
-var stuckPager = regexp.MustCompile(`^\s*(:|\(END\)|--More--.*|.*lines \d+-\d+.*)\s*$`)
+var stuckPager = regexp.MustCompile(`^\s*(:|\(END\)|--More--(\s*\(\d+%\))?|lines \d+-\d+(/\d+)?( \(END\)|\s+\d+%)?)\s*$`)
 
 // interruptEcho is a terminal's echo of an interrupt key on a line of its own.
 var interruptEcho = regexp.MustCompile(`(?m)^\s*\^[C^\]]\s*(\n|$)`)
