@@ -41,6 +41,9 @@ type readBack struct {
 	sections bool
 	// verify judges one sent line against the configuration read after it.
 	verify func(line string, cfg []string) Verdict
+	// mark is what only this platform's configuration shows, where several platforms print
+	// theirs with the same command.
+	mark *regexp.Regexp
 }
 
 var readBacks = func() map[string]readBack {
@@ -55,7 +58,7 @@ var readBacks = func() map[string]readBack {
 		"huawei_vrp":    {command: "display current-configuration", noise: re(`^(#|!.*|return)$`), sections: true, verify: verifyVerbatim},
 		"juniper_junos": {command: "show configuration | display set", noise: re(`^(## .*|)$`), verify: verifyVerbatim},
 		// vtysh closes a section with "exit" (unindented), FRR 7.5 and older with "!".
-		"frr": {command: "show running-config", sections: true, verify: verifyFRR,
+		"frr": {command: "show running-config", sections: true, verify: verifyFRR, mark: re(`(?m)^frr (version|defaults) `),
 			noise: re(`^(!.*|Building configuration.*|Current configuration.*|end|exit|exit-address-family|exit-vrf|frr version .*|frr defaults .*)$`)},
 		"vyos":              {command: "show configuration commands", verify: verifyQuoted},
 		"mikrotik_routeros": {command: "/export terse", noise: re(`^#.*$`), verify: verifyRouterOS},
@@ -80,6 +83,27 @@ func (p *Profile) ResumeContext(done []string) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// ReadBy finds the profile that reads its configuration with command, when the platform that
+// read it is not known: a platform's own mark in output (FRR's "frr version") decides between
+// platforms that share the command, and otherwise the first by name does. Nil when no profile
+// reads with command.
+func ReadBy(command, output string) *Profile {
+	var first *Profile
+	for _, p := range Profiles() {
+		rb := readBacks[p.Name]
+		if rb.command == "" || rb.command != command {
+			continue
+		}
+		if rb.mark != nil && rb.mark.MatchString(output) {
+			return p
+		}
+		if first == nil && rb.mark == nil {
+			first = p
+		}
+	}
+	return first
 }
 
 // ConfigCommand is the show command that prints the platform's configuration, "" when the

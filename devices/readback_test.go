@@ -88,3 +88,21 @@ func TestFRRConfigLinesClosedByExitOrBang(t *testing.T) {
 		}
 	}
 }
+
+func TestReadByTellsPlatformsThatShareAShowCommand(t *testing.T) {
+	frr := "Building configuration...\n\nCurrent configuration:\n!\nfrr version 8.4.4\nfrr defaults traditional\nhostname R1\n!\nend"
+	ios := "Building configuration...\n\nCurrent configuration : 1024 bytes\n!\nversion 15.9\nhostname R1\n!\nend"
+	for _, c := range []struct{ cmd, out, want string }{
+		{"show running-config", frr, "frr"},
+		{"show running-config", ios, "arista_eos"}, // the IOS family reads alike: any of them judges the same
+		{"show ip", "IP/MASK : 10.0.0.1/24", "vpcs"},
+		{"uci show", "network.lan.proto='static'", "openwrt"},
+	} {
+		if p := ReadBy(c.cmd, c.out); p == nil || p.Name != c.want {
+			t.Errorf("%s: %v, want %s", c.cmd, p, c.want)
+		}
+	}
+	if p := ReadBy("show nothing", ""); p != nil {
+		t.Errorf("no profile reads with that: %s", p.Name)
+	}
+}
