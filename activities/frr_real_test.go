@@ -62,3 +62,16 @@ func TestRealFRRCrashReconciliation(t *testing.T) {
 		require.Contains(t, cfg, " ip ospf cost 7")
 	}
 }
+
+// A job planned without a platform (only the console's prompt told it) still judges an FRR
+// router's diff as FRR, whose sections end with "exit", not as the first IOS-like profile.
+func TestProfileForAJobWithoutPlatform(t *testing.T) {
+	out := "Building configuration...\n\nCurrent configuration:\n!\nfrr version 8.4.4\nfrr defaults traditional\nhostname frr\n!\n" +
+		"interface eth0\n ip address 10.1.0.1/24\nexit\n!\nend"
+	p := profileFor(tools.DeviceJob{Name: "R1"}, "show running-config", out)
+	require.NotNil(t, p)
+	require.Equal(t, "frr", p.Name)
+	require.Equal(t, []string{"hostname frr", "interface eth0", "interface eth0 | ip address 10.1.0.1/24"}, p.ConfigLines(out))
+	p = profileFor(tools.DeviceJob{Name: "R1", Platform: "cisco_ios"}, "show running-config", out)
+	require.Equal(t, "cisco_ios", p.Name, "a known platform is kept")
+}
