@@ -151,3 +151,37 @@ func TestRealFRR(t *testing.T) {
 		t.Fatalf("%+v", r)
 	}
 }
+
+// BenchmarkRealFRR measures what a device tool call costs on a real FRR router: "connect" opens
+// the console (detection from the node, wake-up, paging off), runs "show running-config" and
+// closes it; "show" reuses an open session.
+func BenchmarkRealFRR(b *testing.B) {
+	lab := frrlab.Start(b, frrlab.Options{Routers: 1, Links: []frrlab.Link{}})
+	r := lab.Routers[0]
+	ctx := context.Background()
+	check := func(res devices.CommandResult, err error) {
+		if err != nil || res.Failed || !strings.Contains(res.Output, "frr version") {
+			b.Fatalf("%+v %v", res, err)
+		}
+	}
+	b.Run("connect", func(b *testing.B) {
+		for b.Loop() {
+			s, err := devices.Connect(ctx, frrTarget(r), "", devices.Options{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			check(s.Run(ctx, "show running-config"))
+			s.Close()
+		}
+	})
+	b.Run("show", func(b *testing.B) {
+		s, err := devices.Connect(ctx, frrTarget(r), "", devices.Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer s.Close()
+		for b.Loop() {
+			check(s.Run(ctx, "show running-config"))
+		}
+	})
+}
