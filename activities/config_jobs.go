@@ -189,7 +189,7 @@ func compareReads(job tools.DeviceJob, o tools.DeviceOutcome, recs []models.Devi
 		ch.Error = strings.Join(problems, "; ")
 		return ch
 	}
-	profile := profileFor(job, after.Command)
+	profile := profileFor(job, after.Command, after.Output)
 	if profile == nil {
 		ch.Error = "no read-back profile for this device"
 		return ch
@@ -215,17 +215,12 @@ func compareReads(job tools.DeviceJob, o tools.DeviceOutcome, recs []models.Devi
 }
 
 // profileFor finds the profile that read a device: the job's platform, else the one whose
-// read-back command was used.
-func profileFor(job tools.DeviceJob, readCommand string) *devices.Profile {
+// read-back command was used and whose configuration the output looks like.
+func profileFor(job tools.DeviceJob, readCommand, output string) *devices.Profile {
 	if p, err := devices.ProfileByName(job.Platform); err == nil && p.ConfigCommand() == readCommand {
 		return p
 	}
-	for _, p := range devices.Profiles() {
-		if p.ConfigCommand() != "" && p.ConfigCommand() == readCommand {
-			return p
-		}
-	}
-	return nil
+	return devices.ReadBy(readCommand, output)
 }
 
 // annotate adds the diff to a device's result item and marks lines that did not take.

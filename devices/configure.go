@@ -84,7 +84,14 @@ func (s *Session) ConfigureWith(ctx context.Context, lines []string, o Configure
 				break
 			}
 		}
-		r, err := s.runLocked(ctx, Command{Text: line, Answers: o.Answers})
+		send := line
+		if s.mode == ModeConfig && s.profile.execInConfig != nil && s.profile.execInConfig.MatchString(line) {
+			send = "do " + strings.TrimSpace(line)
+		}
+		r, err := s.runLocked(ctx, Command{Text: send, Answers: o.Answers})
+		if send != line {
+			r.Command = strings.TrimRight(line, " \t") // the line as the caller gave it
+		}
 		record(r)
 		if err != nil {
 			return results, err
@@ -97,7 +104,7 @@ func (s *Session) ConfigureWith(ctx context.Context, lines []string, o Configure
 		// Free-text entry (a banner) was never closed; abandon it rather
 		// than store half a banner.
 		delim := s.textDelim
-		if err := s.resync(ctx); err != nil {
+		if _, err := s.resync(ctx); err != nil {
 			return results, s.fail(err)
 		}
 		if len(results) > 0 {

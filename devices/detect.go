@@ -16,11 +16,13 @@ type Target struct {
 	Name         string
 	NodeType     string
 	TemplateName string
-	Image        string
-	Tags         []string
-	ConsoleType  string
-	ConsoleHost  string
-	ConsolePort  int
+	// Image holds the node's image file names (hda_disk_image, image,
+	// path, …), separated by spaces.
+	Image       string
+	Tags        []string
+	ConsoleType string
+	ConsoleHost string
+	ConsolePort int
 }
 
 func (t Target) label() string {
@@ -109,7 +111,8 @@ var nodeTypePlatforms = map[string]string{
 }
 
 // imagePatterns map template and image names to platforms. Order matters:
-// a Junos image name may also contain "linux", an Arista one "eos".
+// a Junos image name may also contain "linux", an Arista one "eos", and the
+// free routers' names ("frr", "vyos", "openwrt") must win over the shells.
 var imagePatterns = []struct {
 	re       *regexp.Regexp
 	platform string
@@ -119,18 +122,44 @@ var imagePatterns = []struct {
 	{regexp.MustCompile(`ruijie|\brgos|\brg-`), "ruijie"},
 	{regexp.MustCompile(`arista|\bveos|\bceos|\beos\b`), "arista_eos"},
 	{regexp.MustCompile(`\bvpcs`), "vpcs"},
+	{regexp.MustCompile(`\bfrr|frrouting`), "frr"},
+	{regexp.MustCompile(`\bvyos|vyatta`), "vyos"},
+	{regexp.MustCompile(`mikrotik|routeros|\bchr\b|\bchr[-_.\d]`), "mikrotik_routeros"},
+	{regexp.MustCompile(`openwrt|\blede\b`), "openwrt"},
 	{regexp.MustCompile(`cisco|\bios|vios|csr1000v|cat8000|\bc8000|\bc7200|\bc3[67]\d\d|\bc2691|\bc1700|\bc2600|i86bi|\biou|\bl[23]-adv|nxos|\bn9k|titanium`), "cisco_ios"},
-	{regexp.MustCompile(`alpine|ubuntu|debian|centos|fedora|rocky|busybox|linux|multitool|ipterm|toolbox|\bfrr`), "linux"},
+	{regexp.MustCompile(`alpine|ubuntu|debian|centos|fedora|rocky|busybox|linux|multitool|ipterm|toolbox`), "linux"},
 }
 
-// DetectPlatform finds a node's platform without connecting, in this order:
-// an explicit "device_type:" or "platform:" tag, the node type (a Docker
-// node is a Linux shell unless its image names a network OS), then the
-// template and image names. It returns a *DetectError (matching
-// ErrPlatformUnknown) when none of them tells; Connect then asks the
-// console prompt. Nodes that have no CLI console fail with
-// ErrUnsupportedConsole.
+func matchName(name string) *Profile {
+	name = strings.ToLower(name)
+	for _, ip := range imagePatterns {
+		if ip.re.MatchString(name) {
+			return profiles[ip.platform]
+		}
+	}
+	return nil
+}
+
+// DetectPlatform finds a node's platform without connecting, from what
+// GNS3 says about the node, in this order:
+//
+//  1. a "device_type:" or "platform:" tag (the user's word is final);
+//  2. the template name (resolved from the node's template_id);
+//  3. the image file names (hda_disk_image, image, path, …);
+//  4. the node type (vpcs, docker, dynamips, iou).
+//
+// It returns a *DetectError (matching ErrPlatformUnknown) when none of them
+// tells; Connect then asks the console's prompt and banner, which also
+// correct a guess from 2–4 that the console contradicts. Nodes that have no
+// CLI console fail with ErrUnsupportedConsole.
 func DetectPlatform(t Target) (*Profile, error) {
+	p, _, err := detectPlatform(t)
+	return p, err
+}
+
+// detectPlatform is DetectPlatform, also telling whether a tag named the
+// platform (final) or it was guessed from the node.
+func detectPlatform(t Target) (p *Profile, tagged bool, err error) {
 	var tried []string
 	for _, key := range []string{"device_type", "platform"} {
 		for _, tag := range t.Tags {
@@ -140,55 +169,47 @@ func DetectPlatform(t Target) (*Profile, error) {
 			}
 			p, err := ProfileByName(v)
 			if err != nil {
-				return nil, fmt.Errorf("device %q: tag %q: %w", t.label(), tag, err)
+				return nil, false, fmt.Errorf("device %q: tag %q: %w", t.label(), tag, err)
 			}
-			return p, nil
+			return p, true, nil
 		}
 	}
 	tried = append(tried, fmt.Sprintf("tags %q", t.Tags))
 
 	nt := strings.ToLower(strings.TrimSpace(t.NodeType))
 	if consoleless[nt] {
-		return nil, fmt.Errorf("device %q: node type %q has no command-line console: %w", t.label(), t.NodeType, ErrUnsupportedConsole)
+		return nil, false, fmt.Errorf("device %q: node type %q has no command-line console: %w", t.label(), t.NodeType, ErrUnsupportedConsole)
 	}
-	names := strings.ToLower(t.TemplateName + " " + t.Image)
-	if nt == "docker" {
-		// Docker consoles are shells, except for containerised network
-		// OSes such as Arista cEOS, which their image names give away.
-		for _, ip := range imagePatterns {
-			if ip.platform != "linux" && ip.re.MatchString(names) {
-				return profiles[ip.platform], nil
-			}
-		}
+	if p := matchName(t.TemplateName); p != nil {
+		return p, false, nil
 	}
+	tried = append(tried, fmt.Sprintf("template %q", t.TemplateName))
+	if p := matchName(t.Image); p != nil {
+		return p, false, nil
+	}
+	tried = append(tried, fmt.Sprintf("image %q", t.Image))
 	if name, ok := nodeTypePlatforms[nt]; ok {
-		return profiles[name], nil
+		return profiles[name], false, nil
 	}
 	tried = append(tried, fmt.Sprintf("node type %q", t.NodeType))
-
-	for _, ip := range imagePatterns {
-		if ip.re.MatchString(names) {
-			return profiles[ip.platform], nil
-		}
-	}
-	tried = append(tried, fmt.Sprintf("template %q", t.TemplateName), fmt.Sprintf("image %q", t.Image))
-	return nil, &DetectError{Device: t.label(), Tried: tried}
+	return nil, false, &DetectError{Device: t.label(), Tried: tried}
 }
 
 // Connect opens a session to a node's console: it checks the console type,
 // resolves the address (gns3Host replaces a wildcard console_host), detects
-// the platform from the node and, failing that, from the console prompt.
+// the platform from the node and, failing that, from the console's prompt
+// and banner.
 func Connect(ctx context.Context, t Target, gns3Host string, opts Options) (*Session, error) {
 	addr, err := t.ConsoleAddr(gns3Host)
 	if err != nil {
 		return nil, err
 	}
-	p, err := DetectPlatform(t)
+	p, tagged, err := detectPlatform(t)
 	var derr *DetectError
 	if err != nil && !errors.As(err, &derr) {
 		return nil, err
 	}
-	s, err := Open(ctx, addr, p, opts)
+	s, err := open(ctx, addr, p, !tagged, opts)
 	if err != nil {
 		var perr *DetectError
 		if derr != nil && errors.As(err, &perr) {

@@ -37,6 +37,16 @@ func TestDetectPlatform(t *testing.T) {
 		{"junos vsrx image", Target{NodeType: "qemu", Image: "junos-vsrx3-x86-64-20.4R1.10.qcow2"}, "juniper_junos"},
 		{"ubuntu vm", Target{NodeType: "qemu", TemplateName: "Ubuntu Server 22.04"}, "linux"},
 		{"case and spacing", Target{NodeType: "  VPCS "}, "vpcs"},
+		{"frr template", Target{NodeType: "qemu", TemplateName: "FRR"}, "frr"},
+		{"frr marketplace image", Target{NodeType: "qemu", Image: "frr-8.2.2.qcow2"}, "frr"},
+		{"frr docker image beats the docker shell", Target{NodeType: "docker", Image: "frrouting/frr:v8.4.0"}, "frr"},
+		{"template before image", Target{NodeType: "qemu", TemplateName: "VyOS 1.4", Image: "debian-12.qcow2"}, "vyos"},
+		{"second image name", Target{NodeType: "qemu", Image: "empty30G.qcow2 vyos-1.3.8-amd64.iso"}, "vyos"},
+		{"mikrotik chr", Target{NodeType: "qemu", TemplateName: "MikroTik CHR 7.14"}, "mikrotik_routeros"},
+		{"chr image", Target{NodeType: "qemu", Image: "chr-7.14.2.img"}, "mikrotik_routeros"},
+		{"openwrt", Target{NodeType: "qemu", Image: "openwrt-23.05.3-x86-64-generic-ext4-combined.img"}, "openwrt"},
+		{"node type last", Target{NodeType: "docker", TemplateName: "Toolbox", Image: "gns3/toolbox"}, "linux"},
+		{"image before node type", Target{NodeType: "dynamips", Image: "frr.qcow2"}, "frr"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -70,6 +80,11 @@ func TestDetectPlatformErrors(t *testing.T) {
 			t.Errorf("%q does not mention %s", err, want)
 		}
 	}
+	// The documented order: tags, template, image, node type.
+	msg := err.Error()
+	if i, j, k, l := strings.Index(msg, "tags"), strings.Index(msg, "template"), strings.Index(msg, "image"), strings.Index(msg, "node type"); !(i < j && j < k && k < l) {
+		t.Errorf("clues not in detection order: %s", msg)
+	}
 }
 
 func TestDetectFromPrompt(t *testing.T) {
@@ -96,7 +111,15 @@ func TestDetectFromPrompt(t *testing.T) {
 		"# ":                          "linux",
 		"Press RETURN to get started": "",
 		"Username: ":                  "",
-		"[admin@MikroTik] > ":         "",
+		"[admin@MikroTik] > ":         "mikrotik_routeros",
+		"[admin@R1] /ip address> ":    "mikrotik_routeros",
+		"frr# ":                       "frr",
+		"frr(config-if)# ":            "frr",
+		"R1(config-router)# ":         "frr",
+		"vyos@vyos:~$ ":               "vyos",
+		"vyos@R1# ":                   "vyos",
+		"root@OpenWrt:~# ":            "openwrt",
+		"root@frr:~# ":                "linux",
 	}
 	for line, want := range cases {
 		p := detectFromPrompt(line)
@@ -158,6 +181,20 @@ func TestProfileTimeouts(t *testing.T) {
 		{"linux", "ping -c 4 10.0.0.1", 10 * time.Second},
 		{"huawei_vrp", "ping -c 3 10.0.0.1", 11 * time.Second},
 		{"juniper_junos", "ping 10.0.0.1 count 3", 11 * time.Second},
+		// Commands that only end when interrupted run for OpenEndedRun.
+		{"linux", "ping 10.0.0.1", OpenEndedRun},
+		{"linux", "ping -w 3 10.0.0.1", 8 * time.Second},
+		{"linux", "tail -f /var/log/messages", OpenEndedRun},
+		{"juniper_junos", "ping 10.0.0.1", OpenEndedRun},
+		{"juniper_junos", "show interfaces terse | refresh 2", OpenEndedRun},
+		{"frr", "ping 10.1.0.2", OpenEndedRun},
+		{"frr", "show running-config", 60 * time.Second},
+		{"vyos", "ping 10.0.0.1", OpenEndedRun},
+		{"vyos", "ping 10.0.0.1 count 3", 11 * time.Second},
+		{"mikrotik_routeros", "/ping 10.0.0.1", OpenEndedRun},
+		{"mikrotik_routeros", "/ping 10.0.0.1 count=3", 8 * time.Second},
+		{"openwrt", "logread -f", OpenEndedRun},
+		{"vpcs", "ping 10.0.0.2 -t", OpenEndedRun},
 	}
 	for _, c := range cases {
 		p, _ := ProfileByName(c.profile)

@@ -403,18 +403,18 @@ func TestOpenUndetectablePrompt(t *testing.T) {
 			if _, err := c.Read(buf); err != nil {
 				return
 			}
-			c.Write([]byte("\r\n[admin@MikroTik] > "))
+			c.Write([]byte("\r\nA:admin@SROS# "))
 		}
 	}()
 	_, err = devices.Connect(context.Background(), devices.Target{
-		Name: "MT1", NodeType: "qemu", Image: "chr-7.1.img", ConsoleType: "telnet", ConsoleHost: "127.0.0.1",
+		Name: "SR1", NodeType: "qemu", Image: "sros-vm-22.10.qcow2", ConsoleType: "telnet", ConsoleHost: "127.0.0.1",
 		ConsolePort: ln.Addr().(*net.TCPAddr).Port,
 	}, "", devices.Options{WakeTimeout: 200 * time.Millisecond, WakeAttempts: 1})
 	var derr *devices.DetectError
 	if !errors.As(err, &derr) || !errors.Is(err, devices.ErrPlatformUnknown) {
 		t.Fatalf("want DetectError, got %v", err)
 	}
-	for _, want := range []string{`node type "qemu"`, `image "chr-7.1.img"`, `console prompt "[admin@MikroTik] > "`, "device_type:"} {
+	for _, want := range []string{`node type "qemu"`, `image "sros-vm-22.10.qcow2"`, `console prompt "A:admin@SROS# "`, "device_type:"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q does not mention %q", err, want)
 		}

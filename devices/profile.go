@@ -3,6 +3,7 @@ package devices
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -103,9 +104,38 @@ type Profile struct {
 	// DefaultTimeout bounds a command with no specific rule.
 	DefaultTimeout time.Duration
 
-	detect   *regexp.Regexp
+	detect *regexp.Regexp
+	// execInConfig matches exec-mode commands that may come among configuration lines
+	// ("write memory" when the user asks to save); Configure sends them with "do ".
+	execInConfig *regexp.Regexp
+	// banner recognises the platform from what the console printed before
+	// its first prompt (vtysh greets with "Hello, this is FRRouting").
+	banner   *regexp.Regexp
 	aliases  []string
 	timeouts func(words []string) time.Duration
+	// endless recognises commands that only end when interrupted (a ping
+	// without a count): they run for OpenEndedRun, then get the interrupt.
+	endless func(words []string) bool
+}
+
+// OpenEndedRun is how long a command that never ends by itself (vtysh's
+// ping, a Linux ping without -c, "| refresh") runs before the driver stops
+// it with the platform's interrupt and returns what it printed.
+const OpenEndedRun = 5 * time.Second
+
+// endlessPipe matches output modifiers that keep a command running: Junos
+// "| refresh", EOS "| watch", and "| follow" as some shells and NOSes have it.
+var endlessPipe = regexp.MustCompile(`\|\s*(refresh|watch|follow)\b`)
+
+// OpenEnded reports whether cmd only ends when interrupted on this
+// platform; such a command is stopped after OpenEndedRun, which is its
+// expected end, not a failure.
+func (p *Profile) OpenEnded(cmd string) bool {
+	if endlessPipe.MatchString(strings.ToLower(cmd)) {
+		return true
+	}
+	words := strings.Fields(strings.ToLower(cmd))
+	return len(words) > 0 && p.endless != nil && p.endless(words)
 }
 
 // ModeOf classifies a prompt line; ModeUnknown means it is not a prompt.
@@ -131,6 +161,9 @@ func (p *Profile) TimeoutFor(cmd string) time.Duration {
 
 // timeoutRule also reports whether a command-specific rule applied.
 func (p *Profile) timeoutRule(cmd string) (time.Duration, bool) {
+	if p.OpenEnded(cmd) {
+		return OpenEndedRun, true
+	}
 	words := strings.Fields(strings.ToLower(cmd))
 	if len(words) > 0 && p.timeouts != nil {
 		if d := p.timeouts(words); d > 0 {
@@ -147,6 +180,8 @@ func (p *Profile) timeoutRule(cmd string) (time.Duration, bool) {
 func (p *Profile) failure(output string) (string, bool) {
 	for _, re := range p.ErrorPatterns {
 		if loc := re.FindStringIndex(output); loc != nil {
+			// A leading \s* may have matched blank lines above the message.
+			loc[0] += len(output[loc[0]:loc[1]]) - len(strings.TrimLeft(output[loc[0]:loc[1]], " \t\r\n"))
 			start := strings.LastIndexByte(output[:loc[0]], '\n') + 1
 			end := strings.IndexByte(output[loc[0]:], '\n')
 			if end < 0 {
@@ -209,8 +244,9 @@ func ProfileByName(name string) (*Profile, error) {
 }
 
 // detectionOrder lists profiles from the most to the least distinctive
-// prompt, so that a bare "R1#" falls through to the IOS family last.
-var detectionOrder = []string{"huawei_vrp", "juniper_junos", "vpcs", "linux", "cisco_ios"}
+// prompt, so that a bare "R1#" falls through to the IOS family last, and
+// "R1# " (vtysh's trailing space) to FRR just before it.
+var detectionOrder = []string{"mikrotik_routeros", "huawei_vrp", "vyos", "juniper_junos", "vpcs", "openwrt", "linux", "frr", "cisco_ios"}
 
 // detectFromPrompt picks the profile whose prompt shape matches line.
 func detectFromPrompt(line string) *Profile {
@@ -221,6 +257,20 @@ func detectFromPrompt(line string) *Profile {
 		}
 	}
 	return nil
+}
+
+// detectFromConsole picks a profile from what the console printed before
+// and including its prompt line: a banner that names the platform wins
+// when that platform accepts the prompt ("Hello, this is FRRouting" above
+// "R1# "), otherwise the prompt's shape decides.
+func detectFromConsole(seen []byte, line string) *Profile {
+	for _, name := range detectionOrder {
+		p := profiles[name]
+		if p.banner != nil && p.banner.Match(seen) && p.ModeOf(line) != ModeUnknown {
+			return p
+		}
+	}
+	return detectFromPrompt(line)
 }
 
 func anyPrompt(line string) bool {
@@ -241,6 +291,25 @@ func flagValue(words []string, flag string, def int) int {
 		if strings.HasPrefix(w, flag) && len(w) > len(flag) {
 			if v, err := strconv.Atoi(w[len(flag):]); err == nil && v > 0 {
 				return v
+			}
+		}
+	}
+	return def
+}
+
+// wordValue returns the integer after a keyword argument (Junos and VyOS
+// "count 3", RouterOS "count=3"), or def.
+func wordValue(words []string, key string, def int) int {
+	for i, w := range words {
+		v, ok := "", false
+		if w == key && i+1 < len(words) {
+			v, ok = words[i+1], true
+		} else if rest, cut := strings.CutPrefix(w, key+"="); cut {
+			v, ok = rest, true
+		}
+		if ok {
+			if n, err := strconv.Atoi(v); err == nil && n > 0 {
+				return n
 			}
 		}
 	}
@@ -289,6 +358,7 @@ func buildProfiles() map[string]*Profile {
 		}
 		return 0
 	}
+	execInConfig := re(`(?i)^\s*(write|wr|copy|show|sh|ping|clear)\b`)
 	ciscoErrors := []*regexp.Regexp{
 		re(`(?m)^\s*% ?(Invalid|Incomplete command|Ambiguous command|Unknown command|Unrecognized command|Bad |Error|Access denied|Authorization failed)`),
 	}
@@ -311,6 +381,9 @@ func buildProfiles() map[string]*Profile {
 			DefaultTimeout: 10 * time.Second,
 			detect:         re(`^[\w.\-]+(?:\[\d+\])?> $`),
 			aliases:        []string{"gns3_vpcs_telnet", "vpcs_telnet", "vpc"},
+			endless: func(w []string) bool {
+				return w[0] == "ping" && slices.Contains(w[1:], "-t") // "-t": until stopped
+			},
 			timeouts: func(w []string) time.Duration {
 				switch w[0] {
 				case "ip":
@@ -361,7 +434,8 @@ func buildProfiles() map[string]*Profile {
 			detect:         re(`^[\w.\-@/:]{1,63}(?:\([\w.\-@/:+]{0,32}\))?[>#]$`),
 			aliases: []string{"cisco_ios_telnet", "cisco_xe", "cisco_xe_telnet", "cisco_iosxe", "ios", "iosv",
 				"ios_xe", "iosxe", "cisco_iosv", "cisco", "iou", "dynamips", "cisco_nxos", "cisco_nxos_telnet"},
-			timeouts: ciscoTimeouts,
+			timeouts:     ciscoTimeouts,
+			execInConfig: execInConfig,
 		},
 		{
 			Name:           "arista_eos",
@@ -385,6 +459,7 @@ func buildProfiles() map[string]*Profile {
 			detect:         re(`^[\w.\-@/:]{1,63}(?:\(config[\w.\-@/:+]{0,32}\))?[>#]$`),
 			aliases:        []string{"arista_eos_telnet", "eos", "arista", "veos", "ceos"},
 			timeouts:       ciscoTimeouts,
+			execInConfig:   execInConfig,
 		},
 		{
 			Name:          "ruijie",
@@ -412,6 +487,7 @@ func buildProfiles() map[string]*Profile {
 			detect:         re(`^[\w.\-@/:]{1,63}(?:\([\w.\-@/:+]{0,32}\))?[>#]$`),
 			aliases:        []string{"ruijie_os", "ruijie_telnet", "gns3_ruijie_telnet", "ruijie_rjos", "rgos"},
 			timeouts:       ciscoTimeouts,
+			execInConfig:   execInConfig,
 		},
 		{
 			Name:         "huawei_vrp",
@@ -478,21 +554,14 @@ func buildProfiles() map[string]*Profile {
 			DefaultTimeout: 30 * time.Second,
 			detect:         re(`^[\w.\-]+@[\w.\-]+[>#] $`),
 			aliases:        []string{"juniper", "junos", "juniper_junos_telnet", "juniper_telnet", "vmx", "vsrx"},
+			endless: func(w []string) bool {
+				// Junos pings until interrupted; the interrupt prints the summary.
+				return w[0] == "ping" && wordValue(w, "count", 0) == 0 || w[0] == "monitor" && len(w) > 1 && w[1] != "stop"
+			},
 			timeouts: func(w []string) time.Duration {
 				switch w[0] {
 				case "ping":
-					count := 0
-					for i := 1; i+1 < len(w); i++ {
-						if w[i] == "count" {
-							count, _ = strconv.Atoi(w[i+1])
-						}
-					}
-					if count <= 0 {
-						// Junos pings until interrupted; the interrupt
-						// prints the summary.
-						return 10 * time.Second
-					}
-					return secs(count*2 + 5)
+					return secs(wordValue(w, "count", 0)*2 + 5)
 				case "commit", "request":
 					return 180 * time.Second
 				}
@@ -506,7 +575,7 @@ func buildProfiles() map[string]*Profile {
 			Wake:        "\n",
 			// Shell prompts end in "$ " or "# "; requiring the space keeps
 			// output such as "50%" or "R1#" from passing for a prompt.
-			UserPrompt: re(`^(?:\([^)\n]*\)\s)?(?:[\w.\-]+@[\w.\-]+(?::[^\n]*?)?|\[[\w.\-]+@[\w.\-]+[^\]\n]*\]|[/~][^\s]*|[\w.\-]*-\d[\d.]*|[\w.\-]+)?\s?[$#] $`),
+			UserPrompt: profilesLinuxPrompt,
 			ErrorPatterns: []*regexp.Regexp{
 				re(`(?m)(command not found|: not found$|: Permission denied$|^-?(?:ba|a|z|k|da)?sh: )`),
 			},
@@ -514,26 +583,11 @@ func buildProfiles() map[string]*Profile {
 			DefaultTimeout: 30 * time.Second,
 			detect:         re(`^(?:\([^)\n]*\)\s)?(?:[\w.\-]+@[\w.\-]+:[^\n]*|\[[\w.\-]+@[\w.\-]+[^\]\n]*\]|[/~][^\s]*|(?:ba|z|k|a|da)?sh-[\d.]+)?\s?[$#]\s$`),
 			aliases:        []string{"linux_telnet", "docker", "generic", "generic_telnet", "alpine", "busybox", "shell"},
-			timeouts: func(w []string) time.Duration {
-				switch w[0] {
-				case "ping", "ping6":
-					count := flagValue(w, "-c", 0)
-					if count == 0 {
-						return 10 * time.Second
-					}
-					wait := flagValue(w, "-w", 1)
-					return secs(count + wait + 5)
-				case "sleep":
-					if len(w) > 1 {
-						if v, err := strconv.Atoi(w[1]); err == nil {
-							return secs(v + 5)
-						}
-					}
-				}
-				return 0
-			},
+			timeouts:       linuxTimeouts,
+			endless:        linuxEndless,
 		},
 	}
+	all = append(all, freeRouterProfiles(execInConfig)...)
 	m := make(map[string]*Profile, len(all))
 	for _, p := range all {
 		m[p.Name] = p

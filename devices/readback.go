@@ -3,6 +3,7 @@ package devices
 import (
 	"net"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -40,6 +41,9 @@ type readBack struct {
 	sections bool
 	// verify judges one sent line against the configuration read after it.
 	verify func(line string, cfg []string) Verdict
+	// mark is what only this platform's configuration shows, where several platforms print
+	// theirs with the same command.
+	mark *regexp.Regexp
 }
 
 var readBacks = func() map[string]readBack {
@@ -53,12 +57,18 @@ var readBacks = func() map[string]readBack {
 		"arista_eos":    ios,
 		"huawei_vrp":    {command: "display current-configuration", noise: re(`^(#|!.*|return)$`), sections: true, verify: verifyVerbatim},
 		"juniper_junos": {command: "show configuration | display set", noise: re(`^(## .*|)$`), verify: verifyVerbatim},
+		// vtysh closes a section with "exit" (unindented), FRR 7.5 and older with "!".
+		"frr": {command: "show running-config", sections: true, verify: verifyFRR, mark: re(`(?m)^frr (version|defaults) `),
+			noise: re(`^(!.*|Building configuration.*|Current configuration.*|end|exit|exit-address-family|exit-vrf|frr version .*|frr defaults .*)$`)},
+		"vyos":              {command: "show configuration commands", verify: verifyQuoted},
+		"mikrotik_routeros": {command: "/export terse", noise: re(`^#.*$`), verify: verifyRouterOS},
+		"openwrt":           {command: "uci show", verify: verifyUCI},
 	}
 }()
 
 // sectionOpeners are IOS-family lines that enter a configuration sub-mode; entering one again
 // changes nothing.
-var sectionOpeners = regexp.MustCompile(`(?i)^\s*(interface|router|line|vlan|ip access-list|ipv6 access-list|route-map|class-map|policy-map|key chain|controller|address-family|vrf definition|ip vrf)\b`)
+var sectionOpeners = regexp.MustCompile(`(?i)^\s*(interface|router|line|vlan|ip access-list|ipv6 access-list|route-map|class-map|policy-map|key chain|controller|address-family|vrf definition|ip vrf|vrf|bfd|segment-routing|mpls ldp)\b`)
 
 // ResumeContext returns the line to send again before resuming a configuration after done
 // lines (cut short by a crash), so a line meant for a section does not land at the top level:
@@ -73,6 +83,27 @@ func (p *Profile) ResumeContext(done []string) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// ReadBy finds the profile that reads its configuration with command, when the platform that
+// read it is not known: a platform's own mark in output (FRR's "frr version") decides between
+// platforms that share the command, and otherwise the first by name does. Nil when no profile
+// reads with command.
+func ReadBy(command, output string) *Profile {
+	var first *Profile
+	for _, p := range Profiles() {
+		rb := readBacks[p.Name]
+		if rb.command == "" || rb.command != command {
+			continue
+		}
+		if rb.mark != nil && rb.mark.MatchString(output) {
+			return p
+		}
+		if first == nil && rb.mark == nil {
+			first = p
+		}
+	}
+	return first
 }
 
 // ConfigCommand is the show command that prints the platform's configuration, "" when the
@@ -276,4 +307,119 @@ func ChangesConfig(platform, cmd string) bool {
 		return false
 	}
 	return true
+}
+
+// unquote drops the single quotes VyOS and uci put around values, and folds spaces.
+func unquote(line string) string {
+	return strings.Join(strings.Fields(strings.ReplaceAll(line, "'", "")), " ")
+}
+
+// verifyQuoted finds a VyOS "set …" line in "show configuration commands", where values are
+// quoted; "delete X" is in effect when nothing under X is left.
+func verifyQuoted(line string, cfg []string) Verdict {
+	want := unquote(line)
+	if rest, ok := strings.CutPrefix(want, "delete "); ok {
+		for _, l := range cfg {
+			if l := unquote(l); l == "set "+rest || strings.HasPrefix(l, "set "+rest+" ") {
+				return VerdictNotTook
+			}
+		}
+		return VerdictTook
+	}
+	if !strings.HasPrefix(want, "set ") {
+		return VerdictUnknown
+	}
+	for _, l := range cfg {
+		if unquote(l) == want {
+			return VerdictTook
+		}
+	}
+	return VerdictNotTook
+}
+
+// verifyUCI reads "uci set K=V" and "uci delete K" back from "uci show"; other commands (uci
+// commit, service reloads) leave nothing of their own to see.
+func verifyUCI(line string, cfg []string) Verdict {
+	w := strings.Fields(line)
+	if len(w) < 3 || w[0] != "uci" {
+		return VerdictUnknown
+	}
+	arg := unquote(strings.Join(w[2:], " "))
+	switch w[1] {
+	case "set":
+		key, val, ok := strings.Cut(arg, "=")
+		if !ok {
+			return VerdictUnknown
+		}
+		for _, l := range cfg {
+			if k, v, ok := strings.Cut(unquote(l), "="); ok && k == key {
+				if v == val {
+					return VerdictTook
+				}
+				return VerdictNotTook
+			}
+		}
+		return VerdictNotTook
+	case "delete":
+		for _, l := range cfg {
+			if k, _, _ := strings.Cut(l, "="); k == arg || strings.HasPrefix(k, arg+".") {
+				return VerdictNotTook
+			}
+		}
+		return VerdictTook
+	}
+	return VerdictUnknown
+}
+
+// verifyRouterOS finds an "add" or "set" in "/export terse", where each item is one line with
+// its menu path and every property: the line took when one item of the same path has all the
+// properties it gave (the export also lists computed ones, such as an address's network).
+func verifyRouterOS(line string, cfg []string) Verdict {
+	w := strings.Fields(line)
+	verb := -1
+	for i, x := range w {
+		if x == "add" || x == "set" {
+			verb = i
+			break
+		}
+	}
+	if verb < 1 || !strings.HasPrefix(w[0], "/") {
+		return VerdictUnknown // a relative command ("add …" inside a menu) has no path to compare
+	}
+	path := strings.Join(w[:verb], " ")
+	props := w[verb+1:]
+	if w[verb] == "set" {
+		return VerdictUnknown // "set" names its item by number or find, which the export does not show
+	}
+	for _, l := range cfg {
+		rest, ok := strings.CutPrefix(l, path+" add ")
+		if !ok {
+			continue
+		}
+		have := strings.Fields(rest)
+		all := true
+		for _, p := range props {
+			if !slices.Contains(have, p) {
+				all = false
+				break
+			}
+		}
+		if all {
+			return VerdictTook
+		}
+	}
+	return VerdictNotTook
+}
+
+// frrCanonical are FRR lines that vtysh stores exactly as they are typed in full: when such a
+// line is nowhere in the configuration, it did not take effect.
+var frrCanonical = regexp.MustCompile(`^(ip|ipv6) address \S+/\d+$|^hostname \S+$|^description .+$`)
+
+// verifyFRR is verifyVerbatim, decided for the lines FRR never rewrites.
+func verifyFRR(line string, cfg []string) Verdict {
+	v := verifyVerbatim(line, cfg)
+	if v == VerdictUnknown && frrCanonical.MatchString(strings.Join(strings.Fields(line), " ")) {
+		return VerdictNotTook
+	}
+	return v
 }

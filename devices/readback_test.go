@@ -1,6 +1,7 @@
 package devices
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -63,4 +64,45 @@ func TestChangesConfigTellsLookingFromChanging(t *testing.T) {
 	require.True(t, ChangesConfig("vpcs", "ip 10.0.0.1/24"))
 	require.True(t, ChangesConfig("vpcs", "set pcname web"))
 	require.True(t, ChangesConfig("cisco_ios", "hostname R9"))
+}
+
+func TestFRRConfigLinesClosedByExitOrBang(t *testing.T) {
+	p, _ := ProfileByName("frr")
+	for _, closer := range []string{"exit", "!"} {
+		out := "Building configuration...\n\nCurrent configuration:\n!\nfrr version 10.3\nfrr defaults traditional\nhostname R1\n!\n" +
+			"interface eth0\n ip address 10.1.0.1/24\n ip ospf area 0\n" + closer + "\n!\nrouter ospf\n ospf router-id 1.1.1.1\n" + closer + "\nip forwarding\n!\nend"
+		got := p.ConfigLines(out)
+		want := []string{"hostname R1", "interface eth0", "interface eth0 | ip address 10.1.0.1/24", "interface eth0 | ip ospf area 0",
+			"router ospf", "router ospf | ospf router-id 1.1.1.1", "ip forwarding"}
+		if strings.Join(got, "\n") != strings.Join(want, "\n") {
+			t.Errorf("closed by %q: %q", closer, got)
+		}
+		if v := p.Verify("ip address 10.9.0.1/24", got); v != VerdictNotTook {
+			t.Errorf("an address nowhere in the configuration: %s", v)
+		}
+		if v := p.Verify("ip ospf cost 7", got); v != VerdictUnknown {
+			t.Errorf("a line FRR may have rewritten: %s", v)
+		}
+		if ctx, ok := p.ResumeContext([]string{"interface eth0", "ip address 10.1.0.1/24"}); !ok || ctx != "interface eth0" {
+			t.Errorf("resume context %q %v", ctx, ok)
+		}
+	}
+}
+
+func TestReadByTellsPlatformsThatShareAShowCommand(t *testing.T) {
+	frr := "Building configuration...\n\nCurrent configuration:\n!\nfrr version 8.4.4\nfrr defaults traditional\nhostname R1\n!\nend"
+	ios := "Building configuration...\n\nCurrent configuration : 1024 bytes\n!\nversion 15.9\nhostname R1\n!\nend"
+	for _, c := range []struct{ cmd, out, want string }{
+		{"show running-config", frr, "frr"},
+		{"show running-config", ios, "arista_eos"}, // the IOS family reads alike: any of them judges the same
+		{"show ip", "IP/MASK : 10.0.0.1/24", "vpcs"},
+		{"uci show", "network.lan.proto='static'", "openwrt"},
+	} {
+		if p := ReadBy(c.cmd, c.out); p == nil || p.Name != c.want {
+			t.Errorf("%s: %v, want %s", c.cmd, p, c.want)
+		}
+	}
+	if p := ReadBy("show nothing", ""); p != nil {
+		t.Errorf("no profile reads with that: %s", p.Name)
+	}
 }

@@ -21,6 +21,8 @@ var Destructive = []string{
 	"delete flash:", "delete bootflash:", "delete nvram:", "delete disk0:", "delete slot0:", "delete startup-config",
 	"request system reboot", "request system halt", "request system power-off", "request system zeroize",
 	"reset saved-configuration", "reset factory-configuration", "factory-reset", "boot system",
+	"firstboot", "sysupgrade", "jffs2reset", "system reset-configuration", "system reboot", "system shutdown",
+	"add system image", "install image",
 }
 
 // rule is one pattern: its first word is matched against the command's
@@ -186,11 +188,29 @@ var platformRules = map[string][]struct {
 		{newRule("disconnect", 2), "it closes the console session"},
 		{newRule("rlogin", 2), "it ties the console to a remote session"},
 	},
-	"linux": {
-		{newRule("exit", 4), "it ends the console shell, which can stop the container"},
-		{newRule("logout", 4), "it ends the console shell, which can stop the container"},
-		{newRule("exec", 4), "it replaces the console shell"},
+	"linux":   linuxRules,
+	"openwrt": linuxRules,
+	// "exit" and "quit" at the top of vtysh are handled: the driver answers the root shell
+	// they drop to with "vtysh".
+	"frr": {
+		{newRule("start-shell", 5), "it leaves vtysh for a shell"},
 	},
+	"vyos": {
+		{newRule("logout", 4), "it logs the console out"},
+		{newRule("exit discard", 2), "it throws away configuration that is not committed"},
+	},
+	"mikrotik_routeros": {
+		{newRule("quit", 4), "it logs the console out"},
+	},
+}
+
+var linuxRules = []struct {
+	rule   rule
+	reason string
+}{
+	{newRule("exit", 4), "it ends the console shell, which can stop the container"},
+	{newRule("logout", 4), "it ends the console shell, which can stop the container"},
+	{newRule("exec", 4), "it replaces the console shell"},
 }
 
 // CheckPlatform is Check plus the rules of one platform (a profile name):
@@ -232,6 +252,10 @@ func commandSegments(cmd string) [][]string {
 	var out [][]string
 	for _, seg := range strings.Split(lower, "\x00") {
 		words := strings.Fields(seg)
+		if len(words) > 0 && strings.HasPrefix(words[0], "/") && len(words[0]) > 1 {
+			// A RouterOS menu path, "/system reboot" or "/system/reboot".
+			words = append(strings.Fields(strings.ReplaceAll(words[0], "/", " ")), words[1:]...)
+		}
 		for len(words) > 0 {
 			if skip, ok := wrappers[words[0]]; ok && len(words) > 1+skip {
 				words = words[1+skip:]

@@ -20,15 +20,35 @@ type scriptedConsole struct {
 	prompt string
 	lines  []string
 	reply  func(c *scriptedConsole, line string) string
+	// greeting is printed to every new connection.
+	greeting string
+	// running, set by a reply, keeps the command going (no prompt) until
+	// Ctrl-C, which prints running and then the prompt.
+	running string
+	// stopKey ends a running command: Ctrl-C unless a reply set another.
+	stopKey byte
 }
 
+// keepRunning makes the command being answered run until Ctrl-C, which
+// prints stats.
+func (c *scriptedConsole) keepRunning(stats string) { c.running, c.stopKey = stats, 3 }
+
+// keepPaging makes the command wait in a pager that only "q" leaves.
+func (c *scriptedConsole) keepPaging() { c.running, c.stopKey = "\r", 'q' }
+
 func startScripted(t *testing.T, prompt string, reply func(c *scriptedConsole, line string) string) *scriptedConsole {
+	t.Helper()
+	return startGreeting(t, "", prompt, reply)
+}
+
+// startGreeting is startScripted with a banner printed to every new connection.
+func startGreeting(t *testing.T, greeting, prompt string, reply func(c *scriptedConsole, line string) string) *scriptedConsole {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &scriptedConsole{ln: ln, prompt: prompt, reply: reply}
+	c := &scriptedConsole{ln: ln, prompt: prompt, reply: reply, greeting: greeting}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -58,6 +78,9 @@ func (c *scriptedConsole) sent() []string {
 func (c *scriptedConsole) serve(conn net.Conn) {
 	defer conn.Close()
 	conn.Write([]byte{255, 251, 1, 255, 251, 3})
+	if c.greeting != "" {
+		conn.Write([]byte(strings.ReplaceAll(c.greeting, "\n", "\r\n")))
+	}
 	buf := make([]byte, 1024)
 	var line []byte
 	iac, skipLF := 0, false
@@ -79,6 +102,19 @@ func (c *scriptedConsole) serve(conn net.Conn) {
 				continue
 			}
 			skipLF = false
+			if b == c.stopKey && c.running != "" {
+				echo := "^C\r\n"
+				if b != 3 {
+					echo = ""
+				}
+				conn.Write([]byte(echo + strings.ReplaceAll(c.running, "\n", "\r\n") + "\r\n" + c.prompt))
+				c.running = ""
+				line = line[:0]
+				continue
+			}
+			if c.running != "" {
+				continue // a running command does not read the line
+			}
 			if b != '\r' && b != '\n' {
 				if b >= 0x20 {
 					line = append(line, b)
@@ -98,6 +134,13 @@ func (c *scriptedConsole) serve(conn net.Conn) {
 			}
 			if out != "" {
 				out = strings.ReplaceAll(out, "\n", "\r\n") + "\r\n"
+			}
+			if c.running != "" {
+				if c.stopKey != 3 {
+					out = strings.TrimSuffix(out, "\r\n") // a pager's prompt ends no line
+				}
+				conn.Write([]byte("\r\n" + out))
+				continue
 			}
 			conn.Write([]byte("\r\n" + out + c.prompt))
 		}

@@ -113,7 +113,11 @@ type CommandResult struct {
 	// Blocked means the command was refused by the safety policy and never sent.
 	Blocked bool `json:"blocked,omitempty"`
 	// TimedOut means the command was interrupted after its timeout.
-	TimedOut bool          `json:"timed_out,omitempty"`
+	TimedOut bool `json:"timed_out,omitempty"`
+	// Stopped means the driver interrupted the command (a command that
+	// never ends by itself, or one that timed out); Output then holds what
+	// it printed before and after the interrupt, and ends with a note.
+	Stopped  bool          `json:"stopped,omitempty"`
 	Duration time.Duration `json:"duration"`
 	// Prompt is the prompt the console showed after the command.
 	Prompt string `json:"prompt,omitempty"`
@@ -157,8 +161,15 @@ type Session struct {
 	data  []byte
 	reply []byte
 
-	prompt    string
-	mode      Mode
+	prompt string
+	mode   Mode
+	// hinted: the profile was guessed from the node (template, image, node
+	// type), so the console's own prompt may still correct it.
+	hinted bool
+	// seen keeps the first bytes the console printed while opening, where
+	// a banner can name the platform.
+	seen      []byte
+	collect   bool
 	textDelim string
 	lastIAC   time.Time
 	opened    time.Time
@@ -172,7 +183,7 @@ const iacGap = 30 * time.Millisecond
 var (
 	loginPrompt    = regexp.MustCompile(`(?i)(user ?name|login)\s*:\s*$`)
 	passwordPrompt = regexp.MustCompile(`(?i)password\s*:\s*$`)
-	pressReturn    = regexp.MustCompile(`(?i)press return to get started`)
+	pressReturn    = regexp.MustCompile(`(?i)press (return|enter) to (get started|activate this console)`)
 	errQuiet       = errors.New("quiet")
 )
 
@@ -183,6 +194,11 @@ var (
 // configuration mode someone else left behind, enters privileged mode where
 // the platform has one, and turns paging off.
 func Open(ctx context.Context, addr string, p *Profile, opts Options) (*Session, error) {
+	return open(ctx, addr, p, false, opts)
+}
+
+// open is Open; with hinted set, p is a guess the console's prompt may overrule.
+func open(ctx context.Context, addr string, p *Profile, hinted bool, opts Options) (*Session, error) {
 	opts = opts.withDefaults()
 	dial := opts.Dial
 	if dial == nil {
@@ -200,6 +216,7 @@ func Open(ctx context.Context, addr string, p *Profile, opts Options) (*Session,
 		conn:    conn,
 		opts:    opts,
 		profile: p,
+		hinted:  hinted && p != nil,
 		rbuf:    make([]byte, 32*1024),
 		opened:  time.Now(),
 	}
@@ -216,6 +233,8 @@ func Open(ctx context.Context, addr string, p *Profile, opts Options) (*Session,
 func (s *Session) open(ctx context.Context) error {
 	stop := s.watch(ctx)
 	defer stop()
+	s.collect = true
+	defer func() { s.collect, s.seen = false, nil }()
 
 	if err := s.settle(ctx, s.opts.SettleMax); err != nil {
 		return err
@@ -235,10 +254,12 @@ func (s *Session) open(ctx context.Context) error {
 		}
 	}
 	if s.profile == nil {
-		s.profile = detectFromPrompt(line)
+		s.profile = detectFromConsole(s.seen, line)
 		if s.profile == nil {
 			return &DetectError{Device: s.addr, Tried: []string{fmt.Sprintf("console prompt %q", line)}}
 		}
+	} else if other := s.correction(line); other != nil {
+		s.profile = other
 	}
 	s.setPrompt(line)
 
@@ -313,8 +334,13 @@ func (s *Session) wake(ctx context.Context) (string, int, error) {
 				return "", attempt, err
 			}
 			if !handled {
+				if other := s.correction(line); other != nil {
+					// The node's template or image guessed wrong; its prompt tells.
+					s.profile = other
+					return line, attempt, nil
+				}
 				if s.profile != nil {
-					if other := detectFromPrompt(line); other != nil {
+					if other := detectFromConsole(s.seen, line); other != nil {
 						return "", attempt, fmt.Errorf("%w: %s shows the prompt %q, which looks like %s, not %s; check the node's device_type tag",
 							ErrNoPrompt, s.addr, strings.TrimSpace(line), other.Name, s.profile.Name)
 					}
@@ -376,6 +402,24 @@ func (s *Session) answerLogin(line string, logins *int) (bool, error) {
 		return true, s.send(s.opts.Password+s.newline(), true)
 	}
 	return false, nil
+}
+
+// correction returns the profile the console's prompt line shows when the
+// session's profile was only guessed and the prompt belongs to another
+// platform. A Linux guess gives way to any other match, since a shell
+// prompt pattern also accepts "frr# ".
+func (s *Session) correction(line string) *Profile {
+	if !s.hinted || s.profile == nil {
+		return nil
+	}
+	other := detectFromConsole(s.seen, line)
+	if other == nil || other == s.profile {
+		return nil
+	}
+	if s.profile.ModeOf(line) != ModeUnknown && s.profile.Name != "linux" {
+		return nil
+	}
+	return other
 }
 
 func (s *Session) newline() string {
@@ -484,6 +528,9 @@ func (s *Session) fill(ctx context.Context, deadline time.Time) (int, error) {
 			}
 		}
 		s.scr.write(s.data)
+		if s.collect && len(s.seen) < 4096 {
+			s.seen = append(s.seen, s.data...)
+		}
 	}
 	if err != nil {
 		var ne net.Error
@@ -675,7 +722,7 @@ func (s *Session) runLocked(ctx context.Context, c Command) (CommandResult, erro
 	if err != nil {
 		if s.broken == nil && ctx.Err() != nil {
 			// Leave the console usable for the next caller.
-			if rerr := s.resync(ctx); rerr != nil {
+			if _, rerr := s.resync(ctx); rerr != nil {
 				s.fail(rerr)
 			}
 		}
@@ -684,19 +731,26 @@ func (s *Session) runLocked(ctx context.Context, c Command) (CommandResult, erro
 	}
 	switch {
 	case out.timedOut, out.unanswered != "":
-		res.Failed = true
-		if out.timedOut {
-			res.TimedOut = true
-			res.Error = fmt.Sprintf("no prompt within %s; the command was interrupted", s.timeoutFor(c).Round(time.Millisecond))
-		} else {
+		limit := s.timeoutFor(c).Round(time.Millisecond)
+		tail, rerr := s.resync(ctx)
+		res.Output = joinOutput(res.Output, tail)
+		res.Duration = time.Since(start)
+		res.Stopped = true
+		switch {
+		case out.unanswered != "":
+			res.Failed = true
 			res.Error = fmt.Sprintf("the device asked %q and no answer was given for it; the command was interrupted", out.unanswered)
+		case c.Timeout == 0 && s.profile.OpenEnded(text):
+			// Its expected end: what it printed is the answer.
+			res.Output = joinOutput(res.Output, fmt.Sprintf("[stopped after %s with %s: this command runs until interrupted]", limit, keyName(s.profile.Interrupt)))
+		default:
+			res.Failed, res.TimedOut = true, true
+			res.Error = fmt.Sprintf("no prompt within %s; the command was stopped with %s (its output so far is shown)", limit, keyName(s.profile.Interrupt))
 		}
-		if rerr := s.resync(ctx); rerr != nil {
+		if rerr != nil {
 			err := s.fail(fmt.Errorf("console did not return to a prompt after an interrupt: %w", rerr))
-			res.Duration = time.Since(start)
 			return res, err
 		}
-		res.Duration = time.Since(start)
 	case out.textEntry != "":
 		s.textDelim = out.textEntry
 	default:
@@ -958,20 +1012,33 @@ func (s *Session) partial(cmd string, st *scanState) string {
 
 // resync interrupts whatever runs on the console and waits for a prompt,
 // then falls back to plain Enters (which also get past a password prompt).
-func (s *Session) resync(ctx context.Context) error {
+// It returns what the console printed before that prompt (a ping's
+// statistics, printed on Ctrl-C), without the echoed "^C".
+func (s *Session) resync(ctx context.Context) (string, error) {
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.opts.ResyncTimeout)
 	defer cancel()
 	stop := s.watch(rctx)
 	defer stop()
 	s.stats.Interrupts++
+	var printed []byte
+	pager := false
 	for round := 0; round < 4; round++ {
 		keys := s.profile.Newline
 		if round == 0 && s.profile.Interrupt != "" {
 			keys = s.profile.Interrupt
 		}
+		if last, _ := lastLine(s.scr.buf); stuckPager.MatchString(last) {
+			pager = true
+		}
+		if round > 0 && pager {
+			keys = "q" // less and more ignore Ctrl-C
+		}
+		if round > 0 {
+			printed = append(printed, s.scr.buf...)
+		}
 		s.scr.reset()
 		if err := s.send(keys, false); err != nil {
-			return err
+			return "", err
 		}
 		deadline := time.Now().Add(1500 * time.Millisecond)
 		if d, ok := rctx.Deadline(); ok && d.Before(deadline) {
@@ -984,17 +1051,52 @@ func (s *Session) resync(ctx context.Context) error {
 			}
 			if err != nil {
 				if rctx.Err() != nil {
-					return fmt.Errorf("%w: %s did not show a prompt within %s of an interrupt", ErrNoPrompt, s.addr, s.opts.ResyncTimeout)
+					return "", fmt.Errorf("%w: %s did not show a prompt within %s of an interrupt", ErrNoPrompt, s.addr, s.opts.ResyncTimeout)
 				}
-				return err
+				return "", err
 			}
+			_, ls := lastLine(s.scr.buf)
+			printed = append(printed, s.scr.buf[:ls]...)
 			s.setPrompt(line)
 			s.textDelim = ""
-			return nil
+			return interruptEcho.ReplaceAllString(tidyOutput(string(printed)), ""), nil
 		}
 		if rctx.Err() != nil {
 			break
 		}
 	}
-	return fmt.Errorf("%w: %s did not show a prompt within %s of an interrupt", ErrNoPrompt, s.addr, s.opts.ResyncTimeout)
+	return "", fmt.Errorf("%w: %s did not show a prompt within %s of an interrupt", ErrNoPrompt, s.addr, s.opts.ResyncTimeout)
+}
+
+// stuckPager is the last line of a pager that paging-off setup did not prevent (less's ":" or
+// "(END)", more's "--More--"), which waits for "q".
+var stuckPager = regexp.MustCompile(`^\s*(:|\(END\)|--More--(\s*\(\d+%\))?|lines \d+-\d+(/\d+)?( \(END\)|\s+\d+%)?)\s*$`)
+
+// interruptEcho is a terminal's echo of an interrupt key on a line of its own.
+var interruptEcho = regexp.MustCompile(`(?m)^\s*\^[C^\]]\s*(\n|$)`)
+
+// keyName names an interrupt key for people.
+func keyName(key string) string {
+	switch key {
+	case "\x03":
+		return "Ctrl-C"
+	case "\x1e":
+		return "Ctrl-^"
+	case "":
+		return "Enter"
+	}
+	return fmt.Sprintf("%q", key)
+}
+
+// joinOutput puts the output printed after an interrupt under the output
+// printed before it.
+func joinOutput(before, after string) string {
+	before, after = strings.TrimRight(before, "\n"), strings.Trim(after, "\n")
+	switch {
+	case after == "":
+		return before
+	case before == "":
+		return after
+	}
+	return before + "\n" + after
 }

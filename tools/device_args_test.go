@@ -53,3 +53,33 @@ func TestDeviceToolsAcceptTheSeedsDeviceNamesForm(t *testing.T) {
 		}
 	}
 }
+
+func TestDevicePlanTellsFRRFromTemplateAndImage(t *testing.T) {
+	l := newLab(t) // the fake is a v3.0.6 server, whose nodes carry no tags
+	tpl := l.fake.AddFRRTemplate()
+	r1 := l.fake.AddNode(l.pid, fakegns3.NodeSpec{Template: tpl, Status: "started"})
+	l.fake.AddNode(l.pid, fakegns3.NodeSpec{Name: "PC1", Status: "started", X: 300})
+	args := json.RawMessage(`{"device_configs": [{"device_name": "R1", "commands": ["interface eth0", "ip address 10.1.0.1/24"]}]}`)
+	l.fake.ResetCounts()
+	plan, fail := PlanDevices(context.Background(), l.env, ConfigCommandsTool, args, nil)
+	if fail != nil {
+		t.Fatal(fail.JSON())
+	}
+	job := plan.Jobs[0]
+	if job.Name != r1.Name || job.Platform != "frr" || job.Target.TemplateName != "FRR" || !strings.Contains(job.Target.Image, fakegns3.FRRImage) {
+		t.Fatalf("%+v", job)
+	}
+	if n := l.fake.Count(fakegns3.OpListTemplates); n != 1 {
+		t.Fatalf("templates read %d times for one plan", n)
+	}
+	// A tagged node (GNS3 3.1 tags VPCS nodes) needs no template lookup.
+	l2 := newLab(t, fakegns3.WithVersion("3.1.0a2"))
+	l2.fake.AddNode(l2.pid, fakegns3.NodeSpec{Name: "PC1", Status: "started"})
+	plan, fail = PlanDevices(context.Background(), l2.env, ShowCommandsTool, json.RawMessage(`{"device_configs": [{"device_name": "PC1", "commands": ["show ip"]}]}`), nil)
+	if fail != nil || plan.Jobs[0].Platform != "vpcs" {
+		t.Fatalf("%+v %v", plan, fail)
+	}
+	if n := l2.fake.Count(fakegns3.OpListTemplates); n != 0 {
+		t.Fatalf("templates read %d times for a tagged node", n)
+	}
+}

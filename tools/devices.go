@@ -85,7 +85,8 @@ func newDeviceTools() []Tool {
 			name: ShowCommandsTool,
 			description: "Run read-only show/display commands on one or more devices (routers, switches, PCs, Linux nodes) through their " +
 				"telnet consoles, all devices at once. Each device returns the output of every command. Nodes must be started. " +
-				"Forbidden: traceroute/tracert/tracepath, ping -f, debug, test, and anything that reloads, erases or reformats a device.",
+				"Forbidden: traceroute/tracert/tracepath, ping -f, debug, test, and anything that reloads, erases or reformats a device. " +
+				boundedPing,
 			schema:     fmt.Sprintf(deviceSchema, "Show/display commands, e.g. \\\"show ip interface brief\\\"."),
 			modes:      readingModes,
 			idempotent: true,
@@ -94,7 +95,10 @@ func newDeviceTools() []Tool {
 			name: ConfigCommandsTool,
 			description: "Apply configuration commands to one or more devices. The tool enters configuration mode itself " +
 				"(do not send 'configure terminal' or 'end') and leaves it afterwards; a multi-line string is split into lines. " +
-				"It stops at the first line a device rejects and reports it. Not for VPCS: use execute_vpcs_commands.",
+				"It stops at the first line a device rejects and reports it. Not for VPCS: use execute_vpcs_commands. " +
+				"FRRouting (vtysh) takes CIDR addresses (\"interface eth0\", \"ip address 10.1.0.1/24\"); VyOS takes \"set …\" lines " +
+				"and is committed for you; RouterOS takes \"/ip address add address=10.1.0.1/24 interface=ether1\". " +
+				"Save only when the user asks: \"write memory\" on IOS-like and FRR, \"save\" on VyOS.",
 			schema:   fmt.Sprintf(deviceSchema, "Configuration lines, e.g. \\\"interface GigabitEthernet0/0\\\", \\\"ip address 10.0.0.1 255.255.255.0\\\"."),
 			modes:    changingModes,
 			mutating: true,
@@ -110,13 +114,22 @@ func newDeviceTools() []Tool {
 	}
 }
 
+// boundedPing tells the model how to ask each platform for a ping that ends by itself, and
+// what happens to one that does not.
+const boundedPing = "Ask for bounded pings: IOS/Arista/Ruijie \"ping 10.1.0.2 repeat 3\", Linux/OpenWrt \"ping -c 3 10.1.0.2\", " +
+	"Junos/VyOS \"ping 10.1.0.2 count 3\", RouterOS \"/ping 10.1.0.2 count=3\", Huawei \"ping -c 3 10.1.0.2\". " +
+	"FRRouting's vtysh \"ping 10.1.0.2\" takes no count. A command that never ends by itself (such a ping, \"| refresh\", tail -f) " +
+	"is stopped with Ctrl-C after 5 s and returns its output and statistics, marked as stopped."
+
 type deviceArgs struct {
 	projectArg
-	DeviceConfigs []struct {
-		DeviceName     string   `json:"device_name"`
-		Commands       []string `json:"commands"`
-		ConfigCommands []string `json:"config_commands"` // the reference's name for the config tool
-	} `json:"device_configs"`
+	DeviceConfigs []deviceConfig `json:"device_configs"`
+}
+
+type deviceConfig struct {
+	DeviceName     string   `json:"device_name"`
+	Commands       []string `json:"commands"`
+	ConfigCommands []string `json:"config_commands"` // the reference's name for the config tool
 }
 
 // configModeWords are refused by the show tool: they would leave a console in configuration mode.
@@ -152,6 +165,7 @@ func PlanDevices(ctx context.Context, env Env, name string, args json.RawMessage
 		policy = devices.DefaultPolicy()
 	}
 	seen := map[string]bool{}
+	templates := templateNames(ctx, env, topo, a.DeviceConfigs)
 	for i, dc := range a.DeviceConfigs {
 		cmds := dc.Commands
 		if len(cmds) == 0 {
@@ -185,7 +199,7 @@ func PlanDevices(ctx context.Context, env Env, name string, args json.RawMessage
 			reject(n.NodeID, n.Name, "%v", err)
 			continue
 		}
-		job, problem := deviceJob(n, env.GNS3Host, name)
+		job, problem := deviceJob(n, templates[n.TemplateID], env.GNS3Host, name)
 		if problem != "" {
 			reject(n.NodeID, n.Name, "%s", problem)
 			continue
@@ -256,14 +270,59 @@ func entersConfigMode(cmd string) bool {
 	return false
 }
 
-// deviceJob checks that a node can be reached through its console and describes it for the
-// console driver.
-func deviceJob(n *gns3.Node, gns3Host, tool string) (DeviceJob, string) {
-	t := devices.Target{NodeID: n.NodeID, Name: n.Name, NodeType: n.NodeType, Tags: n.Tags,
-		ConsoleType: n.ConsoleType, ConsoleHost: n.ConsoleHost, ConsolePort: n.ConsolePort()}
-	if img, ok := n.Properties["image"].(string); ok {
-		t.Image = img
+// imageProperties are the node properties that name image files: QEMU's disks and CD-ROM,
+// Docker's and Dynamips' image, IOU's path.
+var imageProperties = []string{"hda_disk_image", "hdb_disk_image", "hdc_disk_image", "hdd_disk_image", "cdrom_image", "image", "path"}
+
+// templateNames maps the template IDs of the listed nodes to template names, so detection can
+// use them (GNS3 v3.0 nodes carry no tags). It reads the template list only when a listed node
+// has a template and no platform tag; when the list cannot be read, detection goes on with the
+// other clues.
+func templateNames(ctx context.Context, env Env, topo *topology, listed []deviceConfig) map[string]string {
+	need := false
+	for _, dc := range listed {
+		n, err := topo.findNode(dc.DeviceName)
+		if err == nil && n.TemplateID != "" && !hasPlatformTag(n.Tags) {
+			need = true
+			break
+		}
 	}
+	if !need || env.GNS3 == nil {
+		return nil
+	}
+	ts, err := env.GNS3.ListTemplates(ctx)
+	if err != nil {
+		return nil
+	}
+	names := make(map[string]string, len(ts))
+	for _, t := range ts {
+		names[t.TemplateID] = t.Name
+	}
+	return names
+}
+
+func hasPlatformTag(tags []string) bool {
+	for _, tag := range tags {
+		k, _, ok := strings.Cut(tag, ":")
+		if k = strings.ToLower(strings.TrimSpace(k)); ok && (k == "device_type" || k == "platform") {
+			return true
+		}
+	}
+	return false
+}
+
+// deviceJob checks that a node can be reached through its console and describes it for the
+// console driver: everything GNS3 says of the node that tells its platform.
+func deviceJob(n *gns3.Node, templateName, gns3Host, tool string) (DeviceJob, string) {
+	t := devices.Target{NodeID: n.NodeID, Name: n.Name, NodeType: n.NodeType, Tags: n.Tags, TemplateName: templateName,
+		ConsoleType: n.ConsoleType, ConsoleHost: n.ConsoleHost, ConsolePort: n.ConsolePort()}
+	var images []string
+	for _, key := range imageProperties {
+		if img, ok := n.Properties[key].(string); ok && strings.TrimSpace(img) != "" {
+			images = append(images, strings.TrimSpace(img))
+		}
+	}
+	t.Image = strings.Join(images, " ")
 	job := DeviceJob{NodeID: n.NodeID, Name: n.Name, Target: t, Config: tool == ConfigCommandsTool}
 	if tool == VPCSCommandsTool {
 		if n.NodeType != "vpcs" {

@@ -35,6 +35,7 @@ package fakegns3
 
 import (
 	"fmt"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -221,6 +222,9 @@ type template struct {
 	ComputeID                                                 string
 	Ports                                                     []Port
 	Extra                                                     map[string]any
+	// NodeProperties are copied into the properties of every node made from
+	// the template (a QEMU appliance's disk image names).
+	NodeProperties map[string]any
 }
 
 type node struct {
@@ -233,6 +237,7 @@ type node struct {
 	symbol                                 string
 	pendingPolls                           int
 	tags                                   []string
+	properties                             map[string]any
 }
 
 type link struct {
@@ -401,6 +406,31 @@ func (s *Server) AddTemplate(id, name, templateType, nameFormat string, ports []
 		Symbol: ":/symbols/router.svg", ConsoleType: "telnet", ComputeID: "local", Ports: ports,
 	})
 	return id
+}
+
+// FRRImage is the disk image of the FRR template AddFRRTemplate adds, as
+// GNS3's marketplace appliance names it.
+const FRRImage = "frr-8.2.2.qcow2"
+
+// AddFRRTemplate adds a QEMU template like GNS3's marketplace FRR appliance:
+// named "FRR", nodes named R1, R2, …, four ports eth0–eth3 (one adapter
+// each), a telnet console, and the disk image in hda_disk_image. Nodes made
+// from it carry no tag, as on GNS3 v3.0. It returns the template ID.
+func (s *Server) AddFRRTemplate() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ports := make([]Port, 4)
+	for i := range ports {
+		ports[i] = Port{Name: fmt.Sprintf("eth%d", i), ShortName: fmt.Sprintf("eth%d", i), Adapter: i, Port: 0, LinkType: "ethernet"}
+	}
+	t := &template{
+		ID: newID(), Name: "FRR", Type: "qemu", Category: "router", NameFormat: "R{0}",
+		Symbol: ":/symbols/affinity/circle/blue/router.svg", ConsoleType: "telnet", ComputeID: "local", Ports: ports,
+		NodeProperties: map[string]any{"hda_disk_image": FRRImage, "hdb_disk_image": "", "cdrom_image": "", "platform": "x86_64",
+			"adapters": 4, "adapter_type": "virtio-net-pci", "ram": 512, "cpus": 1},
+	}
+	s.templates = append(s.templates, t)
+	return t.ID
 }
 
 // NodeSpec describes a node added directly with AddNode.
@@ -681,6 +711,9 @@ func (s *Server) createNode(p *project, tpl *template, name string, x, y int) (*
 		id: newID(), name: name, nodeType: tpl.Type, templateID: tpl.ID, status: "stopped",
 		x: x, y: y, consoleType: tpl.ConsoleType, symbol: tpl.Symbol,
 		ports: append([]Port(nil), tpl.Ports...),
+	}
+	if tpl.NodeProperties != nil {
+		n.properties = maps.Clone(tpl.NodeProperties)
 	}
 	if builtinType(tpl.Type) {
 		n.status = "started"

@@ -211,6 +211,9 @@ func (s *Server) nodeJSON(p *project, n *node, shape nodeShape) nodeOut {
 		Symbol:     n.symbol, X: n.x, Y: n.y, Z: 1, Locked: n.locked,
 		PortNameFormat: "Ethernet{0}", CustomAdapters: []any{}, Width: 60, Height: 60,
 	}
+	for k, v := range n.properties {
+		out.Properties[k] = v
+	}
 	if n.console != 0 {
 		c := n.console
 		out.Console = &c
