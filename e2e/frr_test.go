@@ -54,7 +54,7 @@ func TestFRRLabWithoutTags(t *testing.T) {
 		fakeopenai.Text("The link is up: R1 reaches R2."),
 	)
 	start := time.Now()
-	s := env.OpenStream(http.MethodPost, env.ChatPath("/stream"), map[string]any{"message": "address both ends of the link and test it"}, "")
+	s := env.OpenStream(http.MethodPost, env.ChatPath("/stream"), map[string]any{"message": "address both ends of the link and test it", "approval_cards": true}, "")
 	seen := until(t, s, "approval_required")
 	require.Less(t, time.Since(start), time.Minute, "show and the plan's read-back")
 	a := approvalOf(t, seen[len(seen)-1])
