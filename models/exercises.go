@@ -42,10 +42,10 @@ type Exercise struct {
 // View is what the student may know of an exercise: status and counters, never its faults.
 func (ex *Exercise) View() map[string]any {
 	v := map[string]any{"exercise_id": ex.ID, "session_id": ex.SessionID, "status": ex.Status, "checks": ex.Checks,
-		"hints_used": ex.HintsUsed, "last_check": ex.LastCheck, "created_at": ex.CreatedAt.UTC().Format(time.RFC3339),
-		"expires_at": ex.ExpiresAt.UTC().Format(time.RFC3339), "ended_at": nil}
+		"hints_used": ex.HintsUsed, "last_check": ex.LastCheck, "created_at": ClientTime(ex.CreatedAt),
+		"expires_at": ClientTime(ex.ExpiresAt), "ended_at": nil}
 	if ex.EndedAt != nil {
-		v["ended_at"] = ex.EndedAt.UTC().Format(time.RFC3339)
+		v["ended_at"] = ClientTime(*ex.EndedAt)
 	}
 	return v
 }
