@@ -25,7 +25,8 @@
 //   - link captures: start, stop, and the live pcap stream (capture.go).
 //   - a project's notification stream announcing every state change (notifications.go);
 //   - what GNS3's web UI needs to sign in and draw a project (form login, computes, drawings,
-//     symbols) and, WithWebUI, a production build of the UI itself at /static/web-ui/ (webui.go).
+//     symbols, the notification WebSockets) and, WithWebUI, a production build of the UI itself
+//     at /static/web-ui/ (webui.go).
 //
 // Tests drive and inspect it with Go methods: AddUser, AddProject, AddNode,
 // AddLink, SetConsole (point a node at a real vpcs process), SetStartPolls

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/coder/websocket"
 )
 
 // GNS3's web UI is served by the controller itself, under /static/web-ui/, and talks to the
@@ -23,6 +25,10 @@ const (
 	// OpSymbol is GET /v3/symbols/{symbol_id}/raw (and /dimensions); a symbol id such as
 	// ":/symbols/affinity/circle/blue/router.svg" holds slashes.
 	OpSymbol Op = "GET /v3/symbols/{symbol_path...}"
+	// The notification WebSockets the UI opens, with the token in ?token=: the controller's
+	// (pings) and a project's (the notifications of OpNotifications).
+	OpNotificationsWS        Op = "GET /v3/notifications/ws"
+	OpProjectNotificationsWS Op = "GET /v3/projects/{project_id}/notifications/ws"
 )
 
 // WithWebUI serves the web UI build in dir at /static/web-ui/, as GNS3 serves its own
@@ -35,6 +41,8 @@ func (s *Server) webUIRoutes(mux *http.ServeMux, add func(Op, bool, handler)) {
 	add(OpListComputes, true, s.listComputes)
 	add(OpListDrawings, true, s.listDrawings)
 	mux.HandleFunc(string(OpSymbol), s.symbol)
+	mux.HandleFunc(string(OpNotificationsWS), s.notificationsWS(OpNotificationsWS))
+	mux.HandleFunc(string(OpProjectNotificationsWS), s.notificationsWS(OpProjectNotificationsWS))
 	if s.webUI == "" {
 		return
 	}
@@ -110,5 +118,45 @@ func (s *Server) symbol(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]int{"width": 60, "height": 60})
 	default:
 		writeJSON(w, http.StatusNotFound, map[string]string{"detail": "Not Found"})
+	}
+}
+
+// notificationsWS serves a notification WebSocket: every message is one notification object, as
+// on OpNotifications' lines. Browsers cannot set headers on a WebSocket, so the token comes in
+// the query.
+func (s *Server) notificationsWS(op Op) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if !s.countAndWait(op, r) {
+			return
+		}
+		if tok := r.URL.Query().Get("token"); tok != "" && r.Header.Get("Authorization") == "" {
+			r.Header.Set("Authorization", "Bearer "+tok)
+		}
+		s.mu.Lock()
+		u, herr := s.authUser(r)
+		key := "" // the controller's stream hears only pings
+		if herr == nil && op == OpProjectNotificationsWS {
+			var p *project
+			if p, herr = s.projectFor(r, u, "Project.Audit", false); p != nil {
+				key = p.id
+			}
+		}
+		if herr != nil {
+			s.mu.Unlock()
+			writeErr(w, herr)
+			return
+		}
+		sub := s.subscribe(key)
+		ping := s.notes.ping
+		s.mu.Unlock()
+		defer s.unsubscribe(key, sub)
+		// The page's origin is the copilot's address in front of GNS3, as for GNS3 behind a proxy.
+		c, err := websocket.Accept(w, r, &websocket.AcceptOptions{InsecureSkipVerify: true})
+		if err != nil {
+			return
+		}
+		defer c.CloseNow()
+		ctx := c.CloseRead(r.Context())
+		s.pump(ctx, sub, ping, func(b []byte) error { return c.Write(ctx, websocket.MessageText, b) })
 	}
 }

@@ -1,6 +1,8 @@
 package fakegns3
 
 import (
+	"context"
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/url"
@@ -8,6 +10,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/coder/websocket"
 )
 
 // The web UI's build is served as GNS3 serves it: its files, index.html for the paths the UI
@@ -102,5 +107,37 @@ func TestNoWebUIWithoutABuild(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusNotFound {
 		t.Fatalf("status %d, want 404", resp.StatusCode)
+	}
+}
+
+// The web UI's notification WebSocket of a project carries the project's notifications, with
+// the token in the query as browsers send it; a bad token is refused before the upgrade.
+func TestProjectNotificationWebSocket(t *testing.T) {
+	s := New(t)
+	s.AddUser("alice", "tok-alice", false)
+	pid := s.AddProject("lab", Members("alice"))
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	ws := "ws" + strings.TrimPrefix(s.URL, "http") + "/v3/projects/" + pid + "/notifications/ws?token="
+	if _, resp, err := websocket.Dial(ctx, ws+"nope", nil); err == nil || resp == nil || resp.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("a bad token: %v %v", resp, err)
+	}
+	c, _, err := websocket.Dial(ctx, ws+"tok-alice", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.CloseNow()
+	// The listener is registered before the upgrade answers, so this node is announced.
+	s.AddNode(pid, NodeSpec{Name: "PC1"})
+	_, msg, err := c.Read(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var note struct {
+		Action string         `json:"action"`
+		Event  map[string]any `json:"event"`
+	}
+	if err := json.Unmarshal(msg, &note); err != nil || note.Action != "node.created" || note.Event["name"] != "PC1" {
+		t.Fatalf("notification %s (%v)", msg, err)
 	}
 }
