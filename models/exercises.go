@@ -253,13 +253,9 @@ func (r *ChatRepository) RecordExchange(ctx context.Context, p ExchangeParams) (
 	for attempt := 0; attempt < 3; attempt++ {
 		err = r.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 			now := r.Now()
-			var maxSeq *int
-			if err := tx.Model(&ChatTurn{}).Where("session_id = ?", p.SessionID).Select("MAX(seq)").Scan(&maxSeq).Error; err != nil {
+			seq, err := nextTurnSeq(tx, p.SessionID)
+			if err != nil {
 				return err
-			}
-			seq := 1
-			if maxSeq != nil {
-				seq = *maxSeq + 1
 			}
 			turn := ChatTurn{ID: uuid.NewString(), SessionID: p.SessionID, Seq: seq, UserID: p.UserID, ProjectID: p.ProjectID,
 				Status: TurnCompleted, Mode: ExerciseRequestMode, WorkflowID: p.ExerciseID, CreatedAt: now, FinishedAt: &now}
