@@ -203,9 +203,11 @@ func typedExerciseRequest(msg string) string {
 	return ""
 }
 
-// answerTypedRequest answers "check"/"hint" typed in a session with an open exercise, as an SSE
-// stream of its own (exercise_checked, then done), so a chat client needs nothing new. It
-// reports false when the message is not for an exercise and the turn should start as usual.
+// answerTypedRequest answers "check"/"hint"/"give up" typed in a session with an open exercise, as
+// an SSE stream of its own: the answer as content (all a client that knows only the seed's events
+// shows), exercise_checked for clients that show the exercise, then done. The request and the
+// answer join the transcript, so a reload shows both. It reports false when the message is not
+// for an exercise and the turn should start as usual.
 func (s *Server) answerTypedRequest(c *gin.Context, u *authUser, projectID, sessionID, message string) bool {
 	update := typedExerciseRequest(message)
 	if update == "" || sessionID == "" || s.deps.Exercises == nil {
@@ -232,12 +234,25 @@ func (s *Server) answerTypedRequest(c *gin.Context, u *authUser, projectID, sess
 	if ans.Hint != "" {
 		text = "Hint: " + ans.Hint + "\n\n" + ans.Message
 	}
+	// The exercise has answered whatever happens to the transcript: a failed write costs the
+	// reload its copy, never the student the answer.
+	meta, _ := json.Marshal(map[string]any{"exercise_request": update, "exercise_status": ans.Status})
+	messageID := ""
+	stored, err := s.deps.Repo.RecordExchange(context.WithoutCancel(ctx), models.ExchangeParams{SessionID: sessionID,
+		UserID: u.ID, ProjectID: projectID, ExerciseID: ex.ID, Request: message, Answer: text, Metadata: string(meta)})
+	if err != nil {
+		s.log.Error("storing an exercise's answer in the transcript", "session", sessionID, "request", update, "error", err)
+	} else {
+		messageID = stored.ID
+	}
+	content, _ := json.Marshal(relay.Payload{Type: relay.TypeContent, SessionID: sessionID, Content: text, MessageID: messageID})
 	checked, _ := json.Marshal(relay.Payload{Type: relay.TypeExerciseChecked, SessionID: sessionID, Status: update,
 		Content: text, Hint: ans.Hint, Exercise: ans.Exercise})
 	done, _ := json.Marshal(relay.Payload{Type: relay.TypeDone, SessionID: sessionID, Status: models.TurnCompleted})
 	w, err := s.startSSE(c)
 	defer w.end()
 	if err == nil {
+		w.frame("", relay.TypeContent, content)
 		w.frame("", relay.TypeExerciseChecked, checked)
 		w.frame("", relay.TypeDone, done)
 		err = w.send()

@@ -36,7 +36,9 @@ type sessionView struct {
 	Running bool `json:"running"`
 }
 
-func isoTime(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
+// isoTime writes a time the way every client can read it, GNS3's web UI included (see
+// models.ClientTime).
+func isoTime(t time.Time) string { return models.ClientTime(t) }
 
 func jsonObject(s string) json.RawMessage {
 	if s == "" || !json.Valid([]byte(s)) {

@@ -203,9 +203,11 @@ func TestInjectedFaultExerciseOnRealVPCS(t *testing.T) {
 	s = env.OpenStream(http.MethodPost, env.ChatPath("/stream"), map[string]any{"message": "check", "session_id": sessionID}, "")
 	frames = s.UntilDone(t, true)
 	t.Logf("\"check\" typed in the chat after the restart: %v", time.Since(began).Round(time.Millisecond))
-	require.Equal(t, []string{"exercise_checked", "done"}, e2eenv.Types(frames))
+	// The answer comes as content, all a client that knows only the seed's events shows.
+	require.Equal(t, []string{"content", "exercise_checked", "done"}, e2eenv.Types(frames))
 	require.Contains(t, frames[0].Data["content"], "Fixed")
-	exv := frames[0].Data["exercise"].(map[string]any)
+	require.Equal(t, frames[0].Data["content"], frames[1].Data["content"])
+	exv := frames[1].Data["exercise"].(map[string]any)
 	require.Equal(t, "fixed", exv["status"])
 	require.EqualValues(t, 2, exv["checks"])
 	require.EqualValues(t, 1, exv["hints_used"])
@@ -227,6 +229,14 @@ func TestInjectedFaultExerciseOnRealVPCS(t *testing.T) {
 	}
 	code, body = env.Do(http.MethodPost, sessPath+"/exercise/check", nil)
 	requireError(t, code, body, http.StatusConflict, "over")
+	// A reload shows the typed request and its answer, last.
+	p := &panel{t: t, base: env.URL, token: e2eenv.UserToken, prefix: env.ChatPath("")}
+	h := p.history(sessionID)
+	require.GreaterOrEqual(t, len(h), 2)
+	require.Equal(t, "user", h[len(h)-2].Role)
+	require.Equal(t, "check", h[len(h)-2].Content)
+	require.Equal(t, "assistant", h[len(h)-1].Role)
+	require.Equal(t, frames[0].Data["content"], h[len(h)-1].Content)
 	// The exercise's history, with a check, a hint, a restart and the fixing check, replays on
 	// the current code (and is the fixture of workflows.TestRecordedExerciseReplaysOnTheCurrentCode).
 	var final workflows.ExerciseAnswer

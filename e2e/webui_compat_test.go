@@ -168,6 +168,10 @@ func (p *panel) send(message, sessionID string) panelTurn {
 	return turn
 }
 
+// panelZonedTime is how the panel tells a time with a zone (formatTime of its session list), with
+// a bare Z ruled out: the panel would make it "…ZZ", an Invalid Date.
+var panelZonedTime = `[+-]\d{2}:?\d{2}$`
+
 type panelSession struct {
 	ThreadID     string `json:"thread_id"`
 	Title        string `json:"title"`
@@ -204,11 +208,13 @@ func (p *panel) history(sessionID string) []panelMessage {
 			Name       string          `json:"name"`
 			ToolCallID string          `json:"tool_call_id"`
 			Metadata   json.RawMessage `json:"metadata"`
+			CreatedAt  string          `json:"created_at"`
 		} `json:"messages"`
 	}
 	require.Equal(p.t, http.StatusOK, p.json(http.MethodGet, p.prefix+"/sessions/"+sessionID+"/history", nil, &h))
 	var out []panelMessage
 	for _, m := range h.Messages {
+		require.Regexp(p.t, panelZonedTime, m.CreatedAt, "a history time the panel can read")
 		if m.Role == "tool" && len(out) > 0 && out[len(out)-1].Role == "assistant" {
 			last := &out[len(out)-1]
 			last.Tools = append(last.Tools, panelTool{Name: m.Name, Content: m.Content, ToolCallID: m.ToolCallID})
@@ -280,7 +286,8 @@ func playPanel(t *testing.T, env *e2eenv.Env, p *panel) {
 	}
 	require.NotNil(t, mine, "the new session is listed")
 	require.Equal(t, 4, mine.MessageCount) // user, assistant with the call, tool, answer
-	require.NotEmpty(t, mine.UpdatedAt)
+	// The panel reads a time as zoned only when it ends in ±hh:mm, and appends Z otherwise.
+	require.Regexp(t, panelZonedTime, mine.UpdatedAt)
 	require.NotEmpty(t, mine.Title)
 
 	// A reload shows the history with the tool folded into the assistant message that called it.

@@ -188,13 +188,9 @@ func (r *ChatRepository) StartTurn(ctx context.Context, p StartTurnParams) (*Cha
 		if running > 0 {
 			return ErrTurnRunning
 		}
-		var maxSeq *int
-		if err := tx.Model(&ChatTurn{}).Where("session_id = ?", sess.ThreadID).Select("MAX(seq)").Scan(&maxSeq).Error; err != nil {
+		seq, err := nextTurnSeq(tx, sess.ThreadID)
+		if err != nil {
 			return err
-		}
-		seq := 1
-		if maxSeq != nil {
-			seq = *maxSeq + 1
 		}
 		turnID := uuid.NewString()
 		turn = ChatTurn{ID: turnID, SessionID: sess.ThreadID, Seq: seq, UserID: p.UserID, ProjectID: p.ProjectID,
@@ -227,6 +223,18 @@ func (r *ChatRepository) StartTurn(ctx context.Context, p StartTurnParams) (*Cha
 		return nil, nil, false, err
 	}
 	return &sess, &turn, created, nil
+}
+
+// nextTurnSeq numbers a session's next turn: one more than its last, 1 for its first.
+func nextTurnSeq(tx *gorm.DB, sessionID string) (int, error) {
+	var maxSeq *int
+	if err := tx.Model(&ChatTurn{}).Where("session_id = ?", sessionID).Select("MAX(seq)").Scan(&maxSeq).Error; err != nil {
+		return 0, err
+	}
+	if maxSeq == nil {
+		return 1, nil
+	}
+	return *maxSeq + 1, nil
 }
 
 // errSessionRace is a new session's id taken by a concurrent insert.

@@ -3,9 +3,11 @@ package models
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
+	"github.com/google/uuid"
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
 )
@@ -42,10 +44,10 @@ type Exercise struct {
 // View is what the student may know of an exercise: status and counters, never its faults.
 func (ex *Exercise) View() map[string]any {
 	v := map[string]any{"exercise_id": ex.ID, "session_id": ex.SessionID, "status": ex.Status, "checks": ex.Checks,
-		"hints_used": ex.HintsUsed, "last_check": ex.LastCheck, "created_at": ex.CreatedAt.UTC().Format(time.RFC3339),
-		"expires_at": ex.ExpiresAt.UTC().Format(time.RFC3339), "ended_at": nil}
+		"hints_used": ex.HintsUsed, "last_check": ex.LastCheck, "created_at": ClientTime(ex.CreatedAt),
+		"expires_at": ClientTime(ex.ExpiresAt), "ended_at": nil}
 	if ex.EndedAt != nil {
-		v["ended_at"] = ex.EndedAt.UTC().Format(time.RFC3339)
+		v["ended_at"] = ClientTime(*ex.EndedAt)
 	}
 	return v
 }
@@ -222,4 +224,60 @@ func RedactPrivate(msgs []ChatMessage, private map[string]bool, keepTurn string)
 		}
 	}
 	return out
+}
+
+// ExerciseRequestMode is the mode of the turn that records a request typed to an exercise
+// ("check", "hint", "give up") and the exercise's answer. No chat workflow runs it, and it is not
+// private: the student wrote the request and read the answer.
+const ExerciseRequestMode = "exercise_request"
+
+// ExchangeParams is a request typed to a session's exercise and the exercise's answer.
+type ExchangeParams struct {
+	SessionID, UserID, ProjectID string
+	// ExerciseID is the exercise (and its workflow) that answered.
+	ExerciseID string
+	Request    string
+	Answer     string
+	// Metadata of the answer (a JSON object, "" for none).
+	Metadata string
+}
+
+// RecordExchange stores a typed request and the exercise's answer in the session's transcript, as
+// a finished turn of their own (ExerciseRequestMode): the user's message, then the assistant's,
+// counted in the session's statistics, so a reload shows both and later turns' models read them.
+// It returns the answer's message. A turn started at the same moment takes the next number; the
+// request is then written again after it.
+func (r *ChatRepository) RecordExchange(ctx context.Context, p ExchangeParams) (*ChatMessage, error) {
+	var answer ChatMessage
+	var err error
+	for attempt := 0; attempt < 3; attempt++ {
+		err = r.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+			now := r.Now()
+			seq, err := nextTurnSeq(tx, p.SessionID)
+			if err != nil {
+				return err
+			}
+			turn := ChatTurn{ID: uuid.NewString(), SessionID: p.SessionID, Seq: seq, UserID: p.UserID, ProjectID: p.ProjectID,
+				Status: TurnCompleted, Mode: ExerciseRequestMode, WorkflowID: p.ExerciseID, CreatedAt: now, FinishedAt: &now}
+			if err := tx.Create(&turn).Error; err != nil {
+				return err
+			}
+			question := ChatMessage{ID: MessageID(turn.ID, 0), SessionID: p.SessionID, TurnID: turn.ID, TurnSeq: seq, Idx: 0,
+				Role: "user", Content: p.Request, Committed: true, CreatedAt: now}
+			answer = ChatMessage{ID: MessageID(turn.ID, 1), SessionID: p.SessionID, TurnID: turn.ID, TurnSeq: seq, Idx: 1,
+				Role: "assistant", Content: p.Answer, Metadata: p.Metadata, Committed: true, CreatedAt: now}
+			if err := tx.Create(&[]ChatMessage{question, answer}).Error; err != nil {
+				return err
+			}
+			return tx.Model(&ChatSession{}).Where("thread_id = ?", p.SessionID).Updates(map[string]any{
+				"message_count": gorm.Expr("message_count + ?", 2), "last_message_at": now, "updated_at": now}).Error
+		})
+		if !errors.Is(err, gorm.ErrDuplicatedKey) {
+			break
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &answer, nil
 }

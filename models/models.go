@@ -87,3 +87,11 @@ var (
 	ErrNotFound    = errors.New("not found")
 	ErrTurnRunning = errors.New("a turn is already running in this session")
 )
+
+// ClientTimeLayout is how times are written for clients: RFC 3339 in UTC with the offset spelled
+// "+00:00", never a bare "Z". GNS3's web UI counts a time as zoned only when it ends in ±hh:mm
+// and appends "Z" to any other, so "…Z" would become "…ZZ", shown as "Invalid Date".
+const ClientTimeLayout = "2006-01-02T15:04:05.999999-07:00"
+
+// ClientTime writes t for clients (ClientTimeLayout).
+func ClientTime(t time.Time) string { return t.UTC().Format(ClientTimeLayout) }

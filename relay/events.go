@@ -39,7 +39,8 @@ const (
 
 // Exercise events (fault-injection exercises). An injection turn's log carries
 // exercise_started once its fault is recorded; a student's "check" or "hint" typed in the chat
-// is answered with exercise_checked. Their "exercise" is {exercise_id, session_id, status: open
+// is answered with content (the answer, for clients that show only the seed's events), then
+// exercise_checked, then done. Their "exercise" is {exercise_id, session_id, status: open
 // | fixed | given_up | expired, checks, hints_used, last_check, created_at, expires_at,
 // ended_at}; exercise_checked adds "status" (the request: check | hint | give_up), "content"
 // (the answer for people) and, for a hint, "hint". Neither ever carries the injected fault. An

@@ -155,9 +155,9 @@ export class AssistantTurn {
         this.setThinking(type === 'approval_resolved' && this.el.classList.contains('streaming'));
         return false;
       case 'exercise_checked':
-        // The answer to "check" or "hint" typed in the chat.
+        // The answer to "check" or "hint" typed in the chat came as content just before; this
+        // event is for the exercise banner.
         this.setThinking(false);
-        this.appendText(d.content || '');
         return false;
       case 'error':
         this.finish();

@@ -45,9 +45,19 @@ export function formatCount(n) {
   return (n / 1e6).toFixed(1).replace(/\.0$/, '') + 'M';
 }
 
+/**
+ * parseTime reads an ISO 8601 time into milliseconds (NaN when it is none). The copilot writes
+ * "+00:00"; a date-time without a zone is UTC, as GNS3's own copilot writes it, not local time.
+ */
+export function parseTime(iso) {
+  if (typeof iso !== 'string' || iso === '') return NaN;
+  const zoned = /(Z|[+-]\d{2}:?\d{2})$/i.test(iso) || !iso.includes('T');
+  return Date.parse(zoned ? iso : iso + 'Z');
+}
+
 /** relativeTime writes an ISO time as "just now", "5 min ago", "yesterday" or a date. */
 export function relativeTime(iso, now = Date.now()) {
-  const t = Date.parse(iso);
+  const t = parseTime(iso);
   if (Number.isNaN(t)) return '';
   const s = Math.max(0, Math.round((now - t) / 1000));
   if (s < 45) return 'just now';

@@ -23,7 +23,10 @@
 //   - links: create (404 unknown node or port, 409 port already used,
 //     422 malformed body), list, get, delete, node links;
 //   - link captures: start, stop, and the live pcap stream (capture.go).
-//   - a project's notification stream announcing every state change (notifications.go).
+//   - a project's notification stream announcing every state change (notifications.go);
+//   - what GNS3's web UI needs to sign in and draw a project (form login, computes, drawings,
+//     symbols, the notification WebSockets) and, WithWebUI, a production build of the UI itself
+//     at /static/web-ui/ (webui.go).
 //
 // Tests drive and inspect it with Go methods: AddUser, AddProject, AddNode,
 // AddLink, SetConsole (point a node at a real vpcs process), SetStartPolls
@@ -197,6 +200,7 @@ type Server struct {
 	captures          map[string]*captureState // by link ID (capture.go)
 	feeds             map[string]CaptureFeed   // by link ID, "" for any
 	notes             notifier                 // notification streams (notifications.go)
+	webUI             string                   // directory of a web UI build (webui.go)
 }
 
 type user struct {

@@ -70,6 +70,7 @@ func (s *Server) routes() http.Handler {
 	add(OpGetLink, true, s.getLink)
 	add(OpDeleteLink, true, s.deleteLink)
 	s.captureRoutes(mux, add)
+	s.webUIRoutes(mux, add)
 	mux.HandleFunc(string(OpNotifications), s.notifications)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusNotFound, map[string]string{"detail": "Not Found"})

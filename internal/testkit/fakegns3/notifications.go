@@ -1,6 +1,7 @@
 package fakegns3
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"time"
@@ -166,30 +167,56 @@ func (s *Server) notifications(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, herr)
 		return
 	}
-	sub := &subscriber{lines: make(chan []byte, 1024), drop: make(chan struct{})}
-	if s.notes.subs == nil {
-		s.notes.subs = map[string]map[*subscriber]bool{}
-	}
-	if s.notes.subs[p.id] == nil {
-		s.notes.subs[p.id] = map[*subscriber]bool{}
-	}
-	s.notes.subs[p.id][sub] = true
+	sub := s.subscribe(p.id)
 	ping := s.notes.ping
 	s.mu.Unlock()
-	defer func() {
-		s.mu.Lock()
-		delete(s.notes.subs[p.id], sub)
-		s.mu.Unlock()
-	}()
-	if ping <= 0 {
-		ping = DefaultNotificationPing
-	}
+	defer s.unsubscribe(p.id, sub)
 
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)
 	flusher, _ := w.(http.Flusher)
 	if flusher != nil {
 		flusher.Flush()
+	}
+	s.pump(r.Context(), sub, ping, func(b []byte) error {
+		// A fresh slice: appending to the shared ping line would race with other streams.
+		line := append(append(make([]byte, 0, len(b)+1), b...), '\n')
+		if _, err := w.Write(line); err != nil {
+			return err
+		}
+		if flusher != nil {
+			flusher.Flush()
+		}
+		return nil
+	})
+}
+
+// subscribe adds a listener of the project's notifications ("" hears only pings); the caller
+// holds s.mu.
+func (s *Server) subscribe(projectID string) *subscriber {
+	sub := &subscriber{lines: make(chan []byte, 1024), drop: make(chan struct{})}
+	if s.notes.subs == nil {
+		s.notes.subs = map[string]map[*subscriber]bool{}
+	}
+	if s.notes.subs[projectID] == nil {
+		s.notes.subs[projectID] = map[*subscriber]bool{}
+	}
+	s.notes.subs[projectID][sub] = true
+	return sub
+}
+
+func (s *Server) unsubscribe(projectID string, sub *subscriber) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.notes.subs[projectID], sub)
+}
+
+// pump hands send every notification of sub, and a ping with compute statistics when nothing
+// was sent for the ping interval, as GNS3 does, until the client leaves, the stream is dropped
+// or send fails.
+func (s *Server) pump(ctx context.Context, sub *subscriber, ping time.Duration, send func([]byte) error) {
+	if ping <= 0 {
+		ping = DefaultNotificationPing
 	}
 	pingLine, _ := json.Marshal(map[string]any{"action": "ping",
 		"event": map[string]float64{"cpu_usage_percent": 13.2, "disk_usage_percent": 20.0, "memory_usage_percent": 3.7}})
@@ -198,7 +225,7 @@ func (s *Server) notifications(w http.ResponseWriter, r *http.Request) {
 	for {
 		var b []byte
 		select {
-		case <-r.Context().Done():
+		case <-ctx.Done():
 			return
 		case <-sub.drop:
 			return
@@ -206,15 +233,9 @@ func (s *Server) notifications(w http.ResponseWriter, r *http.Request) {
 		case <-t.C:
 			b = pingLine
 		}
-		// A fresh slice: appending to the shared ping line would race with other streams.
-		line := append(append(make([]byte, 0, len(b)+1), b...), '\n')
-		if _, err := w.Write(line); err != nil {
+		if send(b) != nil {
 			return
 		}
-		if flusher != nil {
-			flusher.Flush()
-		}
-		// GNS3 pings when nothing else was sent for the interval.
 		if !t.Stop() {
 			select {
 			case <-t.C:
