@@ -77,7 +77,7 @@ func (a *Activities) RequestApproval(ctx context.Context, req workflows.Approval
 		return nil
 	}
 	question := plan.Question(req.ExpiresAt)
-	if err := a.storeAside(ctx, req.Turn, req.MessageIndex, "question", req.ApprovalID, "assistant", question); err != nil {
+	if err := a.storeAside(ctx, req.Turn, req.MessageIndex, -1, "question", req.ApprovalID, "assistant", question); err != nil {
 		return err
 	}
 	if req.Plan != nil {
@@ -95,9 +95,10 @@ func (a *Activities) RequestApproval(ctx context.Context, req workflows.Approval
 }
 
 // storeAside stages an aside of the conversation (an approval's question or the person's
-// answer) at the slot of the call's result, so the history shows it before that result. MCP
-// calls have no transcript, and workflows from before slots were passed give none.
-func (a *Activities) storeAside(ctx context.Context, ref workflows.TurnRef, idx int, part, of, role, content string) error {
+// answer) at the slot of the call's result, sub placing it before or after that result (see
+// models.ChatMessage.Aside). MCP calls have no transcript, and workflows from before slots
+// were passed give none.
+func (a *Activities) storeAside(ctx context.Context, ref workflows.TurnRef, idx, sub int, part, of, role, content string) error {
 	if idx <= 0 || isMCP(ref) {
 		return nil
 	}
@@ -110,7 +111,7 @@ func (a *Activities) storeAside(ctx context.Context, ref workflows.TurnRef, idx 
 	}
 	meta, _ := json.Marshal(map[string]any{"approval": map[string]string{"approval_id": of, "part": part}})
 	m := models.ChatMessage{ID: models.AsideMessageID(turn.ID, idx, part, of), SessionID: turn.SessionID, TurnID: turn.ID,
-		TurnSeq: turn.Seq, Idx: idx, Role: role, Content: content, Metadata: string(meta), Aside: true}
+		TurnSeq: turn.Seq, Idx: idx, Sub: sub, Role: role, Content: content, Metadata: string(meta), Aside: true}
 	if err := a.Repo.SaveMessage(ctx, &m); err != nil {
 		return fmt.Errorf("storing the approval's %s in the transcript: %w", part, err)
 	}
@@ -205,7 +206,7 @@ func (a *Activities) RecordApprovalDecision(ctx context.Context, rec workflows.D
 		return fmt.Errorf("storing the decision: %w", err)
 	}
 	if strings.TrimSpace(rec.Reply) != "" {
-		if err := a.storeAside(ctx, rec.Turn, rec.MessageIndex, "answer", rec.Outcome.ApprovalID, "user", rec.Reply); err != nil {
+		if err := a.storeAside(ctx, rec.Turn, rec.MessageIndex, 1, "answer", rec.Outcome.ApprovalID, "user", rec.Reply); err != nil {
 			return err
 		}
 	}

@@ -71,6 +71,12 @@ func TestPanelDecidesApprovalsInTheConversation(t *testing.T) {
 		ans := strings.Index(order, "user: Approve")
 		done := strings.Index(order, "PC1 now has 10.9.0.1/24.")
 		require.True(t, q > 0 && ans > q && done > ans, "history in order:\n%s", order)
+		for _, m := range h {
+			if strings.Contains(m.Content, "Approval needed") {
+				require.Len(t, m.Tools, 1, "the job's result folds into the question, before the answer")
+				require.Equal(t, "c_set", m.Tools[0].ToolCallID)
+			}
+		}
 		require.Equal(t, "approved", approvalList(t, env, sid)[0].Status)
 	})
 

@@ -288,7 +288,7 @@ func (r *ChatRepository) RunningTurns(ctx context.Context, userID string) ([]Cha
 func (r *ChatRepository) History(ctx context.Context, sessionID string, limit int) ([]ChatMessage, error) {
 	var out []ChatMessage
 	err := r.DB.WithContext(ctx).Where("session_id = ? AND committed = ?", sessionID, true).
-		Order("turn_seq DESC").Order("idx DESC").Order("created_at DESC").Order("id DESC").Limit(limit).Find(&out).Error
+		Order("turn_seq DESC").Order("idx DESC").Order("sub DESC").Limit(limit).Find(&out).Error
 	for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
 		out[i], out[j] = out[j], out[i]
 	}

@@ -75,10 +75,14 @@ type ChatMessage struct {
 	Metadata  string `gorm:"type:text"`
 	Committed bool   `gorm:"not null;default:false"`
 	// Aside marks a message of the conversation that is not part of the model's exchange: an
-	// approval's question and the person's answer. The history shows it (after the message of
-	// the same Idx written before it); the model never sees it, since its request must keep
-	// each assistant's tool calls next to their results. It reads the decision in the result.
+	// approval's question and the person's answer. The history shows it; the model never sees
+	// it, since its request must keep each assistant's tool calls next to their results (it
+	// reads the decision in the result). Sub places it among the messages of its Idx: the
+	// question before the call's result (-1), the answer after it (1). GNS3's panel folds a
+	// result into the assistant message before it, so the result's card lands on the question
+	// and the answer follows both.
 	Aside     bool `gorm:"not null;default:false"`
+	Sub       int  `gorm:"not null;default:0"`
 	CreatedAt time.Time
 }
 
