@@ -45,6 +45,9 @@ describe(`GNS3 web UI ${BUILD}: the AI panel`, { skip }, () => {
     assert.ok(sessions.length >= 1, 'the new session is listed');
     for (const s of sessions) assert.match(s.time, READABLE_TIME, `session ${JSON.stringify(s)}`);
     await page.screenshot({ path: join(ARTIFACTS, `webui-${BUILD}-01-answer.png`) });
+    // Nothing the UI asked of the copilot or of GNS3 behind it broke (a 401 before signing in is
+    // the UI finding out that it must).
+    assert.deepEqual(browser.failures.filter((f) => /^(5\d\d|404|script error|failed)/.test(f)), []);
   });
 
   test('the fault dialog injects a fault, and "check" typed in its session is answered', { skip: BUILD !== 'upstream-3.1' && 'the fault dialog is 3.1 only' }, async () => {

@@ -26,7 +26,11 @@ export async function openWebUI(base, user, password) {
   page.on('response', (res) => {
     if (res.status() >= 400) failures.push(`${res.status()} ${res.request().method()} ${new URL(res.url()).pathname}`);
   });
-  page.on('requestfailed', (req) => failures.push(`failed ${req.method()} ${new URL(req.url()).pathname}: ${req.failure()?.errorText}`));
+  page.on('requestfailed', (req) => {
+    // Requests still running when the test navigates are cancelled by the browser, not failed.
+    const why = req.failure()?.errorText || '';
+    if (why !== 'net::ERR_ABORTED') failures.push(`failed ${req.method()} ${new URL(req.url()).pathname}: ${why}`);
+  });
   try {
     // Without this the UI asks for consent to load analytics before anything else.
     await context.addInitScript(() => localStorage.setItem('statistics_command', 'false'));
