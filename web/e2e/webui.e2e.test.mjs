@@ -6,7 +6,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { injectFault, openPanel, openPanelAs, openSession, readBubbles, readSessions, sendAndWait, viewInjectionInPanel } from './webui.mjs';
+import { injectFault, openPanel, openPanelAs, openSession, readBubbles, readToolCards, readSessions, sendAndWait, viewInjectionInPanel } from './webui.mjs';
 
 const URL = process.env.COPILOT_URL;
 const USER = process.env.COPILOT_USER || 'alice';
@@ -75,6 +75,11 @@ describe(`GNS3 web UI ${BUILD}: the AI panel`, { skip }, () => {
     assert.deepEqual(reloaded.slice(-2).map((b) => b.role), ['user', 'assistant'], JSON.stringify(reloaded));
     assert.match(reloaded[reloaded.length - 2].text, /^check/);
     assert.match(reloaded[reloaded.length - 1].text, /Not yet/);
+    // The injection's tools show as ended cards, nothing left spinning, their names only.
+    const cards = await readToolCards(page);
+    const names = (kind) => cards.filter((c) => c.kind === kind).map((c) => c.name);
+    assert.deepEqual(names('call'), ['execute_vpcs_commands', 'record_injected_fault'], JSON.stringify(cards));
+    assert.deepEqual(names('result'), names('call'));
     assert.deepEqual(browser.failures.filter((f) => f.startsWith('script error')), []);
   });
 });

@@ -134,6 +134,20 @@ export async function readBubbles(page) {
   );
 }
 
+/**
+ * readToolCards returns the tool cards shown, in order: {kind: 'call' | 'result', name}. The
+ * panel draws a call when it starts and its result when tool_end comes; a call without a result
+ * is a card that still spins.
+ */
+export async function readToolCards(page) {
+  return page.$$eval('.gns3-chat-message-list__tool-call, .gns3-chat-message-list__tool-result', (els) =>
+    els.map((el) => ({
+      kind: el.classList.contains('gns3-chat-message-list__tool-call') ? 'call' : 'result',
+      name: (el.querySelector('.gns3-chat-message-list__tool-name-text')?.textContent || el.textContent).trim(),
+    })),
+  );
+}
+
 /** showSessions expands the (collapsed) sessions sidebar once. */
 export async function showSessions(page) {
   if (!(await page.$(SESSION))) {
