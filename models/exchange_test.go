@@ -41,6 +41,16 @@ func TestRecordExchangeJoinsTheTranscript(t *testing.T) {
 		if s, err := repo.GetSession(ctx, "u1", "p1", sess.ThreadID); err != nil || SessionMode(s) != "troubleshooting_injection" {
 			t.Fatalf("the exchange changed the session's mode: %+v %v", s, err)
 		}
+		// Nor does the migration that records the mode of older sessions take it for one.
+		if err := repo.DB.Model(&ChatSession{}).Where("thread_id = ?", sess.ThreadID).UpdateColumn("metadata", "{}").Error; err != nil {
+			t.Fatal(err)
+		}
+		if err := Migrate(repo.DB); err != nil {
+			t.Fatal(err)
+		}
+		if s, err := repo.GetSession(ctx, "u1", "p1", sess.ThreadID); err != nil || SessionMode(s) != "troubleshooting_injection" {
+			t.Fatalf("backfilled from the exchange: %+v %v", s, err)
+		}
 		_, next, _, err := repo.StartTurn(ctx, StartTurnParams{SessionID: sess.ThreadID, UserID: "u1", ProjectID: "p1",
 			Message: "thanks", Mode: "teaching_assistant", WorkflowID: wf})
 		if err != nil || next.Seq != 4 {

@@ -78,7 +78,8 @@ func backfillSessionModes(db *gorm.DB) error {
 	}
 	for i := range missing {
 		var t ChatTurn
-		err := db.Where("session_id = ?", missing[i].ThreadID).Order("seq DESC").Take(&t).Error
+		// A typed exercise request is no copilot mode: the injection before it is.
+		err := db.Where("session_id = ? AND mode <> ?", missing[i].ThreadID, ExerciseRequestMode).Order("seq DESC").Take(&t).Error
 		if errors.Is(err, gorm.ErrRecordNotFound) {
 			continue
 		}

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
-import { openSignedIn } from './browser.mjs';
+import { openSignedIn, send, waitTurnDone } from './browser.mjs';
 
 const URL = process.env.COPILOT_URL;
 const USER = process.env.COPILOT_USER || 'alice';
@@ -80,6 +80,16 @@ describe('exercise banner', { skip }, () => {
     assert.match(await page.textContent('#exercise .exercise-state'), /1 check, 1 hint used/);
   });
 
+  test('"hint" typed in the chat is answered once, in the conversation, and counted in the banner', async () => {
+    await send(page, 'hint');
+    await waitTurnDone(page);
+    await page.waitForFunction(() => /2 hints used/.test(document.querySelector('#exercise .exercise-state').textContent));
+    const answers = await page.$$eval('.msg.assistant', (els) => els.map((el) => el.textContent));
+    const last = answers[answers.length - 1];
+    assert.match(last, /Hint: Look at the PCs' addresses\./);
+    assert.equal(last.split("Look at the PCs' addresses").length - 1, 1, 'the answer is shown once: ' + last);
+  });
+
   test('fixed at the console, the Check button says so, and the banner stays fixed after a reload', async () => {
     await atConsole(PC1, 'ip 10.0.0.1/24 10.0.0.254', 'gateway');
     await page.click('#exercise .exercise-check');
@@ -90,7 +100,7 @@ describe('exercise banner', { skip }, () => {
     await page.screenshot({ path: join(ARTIFACTS, 'exercise-02-fixed.png') });
     await page.reload();
     await page.waitForSelector('#exercise[data-status="fixed"]', { timeout: 20000 });
-    assert.match(await page.textContent('#exercise'), /Exercise fixed after 2 checks and 1 hint used/);
+    assert.match(await page.textContent('#exercise'), /Exercise fixed after 2 checks and 2 hints used/);
     assert.deepEqual(pageErrors, []);
   });
 });

@@ -6,7 +6,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { injectFault, openPanel, openPanelAs, openSession, readBubbles, readSessions, sendAndWait, viewInjectionInPanel } from './webui.mjs';
+import { injectFault, openPanel, openPanelAs, openSession, readBubbles, readToolCards, readSessions, sendAndWait, viewInjectionInPanel } from './webui.mjs';
 
 const URL = process.env.COPILOT_URL;
 const USER = process.env.COPILOT_USER || 'alice';
@@ -45,6 +45,9 @@ describe(`GNS3 web UI ${BUILD}: the AI panel`, { skip }, () => {
     assert.ok(sessions.length >= 1, 'the new session is listed');
     for (const s of sessions) assert.match(s.time, READABLE_TIME, `session ${JSON.stringify(s)}`);
     await page.screenshot({ path: join(ARTIFACTS, `webui-${BUILD}-01-answer.png`) });
+    // Nothing the UI asked of the copilot or of GNS3 behind it broke (a 401 before signing in is
+    // the UI finding out that it must).
+    assert.deepEqual(browser.failures.filter((f) => /^(5\d\d|404|script error|failed)/.test(f)), []);
   });
 
   test('the fault dialog injects a fault, and "check" typed in its session is answered', { skip: BUILD !== 'upstream-3.1' && 'the fault dialog is 3.1 only' }, async () => {
@@ -72,6 +75,11 @@ describe(`GNS3 web UI ${BUILD}: the AI panel`, { skip }, () => {
     assert.deepEqual(reloaded.slice(-2).map((b) => b.role), ['user', 'assistant'], JSON.stringify(reloaded));
     assert.match(reloaded[reloaded.length - 2].text, /^check/);
     assert.match(reloaded[reloaded.length - 1].text, /Not yet/);
+    // The injection's tools show as ended cards, nothing left spinning, their names only.
+    const cards = await readToolCards(page);
+    const names = (kind) => cards.filter((c) => c.kind === kind).map((c) => c.name);
+    assert.deepEqual(names('call'), ['execute_vpcs_commands', 'record_injected_fault'], JSON.stringify(cards));
+    assert.deepEqual(names('result'), names('call'));
     assert.deepEqual(browser.failures.filter((f) => f.startsWith('script error')), []);
   });
 });

@@ -26,7 +26,11 @@ export async function openWebUI(base, user, password) {
   page.on('response', (res) => {
     if (res.status() >= 400) failures.push(`${res.status()} ${res.request().method()} ${new URL(res.url()).pathname}`);
   });
-  page.on('requestfailed', (req) => failures.push(`failed ${req.method()} ${new URL(req.url()).pathname}: ${req.failure()?.errorText}`));
+  page.on('requestfailed', (req) => {
+    // Requests still running when the test navigates are cancelled by the browser, not failed.
+    const why = req.failure()?.errorText || '';
+    if (why !== 'net::ERR_ABORTED') failures.push(`failed ${req.method()} ${new URL(req.url()).pathname}: ${why}`);
+  });
   try {
     // Without this the UI asks for consent to load analytics before anything else.
     await context.addInitScript(() => localStorage.setItem('statistics_command', 'false'));
@@ -127,6 +131,20 @@ export async function readBubbles(page) {
         error: /--error\b/.test(el.className),
         streaming: /--streaming\b/.test(el.className),
       })),
+  );
+}
+
+/**
+ * readToolCards returns the tool cards shown, in order: {kind: 'call' | 'result', name}. The
+ * panel draws a call when it starts and its result when tool_end comes; a call without a result
+ * is a card that still spins.
+ */
+export async function readToolCards(page) {
+  return page.$$eval('.gns3-chat-message-list__tool-call, .gns3-chat-message-list__tool-result', (els) =>
+    els.map((el) => ({
+      kind: el.classList.contains('gns3-chat-message-list__tool-call') ? 'call' : 'result',
+      name: (el.querySelector('.gns3-chat-message-list__tool-name-text')?.textContent || el.textContent).trim(),
+    })),
   );
 }
 
