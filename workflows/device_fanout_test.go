@@ -63,7 +63,10 @@ func (d *deviceActs) Finish(_ context.Context, in workflows.DeviceFinishInput) e
 	return nil
 }
 
-func TestDeviceToolFansOutOneActivityPerDeviceWithinTheBound(t *testing.T) {
+// runDeviceTurn runs a turn whose model calls the show tool once on d's devices, with the given
+// device concurrency, and returns the turn's result and its fake activities.
+func runDeviceTurn(t *testing.T, d *deviceActs, concurrency int) (workflows.ChatTurnResult, *fakeActs) {
+	t.Helper()
 	f := &fakeActs{}
 	f.llm = func(_ context.Context, in workflows.LLMInput) (workflows.LLMResult, error) {
 		if in.Step == 1 {
@@ -71,19 +74,23 @@ func TestDeviceToolFansOutOneActivityPerDeviceWithinTheBound(t *testing.T) {
 		}
 		return workflows.LLMResult{}, nil
 	}
-	d := &deviceActs{fail: map[string]bool{"n3": true}}
 	d.cond = sync.NewCond(&d.mu)
-	for _, id := range []string{"n1", "n2", "n3", "n4", "n5"} {
-		d.jobs = append(d.jobs, workflows.DeviceJob{NodeID: id, Name: id, Commands: []string{"show version"}})
-	}
 	env := newEnv(t, f)
 	env.RegisterActivityWithOptions(d.Plan, activity.RegisterOptions{Name: workflows.DevicePlanActivity})
 	env.RegisterActivityWithOptions(d.Run, activity.RegisterOptions{Name: workflows.DeviceRunActivity})
 	env.RegisterActivityWithOptions(d.Finish, activity.RegisterOptions{Name: workflows.DeviceFinishActivity})
 	in := input
-	in.DeviceConcurrency = 2
+	in.DeviceConcurrency = concurrency
 	env.ExecuteWorkflow(workflows.ChatTurnWorkflow, in)
-	r := result(t, env)
+	return result(t, env), f
+}
+
+func TestDeviceToolFansOutOneActivityPerDeviceWithinTheBound(t *testing.T) {
+	d := &deviceActs{fail: map[string]bool{"n3": true}}
+	for _, id := range []string{"n1", "n2", "n3", "n4", "n5"} {
+		d.jobs = append(d.jobs, workflows.DeviceJob{NodeID: id, Name: id, Commands: []string{"show version"}})
+	}
+	r, f := runDeviceTurn(t, d, 2)
 
 	require.Equal(t, workflows.TurnCompleted, r.Status)
 	require.Empty(t, f.toolCalls, "device tools do not go through the generic tool activity")
@@ -101,28 +108,13 @@ func TestDeviceToolFansOutOneActivityPerDeviceWithinTheBound(t *testing.T) {
 // Issue 25: a call that names no bound reaches all its devices at once, up to the default (a
 // class's 40 routers, where calls recorded before "device-fanout" ran 16 at a time).
 func TestDeviceToolWithoutABoundReachesEveryDeviceAtOnce(t *testing.T) {
-	f := &fakeActs{}
-	f.llm = func(_ context.Context, in workflows.LLMInput) (workflows.LLMResult, error) {
-		if in.Step == 1 {
-			return workflows.LLMResult{ToolCalls: []workflows.ToolCall{{ID: "c1", Name: workflows.ShowCommandsTool, Arguments: "{}"}}}, nil
-		}
-		return workflows.LLMResult{}, nil
-	}
 	const devices = 40
 	d := &deviceActs{hold: devices}
-	d.cond = sync.NewCond(&d.mu)
 	for i := range devices {
 		id := fmt.Sprintf("n%d", i)
 		d.jobs = append(d.jobs, workflows.DeviceJob{NodeID: id, Name: id, Commands: []string{"show version"}})
 	}
-	env := newEnv(t, f)
-	env.RegisterActivityWithOptions(d.Plan, activity.RegisterOptions{Name: workflows.DevicePlanActivity})
-	env.RegisterActivityWithOptions(d.Run, activity.RegisterOptions{Name: workflows.DeviceRunActivity})
-	env.RegisterActivityWithOptions(d.Finish, activity.RegisterOptions{Name: workflows.DeviceFinishActivity})
-	in := input
-	in.DeviceConcurrency = 0
-	env.ExecuteWorkflow(workflows.ChatTurnWorkflow, in)
-	r := result(t, env)
+	r, _ := runDeviceTurn(t, d, 0)
 
 	require.Equal(t, workflows.TurnCompleted, r.Status)
 	require.Equal(t, devices, d.started)
