@@ -143,9 +143,10 @@ func (r DeviceRepository) Claim(ctx context.Context, c *DeviceCommand, from *Dev
 // writer is the handle records are written through. Each write is one statement, atomic on
 // its own, so GORM's default transaction around it only adds a BEGIN and a COMMIT on the one
 // SQLite writer that every device of every job queues for: two thirds of the round trips of a
-// 200-device job's records.
+// 200-device job's records. The few statements it writes are prepared once (GORM's cache, on
+// the writer) instead of on every record: preparing them was most of SQLite's own time there.
 func (r DeviceRepository) writer(ctx context.Context) *gorm.DB {
-	return r.DB.Session(&gorm.Session{SkipDefaultTransaction: true, Context: ctx})
+	return r.DB.Session(&gorm.Session{SkipDefaultTransaction: true, PrepareStmt: true, Context: ctx})
 }
 
 // Audit lists what was sent to a project's devices, newest first.
