@@ -59,8 +59,10 @@ newcomer-check:
 # VPCS, event log round trips, packet capture decoding, the memory of idle SSE clients, an MCP
 # tool call against the same tool run directly, and the
 # load command: LOAD_TURNS (default 100) students send a message at the same moment to `serve`
-# on its embedded defaults.
+# on its embedded defaults, then LOAD_TURNS_LARGE (default 300: a large class, or three classes
+# on one server).
 LOAD_TURNS ?= 100
+LOAD_TURNS_LARGE ?= 300
 bench:
 	$(GO) test -run '^$$' -bench 'TimeToFirstToken$$' -benchtime 30x ./e2e
 	$(GO) test -run '^$$' -bench 'TimeToFirstTokenSlowGNS3$$' -benchtime 50x ./e2e
@@ -74,3 +76,5 @@ bench:
 	$(GO) test -run '^$$' -bench IdleSSEClients -benchtime 1x ./api
 	LOAD_TURNS=$(LOAD_TURNS) $(GO) test -run '^$$' -bench BareStartsOnTheDevServer -benchtime 1x ./e2e
 	LOAD_TURNS=$(LOAD_TURNS) $(GO) test -run '^$$' -bench ConcurrentTurns -benchtime 1x -timeout 20m ./e2e
+	LOAD_TURNS=$(LOAD_TURNS_LARGE) $(GO) test -run '^$$' -bench BareStartsOnTheDevServer -benchtime 1x ./e2e
+	LOAD_TURNS=$(LOAD_TURNS_LARGE) $(GO) test -run '^$$' -bench ConcurrentTurns -benchtime 1x -timeout 20m ./e2e

@@ -22,13 +22,17 @@ func (a *Activities) ReadDeviceConfig(ctx context.Context, in workflows.ReadConf
 	}
 	r := a.deviceRunner(in.Turn)
 	job := toolsJob(in.Job)
-	existing, err := a.DeviceRecords.Commands(ctx, in.Turn.TurnID, in.Turn.CallID, job.NodeID)
-	if err != nil {
-		return fmt.Errorf("loading the device's records: %w", err)
-	}
-	for _, c := range existing {
-		if c.Seq == seq && (c.Status == models.CommandOK || c.Status == models.CommandSkipped) {
-			return nil // a retry: the read is done
+	// Only a retry can find its read done: a first attempt has no earlier one, and skipping the
+	// lookup spares every device of a 200-device job a query in each read phase.
+	if attempt(ctx) > 1 {
+		existing, err := a.DeviceRecords.Commands(ctx, in.Turn.TurnID, in.Turn.CallID, job.NodeID)
+		if err != nil {
+			return fmt.Errorf("loading the device's records: %w", err)
+		}
+		for _, c := range existing {
+			if c.Seq == seq && (c.Status == models.CommandOK || c.Status == models.CommandSkipped) {
+				return nil // the read is done
+			}
 		}
 	}
 	stop := keepAlive(ctx, 2*time.Second)

@@ -18,7 +18,8 @@ import (
 
 // A configuration job's device work as the worker runs it, the approval wait excluded: read
 // every device's configuration, apply the lines, read again and diff, all devices at once up to
-// the default device concurrency (as the workflow's fan-out). apply-ms/op is the apply phase
+// the default device concurrency (as the workflow's fan-out) and the default process-wide bound
+// on open consoles (as the service's worker). apply-ms/op is the apply phase
 // alone, read-ms/op both reads and the diff; compare 1 with many devices for the ratio.
 //
 //	go test -run '^$' -bench ConfigJob -benchtime 5x ./activities

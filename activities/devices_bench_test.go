@@ -68,5 +68,6 @@ func benchActivities(b *testing.B) *Activities {
 	b.Cleanup(func() { _ = events.Close() })
 	return &Activities{Events: events, GNS3: gns3.NewServer("http://127.0.0.1:9", time.Second),
 		DeviceRecords: models.DeviceRepository{DB: db},
-		Devices:       DeviceAccess{Locker: devices.NewMemoryLocker(time.Minute), Policy: devices.DefaultPolicy()}}
+		Devices: DeviceAccess{Locker: devices.NewMemoryLocker(time.Minute), Policy: devices.DefaultPolicy(),
+			Options: devices.Options{Consoles: devices.NewConsoleLimit(devices.DefaultMaxOpenConsoles)}}}
 }

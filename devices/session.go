@@ -54,6 +54,8 @@ type Options struct {
 	SkipSetup bool
 	// Policy, when set, refuses forbidden commands before they are sent.
 	Policy *Policy
+	// Consoles, when set, is the process-wide bound on open consoles that Use waits on.
+	Consoles *ConsoleLimit
 	// DisableQuickAck turns off TCP_QUICKACK.
 	DisableQuickAck bool
 	// Transcript receives every byte exchanged, for debugging.

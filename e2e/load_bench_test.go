@@ -30,7 +30,10 @@ import (
 // each with their own GNS3 account and client, send a message at the same moment and read
 // their stream to `done`. It prints time to first token and whole-turn latency (p50/p99), the
 // throughput, and the CPU seconds of each process, read from /proc/<pid>/stat; a single
-// turn's time to first token is measured before the burst.
+// turn's time to first token is measured before the burst. It also prints each process's
+// resident memory idle, at its peak and after the burst, the longest silence within an open
+// stream and how many were silent longer than the workflow task timeout, and how soon serve is
+// back under 150 MB.
 //
 //	make bench   (or: LOAD_TURNS=100 go test -run '^$' -bench ConcurrentTurns -benchtime 1x ./e2e)
 //
@@ -91,6 +94,7 @@ func BenchmarkConcurrentTurns(b *testing.B) {
 			single = append(single, r.firstToken)
 		}
 
+		idle := memoryOf(pids)
 		cpuBefore := cpuOf(pids)
 		start := make(chan struct{})
 		results := make([]turnResult, n)
@@ -116,6 +120,7 @@ func BenchmarkConcurrentTurns(b *testing.B) {
 		wg.Wait()
 		wall := time.Since(t0)
 		cpuAfter := cpuOf(pids)
+		peak := memoryOf(pids)
 		if err := <-profiled; err != nil {
 			b.Errorf("CPU profile of serve: %v", err)
 		}
@@ -136,6 +141,17 @@ func BenchmarkConcurrentTurns(b *testing.B) {
 			whole = append(whole, r.whole)
 		}
 		rate := float64(n) / wall.Seconds()
+		// A stall is a stream silent for longer than a lost workflow task costs (the workflow
+		// task timeout) once it is open: more than that is something stuck, not a queue, which
+		// shows in the time the stream takes to open.
+		stalled := 0
+		var silences []time.Duration
+		for _, r := range results {
+			silences = append(silences, r.silence)
+			if r.silence > turnWorkflowTaskTimeout {
+				stalled++
+			}
+		}
 		b.ReportMetric(ms(percentile(single, 50)), "single-ttft-ms")
 		b.ReportMetric(ms(percentile(first, 50)), "ttft-p50-ms")
 		b.ReportMetric(ms(percentile(first, 99)), "ttft-p99-ms")
@@ -148,6 +164,8 @@ func BenchmarkConcurrentTurns(b *testing.B) {
 		fmt.Fprintf(&out, "stream open (turn started) p50 %5.0f ms   p99 %7.0f ms\n", ms(percentile(opened, 50)), ms(percentile(opened, 99)))
 		fmt.Fprintf(&out, "time to first token  p50 %7.0f ms   p99 %7.0f ms\n", ms(percentile(first, 50)), ms(percentile(first, 99)))
 		fmt.Fprintf(&out, "whole turn           p50 %7.0f ms   p99 %7.0f ms\n", ms(percentile(whole, 50)), ms(percentile(whole, 99)))
+		fmt.Fprintf(&out, "longest silence within an open stream %.0f ms; streams silent longer than the workflow task timeout (%s): %d\n",
+			ms(slices.Max(silences)), turnWorkflowTaskTimeout, stalled)
 		names := make([]string, 0, len(pids))
 		for name := range pids {
 			names = append(names, name)
@@ -156,6 +174,19 @@ func BenchmarkConcurrentTurns(b *testing.B) {
 		for _, name := range names {
 			fmt.Fprintf(&out, "CPU during the burst  %-28s %6.2f s\n", name, cpuAfter[name]-cpuBefore[name])
 		}
+		for _, name := range names {
+			fmt.Fprintf(&out, "memory               %-28s idle %4.0f MB   peak %4.0f MB   after the burst %4.0f MB\n",
+				name, mb(idle[name].rss), mb(peak[name].peak), mb(peak[name].rss))
+		}
+		// How soon serve gives back what the burst took (the runtime returns freed pages to
+		// the system in the background); polled, as nothing announces it.
+		serve := pids["copilot (serve)"]
+		settled, after := settleRSS(serve, serveSettledRSS, time.Minute)
+		fmt.Fprintf(&out, "copilot (serve) resident %.0f MB %s after the burst (goal: under %.0f MB within a minute)\n",
+			mb(after), settled, mb(serveSettledRSS))
+		b.ReportMetric(mb(peak["copilot (serve)"].peak), "serve-peak-MB")
+		b.ReportMetric(mb(peak["temporal dev server"].peak), "devserver-peak-MB")
+		b.ReportMetric(float64(stalled), "stalled-turns")
 		fmt.Print(out.String())
 		if os.Getenv("LOAD_SLOW_HISTORY") != "" {
 			// The history of the slowest turn, when it took more than twice the median: where
@@ -179,8 +210,10 @@ func BenchmarkConcurrentTurns(b *testing.B) {
 type turnResult struct {
 	// opened is when the response headers arrived: the API has started the turn's workflow.
 	opened, firstToken, whole time.Duration
-	err                       error
-	workflowID                string
+	// silence is the longest time between two frames of the open stream.
+	silence    time.Duration
+	err        error
+	workflowID string
 }
 
 // oneTurn sends a message as the student with token and reads the stream to done.
@@ -201,6 +234,7 @@ func oneTurn(env *e2eenv.Env, token, project string) turnResult {
 	r := turnResult{opened: time.Since(t0)}
 	rd := bufio.NewReader(resp.Body)
 	event := ""
+	last := time.Now()
 	for {
 		line, err := rd.ReadString('\n')
 		if err != nil {
@@ -208,6 +242,8 @@ func oneTurn(env *e2eenv.Env, token, project string) turnResult {
 		}
 		switch {
 		case strings.HasPrefix(line, "event: "):
+			r.silence = max(r.silence, time.Since(last))
+			last = time.Now()
 			event = strings.TrimSpace(line[len("event: "):])
 			if event == "content" && r.firstToken == 0 {
 				r.firstToken = time.Since(t0)
@@ -233,6 +269,76 @@ func oneTurn(env *e2eenv.Env, token, project string) turnResult {
 		}
 	}
 }
+
+// turnWorkflowTaskTimeout is the workflow task timeout the API starts turns with.
+const turnWorkflowTaskTimeout = 5 * time.Second
+
+// serveSettledRSS is what serve should be back under within a minute of a 300-turn burst
+// (issue 25: idle 91 MB, 120 MB after a 100-turn burst).
+const serveSettledRSS = 150 << 20
+
+// memory is a process's resident set now and its peak since it started, in bytes.
+type memory struct{ rss, peak int64 }
+
+func memoryOf(pids map[string]int) map[string]memory {
+	out := map[string]memory{}
+	for name, pid := range pids {
+		if m, ok := procMemory(pid); ok {
+			out[name] = m
+		}
+	}
+	return out
+}
+
+// procMemory reads VmRSS and VmHWM (the resident set's high-water mark) from /proc.
+func procMemory(pid int) (memory, bool) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return memory{}, false
+	}
+	var m memory
+	for _, line := range strings.Split(string(b), "\n") {
+		key, val, ok := strings.Cut(line, ":")
+		if !ok {
+			continue
+		}
+		f := strings.Fields(val)
+		if len(f) != 2 || f[1] != "kB" {
+			continue
+		}
+		kb, _ := strconv.ParseInt(f[0], 10, 64)
+		switch key {
+		case "VmRSS":
+			m.rss = kb << 10
+		case "VmHWM":
+			m.peak = kb << 10
+		}
+	}
+	return m, m.rss > 0
+}
+
+// settleRSS polls a process's resident set once a second until it is under goal or within
+// has passed, and says which happened.
+func settleRSS(pid int, goal int64, within time.Duration) (string, int64) {
+	start := time.Now()
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		m, ok := procMemory(pid)
+		if !ok {
+			return "(process gone)", 0
+		}
+		if m.rss < goal {
+			return fmt.Sprintf("%.0f s", time.Since(start).Seconds()), m.rss
+		}
+		if time.Since(start) >= within {
+			return fmt.Sprintf("still, %s", within), m.rss
+		}
+		<-tick.C
+	}
+}
+
+func mb(bytes int64) float64 { return float64(bytes) / (1 << 20) }
 
 func cpuOf(pids map[string]int) map[string]float64 {
 	out := map[string]float64{}

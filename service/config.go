@@ -44,6 +44,9 @@ type Config struct {
 	ForbiddenCommands string
 	SkillsDir         string
 	DeviceConcurrency int
+	// MaxOpenConsoles bounds the device consoles the worker holds open at once, across every
+	// tool call and job (0: no limit).
+	MaxOpenConsoles int
 	// Approval and ApprovalTimeout: which tool calls wait for the session owner, and how long.
 	Approval        string
 	ApprovalTimeout time.Duration

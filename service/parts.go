@@ -76,7 +76,8 @@ func buildParts(db *gorm.DB, sealer *credentials.Sealer, rdb *redis.Client, cfg 
 		locker = devices.NewRedisLocker(rdb, lockWait)
 	}
 	return parts{
-		devices:    activities.DeviceAccess{Locker: locker, Policy: sk.Policy()},
+		devices: activities.DeviceAccess{Locker: locker, Policy: sk.Policy(),
+			Options: devices.Options{Consoles: devices.NewConsoleLimit(cfg.MaxOpenConsoles)}},
 		skills:     sk,
 		llmLoader:  store,
 		llmChooser: store,

@@ -329,6 +329,14 @@ func Start(ctx context.Context, role Role, cfg Config) (_ *Running, err error) {
 			}
 		}()
 	}
+	// A class's burst of turns must not leave the process holding its peak memory (README: Load).
+	memCtx, stopMem := context.WithCancel(context.Background())
+	memDone := make(chan struct{})
+	go func() {
+		defer close(memDone)
+		returnIdleMemory(memCtx, idleMemoryEvery, idleMemoryThreshold)
+	}()
+	r.closers = append(r.closers, func() error { stopMem(); <-memDone; return nil })
 	return r, nil
 }
 

@@ -197,7 +197,11 @@ func readConfigs(ctx workflow.Context, ref ToolCallRef, plan DevicePlan, phase s
 // the context was cancelled.
 func forEachDevice(ctx workflow.Context, plan DevicePlan, concurrency int, fn func(workflow.Context, DeviceJob)) []DeviceJob {
 	if concurrency <= 0 {
-		concurrency = DefaultDeviceConcurrency
+		// Calls recorded before "device-fanout" ran 16 devices at a time; they replay so.
+		concurrency = legacyDeviceConcurrency
+		if workflow.GetVersion(ctx, "device-fanout", workflow.DefaultVersion, 1) >= 1 {
+			concurrency = DefaultDeviceConcurrency
+		}
 	}
 	sem := workflow.NewSemaphore(ctx, int64(concurrency))
 	wg := workflow.NewWaitGroup(ctx)

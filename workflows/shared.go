@@ -189,8 +189,12 @@ const (
 	DevicePlanActivity   = "PlanDeviceTool"
 	DeviceRunActivity    = "RunDevice"
 	DeviceFinishActivity = "FinishDeviceTool"
-	// DefaultDeviceConcurrency bounds how many devices one tool call talks to at once.
-	DefaultDeviceConcurrency = 16
+	// DefaultDeviceConcurrency bounds how many devices one tool call talks to at once when its
+	// input names no bound: a 200-router class in one round. What really bounds the consoles
+	// open at once is the worker's process-wide limit (devices.ConsoleLimit).
+	DefaultDeviceConcurrency = 256
+	// legacyDeviceConcurrency is the bound calls recorded before "device-fanout" ran under.
+	legacyDeviceConcurrency = 16
 )
 
 // DevicePlanResult is the validated call; Done means it already failed as a whole and its

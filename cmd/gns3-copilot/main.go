@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/gns3-copilot/gns3-copilot/devices"
 	"github.com/gns3-copilot/gns3-copilot/service"
 )
 
@@ -115,7 +116,8 @@ func newFlagSet(cmd string) (*flag.FlagSet, *service.Config, func() error) {
 	str(&c.CopilotMode, "copilot-mode", "GNS3_COPILOT_MODE", "teaching_assistant", "server default mode: teaching_assistant or lab_automation_assistant")
 	str(&c.ForbiddenCommands, "forbidden-commands", "GNS3_COPILOT_FORBIDDEN_COMMANDS", "", "file of extra forbidden device commands, one per line")
 	str(&c.SkillsDir, "skills-dir", "GNS3_COPILOT_SKILLS_DIR", "", "directory of skills (prompts per mode, title prompt, forbidden commands, injection recipes) overriding the built-in ones")
-	num(&c.DeviceConcurrency, "device-concurrency", "GNS3_COPILOT_DEVICE_CONCURRENCY", 16, "devices one tool call talks to at once")
+	num(&c.DeviceConcurrency, "device-concurrency", "GNS3_COPILOT_DEVICE_CONCURRENCY", 256, "devices one tool call talks to at once")
+	num(&c.MaxOpenConsoles, "max-open-consoles", "GNS3_COPILOT_MAX_OPEN_CONSOLES", devices.DefaultMaxOpenConsoles, "device consoles one worker process holds open at once, across all tool calls; the rest wait for a free one (0: no limit)")
 	str(&c.Approval, "approval", "GNS3_COPILOT_APPROVAL", "changes", "which tool calls wait for the session owner's approval: changes (configuration and delete/stop/reload), config (configuration only) or never")
 	dur(&c.ApprovalTimeout, "approval-timeout", "GNS3_COPILOT_APPROVAL_TIMEOUT", 30*time.Minute, "how long an approval waits before it expires (rejected as expired)")
 	dur(&c.ExerciseTTL, "exercise-ttl", "GNS3_COPILOT_EXERCISE_TTL", 7*24*time.Hour, "how long a fault-injection exercise waits for its student before it expires")
@@ -149,7 +151,7 @@ func newFlagSet(cmd string) (*flag.FlagSet, *service.Config, func() error) {
 		c.LLMAllowHosts = splitList(allowHosts)
 		c.DailyTokenBudget = int64(budget)
 		c.NoLiveTopology = !live
-		for name, v := range map[string]int{"max-turns-per-user": c.MaxTurnsPerUser, "mcp-max-calls-per-user": c.MCPMaxCallsPerUser, "turns-per-minute": c.TurnsPerMinute, "daily-token-budget": budget} {
+		for name, v := range map[string]int{"max-turns-per-user": c.MaxTurnsPerUser, "mcp-max-calls-per-user": c.MCPMaxCallsPerUser, "turns-per-minute": c.TurnsPerMinute, "daily-token-budget": budget, "max-open-consoles": c.MaxOpenConsoles} {
 			if v < 0 {
 				return fmt.Errorf("--%s must be 0 (no limit) or more, got %d", name, v)
 			}
