@@ -64,7 +64,8 @@ func TestTokenAndProjectAreCheckedTogether(t *testing.T) {
 	}()
 	defer func() { cancel(); <-done }()
 	deadline := time.After(10 * time.Second)
-	for g.Count(fakegns3.OpGetProject) == 0 {
+	// Both requests go out at once, so either may reach GNS3 first: wait for both to arrive.
+	for g.Count(fakegns3.OpGetProject) == 0 || g.Count(fakegns3.OpCurrentUser) == 0 {
 		select {
 		case <-done:
 			t.Fatal("the request ended before the project was read")
