@@ -368,22 +368,14 @@ func argsDue(length, sentLen int, since time.Duration) bool {
 const argsEvery = 250 * time.Millisecond
 
 func (a *Activities) clientConfig(s llmconfig.Settings) openai.ClientConfig {
-	var cfg openai.ClientConfig
-	if s.Provider == "azure" {
-		cfg = openai.DefaultAzureConfig(s.APIKey, s.BaseURL)
-	} else {
-		cfg = openai.DefaultConfig(s.APIKey)
-		cfg.BaseURL = strings.TrimRight(s.BaseURL, "/")
-	}
+	httpClient := a.HTTP
 	switch {
 	case !s.Trusted && a.UntrustedHTTP != nil:
-		cfg.HTTPClient = a.UntrustedHTTP
+		httpClient = a.UntrustedHTTP
 	case !s.Trusted:
-		cfg.HTTPClient = strictClient()
-	case a.HTTP != nil:
-		cfg.HTTPClient = a.HTTP
+		httpClient = strictClient()
 	}
-	return cfg
+	return llmconfig.ClientConfig(s, httpClient)
 }
 
 // strictClient is the outbound client when none was configured: it fails closed, reaching
