@@ -57,7 +57,9 @@ type finding struct {
 	fix    string
 }
 
-func passed(format string, a ...any) finding { return finding{status: checkOK, what: fmt.Sprintf(format, a...)} }
+func passed(format string, a ...any) finding {
+	return finding{status: checkOK, what: fmt.Sprintf(format, a...)}
+}
 func skipped(format string, a ...any) finding {
 	return finding{status: checkSkip, what: fmt.Sprintf(format, a...)}
 }
