@@ -94,6 +94,15 @@ func serverDefaultLLM(cfg Config) *llmconfig.Settings {
 		Model: cfg.LLMModel, APIKey: cfg.LLMAPIKey, ContextLimitK: cfg.LLMContextLimitK, CopilotMode: cfg.CopilotMode}
 }
 
+// providerLabels are the provider names the metrics keep apart: the presets.
+func providerLabels() []string {
+	var ids []string
+	for _, p := range llmconfig.Presets() {
+		ids = append(ids, p.ID)
+	}
+	return ids
+}
+
 // approvalCounts lets the metrics read the approvals table without knowing the models package.
 func approvalCounts(repo models.ApprovalRepository) func(context.Context) ([]metrics.ApprovalCount, error) {
 	return func(ctx context.Context) ([]metrics.ApprovalCount, error) {
