@@ -116,7 +116,7 @@ func parseCommand(cmd string, args []string) (service.Config, service.GNS3Login,
 }
 
 // newFlagSet defines every flag (each with its environment variable, which sets the default)
-// into the returned Config, which finish completes after parsing; the README's configuration
+// into the returned Config, which finish completes after parsing; docs/configuration.md's
 // table is checked against the flag set.
 func newFlagSet(cmd string) (*flag.FlagSet, *service.Config, func() error) {
 	var c service.Config
