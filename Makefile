@@ -5,7 +5,7 @@ BIN := bin/gns3-copilot
 # The Go packages `make test` runs (scripts/newcomer-check.sh narrows them).
 TEST_PKGS ?= ./...
 
-.PHONY: run build check temporal test web-deps vet test-go test-web-unit bench newcomer-check deb
+.PHONY: run build check temporal test web-deps vet test-go test-web-unit bench newcomer-check deb screenshots
 
 # Builds the copilot, installs the pinned Temporal CLI if it is missing, and runs `serve`
 # on its embedded defaults (SQLite, in-process event log, its own Temporal dev server).
@@ -35,6 +35,11 @@ deb: check temporal
 	cd packaging && $(GO) run . -binary ../dist/gns3-copilot -version $(DEB_VERSION) \
 		-temporal "$$(command -v temporal || { b=$$($(GO) env GOBIN); echo "$${b:-$$($(GO) env GOPATH | cut -d: -f1)/bin}/temporal"; })" \
 		-out ../dist/gns3-copilot_$(DEB_VERSION)_$$($(GO) env GOARCH).deb
+
+# The README's pictures (docs/images), taken from the real page in Chromium by
+# web/screenshots_browser_test.go; `make test` skips that test.
+screenshots: check temporal web-deps
+	GNS3_COPILOT_SCREENSHOTS=$(CURDIR)/docs/images $(GO) test -count=1 -run '^TestScreenshots$$' -v ./web
 
 # Every test: formatting and vet, the Go suites with the race detector (the browser tests are
 # launched from `go test ./web`), and the page's Node unit tests. Outside CI the Go run ends with

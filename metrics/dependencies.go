@@ -71,7 +71,9 @@ func (m *Metrics) ConfigureLLMLabels(providers, models []string) {
 		m.deps.providers[p] = true
 	}
 	for _, name := range models {
-		m.deps.models[name] = true
+		if name != "" {
+			m.deps.models[name] = true
+		}
 	}
 }
 
