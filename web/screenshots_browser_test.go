@@ -11,11 +11,26 @@ import (
 	"github.com/gns3-copilot/gns3-copilot/internal/testkit/vpcslab"
 )
 
-// TestScreenshots regenerates the README's pictures from the real page, so they never show a
+// gns3WebUI is a build of GNS3's web UI to serve behind the fake GNS3: GNS3_WEB_UI_DIR, else the
+// upstream 3.1 build of the shared reference material when it is there.
+func gns3WebUI() string {
+	for _, dir := range []string{os.Getenv("GNS3_WEB_UI_DIR"), "/work/shared/gns3-web-ui/upstream-3.1"} {
+		if dir == "" {
+			continue
+		}
+		if _, err := os.Stat(filepath.Join(dir, "index.html")); err == nil {
+			return dir
+		}
+	}
+	return ""
+}
+
+// TestScreenshots regenerates the README's pictures from the real pages, so they never show a
 // page that no longer exists: `make screenshots` runs it with GNS3_COPILOT_SCREENSHOTS set to
 // docs/images. It drives web/e2e/screenshots.e2e.test.mjs against the service, a small lab
 // (a router and two VPCS, one of them real for its configuration) and the scripted model of
-// the approval tests. The normal suite skips it: it proves nothing the approval and topology
+// the approval tests; then, when a build of GNS3's web UI is at hand, that UI's AI panel
+// through --proxy-gns3. The normal suite skips it: it proves nothing the approval and topology
 // tests do not, and costs a browser session.
 func TestScreenshots(t *testing.T) {
 	out := os.Getenv("GNS3_COPILOT_SCREENSHOTS")
@@ -41,7 +56,25 @@ func TestScreenshots(t *testing.T) {
 	g.AddLink(env.ProjectID, r1.ID, 0, 0, pc1.ID, 0, 0)
 	g.AddLink(env.ProjectID, r1.ID, 1, 0, pc2.ID, 0, 0)
 	runNodeTests(t, node, "screenshots.e2e.test.mjs", sameOrigin(t, env.URL), "COPILOT_PROJECT=lab1", "COPILOT_SCREENSHOTS="+out)
-	for _, name := range []string{"page-approval.png", "page-approved.png"} {
+	names := []string{"page-approval.png", "page-approved.png"}
+	if webUI := gns3WebUI(); webUI != "" {
+		panel := e2eenv.Start(t, e2eenv.Options{ProxyGNS3: true, GNS3: []fakegns3.Option{fakegns3.WithWebUI(webUI)}})
+		panel.LLM.SetHandler((&pageScript{broken: map[string]bool{}}).reply)
+		pg := panel.GNS3
+		// The lab the page script's answer describes: three stopped PCs (on a switch), left of
+		// where the panel opens.
+		sw := pg.AddNode(panel.ProjectID, fakegns3.NodeSpec{Template: fakegns3.EthernetSwitchTemplateID, Name: "Switch1", X: -420, Y: -160, Status: "started"})
+		for i, x := range []int{-620, -420, -220} {
+			pc := pg.AddNode(panel.ProjectID, fakegns3.NodeSpec{Template: fakegns3.VPCSTemplateID, Name: "PC" + string(rune('1'+i)), X: x, Y: 60})
+			pg.AddLink(panel.ProjectID, sw.ID, 0, i, pc.ID, 0, 0)
+		}
+		runNodeTests(t, node, "screenshots.e2e.test.mjs", panel.URL, "COPILOT_SCREENSHOTS="+out,
+			"COPILOT_WEBUI=1", "COPILOT_PROJECT_ID="+panel.ProjectID)
+		names = append(names, "gns3-web-ui-panel.png")
+	} else {
+		t.Log("no GNS3 web UI build (set GNS3_WEB_UI_DIR): the picture of GNS3's panel is not taken")
+	}
+	for _, name := range names {
 		fi, err := os.Stat(filepath.Join(out, name))
 		if err != nil {
 			t.Error(err)

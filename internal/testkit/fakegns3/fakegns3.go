@@ -69,6 +69,7 @@ type Op string
 const (
 	OpVersion        Op = "GET /v3/version"
 	OpAuthenticate   Op = "POST /v3/access/users/authenticate"
+	OpLogin          Op = "POST /v3/access/users/login" // the web UI's form login
 	OpCurrentUser    Op = "GET /v3/access/users/me"
 	OpUserGroups     Op = "GET /v3/access/users/{user_id}/groups"
 	OpListProjects   Op = "GET /v3/projects"
@@ -167,6 +168,10 @@ func WithConsoleHost(h string) Option { return func(s *Server) { s.consoleHost =
 // WithConsolePortBase sets the first console port handed out (default 5000).
 func WithConsolePortBase(p int) Option { return func(s *Server) { s.nextConsole = p } }
 
+// WithWebUI serves a built GNS3 web UI from dir at /static/web-ui/, as GNS3 serves its own
+// (the README's screenshots of GNS3's panel use the builds in the shared reference material).
+func WithWebUI(dir string) Option { return func(s *Server) { s.webUI = dir } }
+
 // WithLatency delays every answer by d, as a real controller's 6–8 ms per request does, so
 // benchmarks can show what the copilot's own GNS3 round trips cost. SetLatency adds to it per op.
 func WithLatency(d time.Duration) Option { return func(s *Server) { s.baseLatency = d } }
@@ -196,6 +201,7 @@ type Server struct {
 	captures          map[string]*captureState // by link ID (capture.go)
 	feeds             map[string]CaptureFeed   // by link ID, "" for any
 	notes             notifier                 // notification streams (notifications.go)
+	webUI             string                   // a web UI build served at /static/web-ui/
 }
 
 type user struct {

@@ -7,6 +7,9 @@ import (
 	"io"
 	"math"
 	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -43,6 +46,7 @@ func (s *Server) routes() http.Handler {
 	}
 	add(OpVersion, false, s.versionHandler)
 	add(OpAuthenticate, false, s.authenticate)
+	add(OpLogin, false, s.login)
 	add(OpCurrentUser, true, s.currentUser)
 	add(OpUserGroups, true, s.userGroups)
 	add(OpListProjects, true, s.listProjects)
@@ -71,6 +75,19 @@ func (s *Server) routes() http.Handler {
 	add(OpDeleteLink, true, s.deleteLink)
 	s.captureRoutes(mux, add)
 	mux.HandleFunc(string(OpNotifications), s.notifications)
+	if s.webUI != "" {
+		// What GNS3's web UI reads besides the copilot's routes to draw a project map.
+		mux.Handle("/static/web-ui/", webUIHandler(s.webUI))
+		mux.HandleFunc("GET /v3/computes", func(w http.ResponseWriter, _ *http.Request) {
+			writeJSON(w, http.StatusOK, []map[string]any{{"compute_id": "local", "name": "local", "protocol": "http",
+				"host": "127.0.0.1", "port": 3080, "user": nil, "connected": true, "cpu_usage_percent": 3.0,
+				"memory_usage_percent": 20.0, "disk_usage_percent": 40.0, "last_error": nil, "capabilities": map[string]any{}}})
+		})
+		mux.HandleFunc("GET /v3/projects/{project_id}/drawings", func(w http.ResponseWriter, _ *http.Request) {
+			writeJSON(w, http.StatusOK, []any{})
+		})
+		mux.HandleFunc("GET /v3/symbols/", symbolHandler)
+	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusNotFound, map[string]string{"detail": "Not Found"})
 	})
@@ -267,6 +284,20 @@ func (s *Server) authenticate(r *http.Request, body []byte, _ *user) (reply, *ht
 	}
 	u, ok := s.users[*c.Username]
 	if !ok || u.password != *c.Password {
+		return reply{}, errf(http.StatusUnauthorized, "Authentication was unsuccessful.")
+	}
+	return reply{200, map[string]string{"access_token": u.token, "token_type": "bearer"}}, nil
+}
+
+// login is authenticate with the form body GNS3's web UI sends (OAuth2's password flow).
+func (s *Server) login(r *http.Request, body []byte, _ *user) (reply, *httpErr) {
+	form, err := url.ParseQuery(string(body))
+	if err != nil || !form.Has("username") || !form.Has("password") {
+		return reply{}, errf(http.StatusUnprocessableEntity,
+			"[{'type': 'missing', 'loc': ('body', 'username'), 'msg': 'Field required', 'input': None}]")
+	}
+	u, ok := s.users[form.Get("username")]
+	if !ok || u.password != form.Get("password") {
 		return reply{}, errf(http.StatusUnauthorized, "Authentication was unsuccessful.")
 	}
 	return reply{200, map[string]string{"access_token": u.token, "token_type": "bearer"}}, nil
@@ -740,4 +771,33 @@ func (s *Server) deleteLink(r *http.Request, _ []byte, u *user) (reply, *httpErr
 	}
 	s.emitLink(p, l, "link.deleted")
 	return reply{status: http.StatusNoContent}, nil
+}
+
+// webUIHandler serves the web UI's files, and its index.html for the routes of the single-page
+// application (/static/web-ui/controller/1/project/…), as GNS3 does.
+func webUIHandler(dir string) http.Handler {
+	files := http.StripPrefix("/static/web-ui/", http.FileServer(http.Dir(dir)))
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		name := strings.TrimPrefix(r.URL.Path, "/static/web-ui/")
+		if _, err := os.Stat(filepath.Join(dir, filepath.FromSlash(name))); name != "" && err != nil {
+			http.ServeFile(w, r, filepath.Join(dir, "index.html"))
+			return
+		}
+		files.ServeHTTP(w, r)
+	})
+}
+
+// symbolHandler draws a node symbol (/v3/symbols/{symbol_id}/raw, the id a path such as
+// ":/symbols/affinity/circle/blue/router.svg"): a blue circle or square, after the id's shape.
+func symbolHandler(w http.ResponseWriter, r *http.Request) {
+	if !strings.HasSuffix(r.URL.Path, "/raw") {
+		writeJSON(w, http.StatusNotFound, map[string]string{"detail": "Not Found"})
+		return
+	}
+	shape := `<rect x="4" y="4" width="52" height="52" rx="8"`
+	if strings.Contains(r.URL.Path, "/circle/") {
+		shape = `<circle cx="30" cy="30" r="26"`
+	}
+	w.Header().Set("Content-Type", "image/svg+xml")
+	fmt.Fprintf(w, `<svg xmlns="http://www.w3.org/2000/svg" width="60" height="60">%s fill="#1e6bb8" stroke="#0b3d6e" stroke-width="3"/></svg>`, shape)
 }
