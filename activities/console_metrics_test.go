@@ -3,7 +3,6 @@ package activities
 import (
 	"context"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -37,8 +36,8 @@ func metricValue(t *testing.T, m *metrics.Metrics, name string, labels map[strin
 }
 
 // Issue 26: the device consoles' metrics come from the one place sessions are opened: a run
-// counts its wait for the lock and its session while it is open; a busy device counts a wait
-// that gave up.
+// counts its wait for the lock and its session while it is open (a busy device's wait that gave
+// up: TestABusyDeviceIsReportedNotRetriedForever).
 func TestConsoleSessionsAndLockWaitsAreMeasured(t *testing.T) {
 	a, _, job, ref := deviceFixture(t)
 	m := metrics.New()
@@ -52,12 +51,4 @@ func TestConsoleSessionsAndLockWaitsAreMeasured(t *testing.T) {
 	require.Equal(t, 1.0, <-open, "a session counts while it is open")
 	require.Equal(t, 0.0, metricValue(t, m, "gns3_copilot_console_sessions_open", nil))
 	require.Equal(t, 1.0, metricValue(t, m, "gns3_copilot_console_lock_wait_seconds", map[string]string{"outcome": "acquired"}))
-
-	a.Devices.Locker = devices.NewMemoryLocker(20 * time.Millisecond)
-	unlock, err := a.Devices.Locker.Lock(context.Background(), job.Target.LockKey(), time.Minute)
-	require.NoError(t, err)
-	defer unlock()
-	out := a.deviceRunner(ref).RunDevice(context.Background(), job)
-	require.Contains(t, out.Err, "busy")
-	require.Equal(t, 1.0, metricValue(t, m, "gns3_copilot_console_lock_wait_seconds", map[string]string{"outcome": "busy"}))
 }
