@@ -16,12 +16,15 @@ run: check build temporal
 check:
 	@scripts/check-toolchain.sh
 
-# `gns3-copilot version` says when it was built; Go stamps the version and commit itself.
+# `gns3-copilot version` says when it was built and from which commit (Go stamps the commit
+# itself unless GOFLAGS has -buildvcs=false).
 BUILD_TIME := $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
+BUILD_COMMIT := $(shell git rev-parse HEAD 2>/dev/null)
+STAMP := -X main.buildTime=$(BUILD_TIME) -X main.buildCommit=$(BUILD_COMMIT)
 
 build: check
 	@[ -x $(BIN) ] || echo "building gns3-copilot: a first build compiles about 600 packages from 55 modules (3-4 minutes on 2 cores, modules fetched from the Go module proxy); later builds take seconds"
-	$(GO) build -ldflags "-X main.buildTime=$(BUILD_TIME)" -o $(BIN) ./cmd/gns3-copilot
+	$(GO) build -ldflags "$(STAMP)" -o $(BIN) ./cmd/gns3-copilot
 
 temporal:
 	@scripts/install-temporal.sh
@@ -31,7 +34,7 @@ temporal:
 DEB_VERSION ?= 0.0.0~git$(shell git log -1 --format=%cd.%h --date=format:%Y%m%d 2>/dev/null || date +%Y%m%d)
 deb: check temporal
 	@mkdir -p dist
-	CGO_ENABLED=1 $(GO) build -trimpath -ldflags "-s -w -X main.buildTime=$(BUILD_TIME) -X main.buildVersion=$(DEB_VERSION)" -o dist/gns3-copilot ./cmd/gns3-copilot
+	CGO_ENABLED=1 $(GO) build -trimpath -ldflags "-s -w $(STAMP) -X main.buildVersion=$(DEB_VERSION)" -o dist/gns3-copilot ./cmd/gns3-copilot
 	cd packaging && $(GO) run . -binary ../dist/gns3-copilot -version $(DEB_VERSION) \
 		-temporal "$$(command -v temporal || { b=$$($(GO) env GOBIN); echo "$${b:-$$($(GO) env GOPATH | cut -d: -f1)/bin}/temporal"; })" \
 		-out ../dist/gns3-copilot_$(DEB_VERSION)_$$($(GO) env GOARCH).deb

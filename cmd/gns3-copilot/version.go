@@ -9,9 +9,11 @@ import (
 )
 
 // Set with -ldflags "-X main.buildTime=…" by `make build` and `make deb`. Go stamps the module
-// version and the commit into every binary built from a git checkout, but not when it was built.
+// version and the commit into a binary built from a git checkout, but not when it was built, and
+// not the commit either where VCS stamping is off (-buildvcs=false in GOFLAGS).
 var (
-	buildTime string
+	buildTime   string
+	buildCommit string
 	// buildVersion overrides the module version, for packages built from a tag-less tree.
 	buildVersion string
 )
@@ -40,6 +42,9 @@ func readVersion() versionInfo {
 	}
 	if buildVersion != "" {
 		v.Version = buildVersion
+	}
+	if v.Commit == "" {
+		v.Commit = buildCommit
 	}
 	return v
 }
