@@ -5,7 +5,7 @@ BIN := bin/gns3-copilot
 # The Go packages `make test` runs (scripts/newcomer-check.sh narrows them).
 TEST_PKGS ?= ./...
 
-.PHONY: run build check temporal test web-deps vet test-go test-web-unit bench newcomer-check
+.PHONY: run build check temporal test web-deps vet test-go test-web-unit bench newcomer-check deb screenshots
 
 # Builds the copilot, installs the pinned Temporal CLI if it is missing, and runs `serve`
 # on its embedded defaults (SQLite, in-process event log, its own Temporal dev server).
@@ -16,12 +16,33 @@ run: check build temporal
 check:
 	@scripts/check-toolchain.sh
 
+# `gns3-copilot version` says when it was built and from which commit (Go stamps the commit
+# itself unless GOFLAGS has -buildvcs=false).
+BUILD_TIME := $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
+BUILD_COMMIT := $(shell git rev-parse HEAD 2>/dev/null)
+STAMP := -X main.buildTime=$(BUILD_TIME) -X main.buildCommit=$(BUILD_COMMIT)
+
 build: check
 	@[ -x $(BIN) ] || echo "building gns3-copilot: a first build compiles about 600 packages from 55 modules (3-4 minutes on 2 cores, modules fetched from the Go module proxy); later builds take seconds"
-	$(GO) build -o $(BIN) ./cmd/gns3-copilot
+	$(GO) build -ldflags "$(STAMP)" -o $(BIN) ./cmd/gns3-copilot
 
 temporal:
 	@scripts/install-temporal.sh
+
+# The Debian package for GNS3 hosts (packaging/, its own Go module: nfpm, no Docker), with the
+# binary stripped and the pinned Temporal CLI included. DEB_VERSION defaults to 0.0.0~git<date>.<commit>.
+DEB_VERSION ?= 0.0.0~git$(shell git log -1 --format=%cd.%h --date=format:%Y%m%d 2>/dev/null || date +%Y%m%d)
+deb: check temporal
+	@mkdir -p dist
+	CGO_ENABLED=1 $(GO) build -trimpath -ldflags "-s -w $(STAMP) -X main.buildVersion=$(DEB_VERSION)" -o dist/gns3-copilot ./cmd/gns3-copilot
+	cd packaging && $(GO) run . -binary ../dist/gns3-copilot -version $(DEB_VERSION) \
+		-temporal "$$(command -v temporal || { b=$$($(GO) env GOBIN); echo "$${b:-$$($(GO) env GOPATH | cut -d: -f1)/bin}/temporal"; })" \
+		-out ../dist/gns3-copilot_$(DEB_VERSION)_$$($(GO) env GOARCH).deb
+
+# The README's pictures (docs/images), taken from the real page in Chromium by
+# web/screenshots_browser_test.go; `make test` skips that test.
+screenshots: check temporal web-deps
+	GNS3_COPILOT_SCREENSHOTS=$(CURDIR)/docs/images $(GO) test -count=1 -run '^TestScreenshots$$' -v ./web
 
 # Every test: formatting and vet, the Go suites with the race detector (the browser tests are
 # launched from `go test ./web`), and the page's Node unit tests. Outside CI the Go run ends with
@@ -38,6 +59,7 @@ web-deps:
 vet:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
 	$(GO) vet ./...
+	cd packaging && $(GO) vet ./...
 
 test-go:
 	@if [ "$$CI" = true ]; then set -x; $(GO) test -race -count=1 -timeout 40m $(TEST_PKGS); \

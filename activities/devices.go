@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/gns3-copilot/gns3-copilot/devices"
+	"github.com/gns3-copilot/gns3-copilot/metrics"
 	"github.com/gns3-copilot/gns3-copilot/models"
 	"github.com/gns3-copilot/gns3-copilot/relay"
 	"github.com/gns3-copilot/gns3-copilot/tools"
@@ -484,7 +485,34 @@ func (r *deviceRunner) verifyInterrupted(ctx context.Context, job tools.DeviceJo
 func (r *deviceRunner) use(ctx context.Context, job tools.DeviceJob, fn func(*devices.Session) error) error {
 	opts := r.a.Devices.Options
 	opts.Policy = r.a.Devices.Policy
-	return devices.Use(ctx, r.a.Devices.Locker, job.Target, r.a.GNS3.Host(), opts, fn)
+	var locker devices.Locker
+	if r.a.Devices.Locker != nil {
+		locker = timedLocker{Locker: r.a.Devices.Locker, m: r.a.Metrics}
+	}
+	return devices.Use(ctx, locker, job.Target, r.a.GNS3.Host(), opts, func(s *devices.Session) error {
+		defer r.a.Metrics.ConsoleSessionOpened()()
+		return fn(s)
+	})
+}
+
+// timedLocker reports how long each wait for a console's lock took and how it ended.
+type timedLocker struct {
+	devices.Locker
+	m *metrics.Metrics
+}
+
+func (l timedLocker) Lock(ctx context.Context, key string, ttl time.Duration) (func(), error) {
+	began := time.Now()
+	unlock, err := l.Locker.Lock(ctx, key, ttl)
+	outcome := "acquired"
+	switch {
+	case errors.Is(err, devices.ErrDeviceBusy):
+		outcome = "busy"
+	case err != nil:
+		outcome = "cancelled"
+	}
+	l.m.ConsoleLockWaited(outcome, time.Since(began))
+	return unlock, err
 }
 
 // readConfig reads a device's configuration with its platform's show command under the

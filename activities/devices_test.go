@@ -14,6 +14,7 @@ import (
 	"github.com/gns3-copilot/gns3-copilot/devices"
 	"github.com/gns3-copilot/gns3-copilot/gns3"
 	"github.com/gns3-copilot/gns3-copilot/internal/testkit/fakeios"
+	"github.com/gns3-copilot/gns3-copilot/metrics"
 	"github.com/gns3-copilot/gns3-copilot/models"
 	"github.com/gns3-copilot/gns3-copilot/relay"
 	"github.com/gns3-copilot/gns3-copilot/tools"
@@ -153,12 +154,14 @@ func TestReadOnlyCommandsInterruptedByACrashAreSentAgain(t *testing.T) {
 func TestABusyDeviceIsReportedNotRetriedForever(t *testing.T) {
 	a, _, job, ref := deviceFixture(t)
 	a.Devices.Locker = devices.NewMemoryLocker(50 * time.Millisecond)
+	a.Metrics = metrics.New()
 	unlock, err := a.Devices.Locker.Lock(context.Background(), job.Target.LockKey(), time.Minute)
 	require.NoError(t, err)
 	defer unlock()
 	out := a.deviceRunner(ref).RunDevice(context.Background(), job)
 	require.Contains(t, out.Err, "busy")
 	require.Empty(t, out.Results)
+	require.Equal(t, 1.0, metricValue(t, a.Metrics, "gns3_copilot_console_lock_wait_seconds", map[string]string{"outcome": "busy"}))
 }
 
 // A command whose "about to send" record cannot be written is not sent: the database refuses

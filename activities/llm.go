@@ -24,6 +24,7 @@ import (
 	"github.com/gns3-copilot/gns3-copilot/egress"
 	"github.com/gns3-copilot/gns3-copilot/livetopo"
 	"github.com/gns3-copilot/gns3-copilot/llmconfig"
+	"github.com/gns3-copilot/gns3-copilot/metrics"
 	"github.com/gns3-copilot/gns3-copilot/models"
 	"github.com/gns3-copilot/gns3-copilot/relay"
 	"github.com/gns3-copilot/gns3-copilot/tools"
@@ -101,11 +102,13 @@ func (a *Activities) LLMCall(ctx context.Context, in workflows.LLMInput) (workfl
 	stop := keepAlive(ctx, 2*time.Second)
 	defer stop()
 	callCtx, release := a.abortable(ctx, turn.ID)
+	began := time.Now()
 	out, callErr := a.stream(callCtx, settings, req, in.Turn, msgID)
 	if release() && callErr != nil {
-		callErr = abortedError()
+		callErr, out.errClass = abortedError(), llmconfig.ErrorCancelled
 	}
-	a.Metrics.LLMCall(settings.Provider, settings.Model, callErr, out.inTokens, out.outTokens)
+	a.Metrics.LLMCall(metrics.LLMCallStats{Provider: settings.Provider, Model: settings.Model, Took: time.Since(began),
+		FirstToken: out.firstToken, InputTokens: out.inTokens, OutputTokens: out.outTokens, ErrorClass: out.errClass})
 
 	// Whatever arrived is stored, also when the call failed or was cancelled: a retry replaces
 	// it, and otherwise it is the partial answer the user already saw.
@@ -242,6 +245,9 @@ type streamOutput struct {
 	calls               []workflows.ToolCall
 	finish              string
 	inTokens, outTokens int64
+	// For the metrics: the wait for the first delta, and the class of a failure.
+	firstToken time.Duration
+	errClass   string
 }
 
 // stream runs the request and publishes deltas. Tool calls are accumulated by index, so
@@ -250,15 +256,21 @@ func (a *Activities) stream(ctx context.Context, settings llmconfig.Settings, re
 	ref workflows.TurnRef, msgID string) (streamOutput, error) {
 	sessionID := ref.SessionID
 	var out streamOutput
+	began := time.Now()
+	providerFailed := func(err error) (streamOutput, error) {
+		out.errClass = llmconfig.ErrorClass(err)
+		return out, classifyLLMError(ctx, err, settings)
+	}
 	client := openai.NewClientWithConfig(a.clientConfig(settings))
 	s, err := client.CreateChatCompletionStream(ctx, req)
 	if err != nil {
-		return out, classifyLLMError(ctx, err, settings)
+		return providerFailed(err)
 	}
 	defer s.Close()
 	// A base URL that serves a web page answers 200 with HTML, which the client reads as an
 	// empty stream; the content type tells the two apart.
 	if ct := s.Header().Get("Content-Type"); ct != "" && !strings.Contains(ct, "event-stream") && !strings.Contains(ct, "json") {
+		out.errClass = llmconfig.ErrorOther
 		return out, temporal.NewNonRetryableApplicationError(fmt.Sprintf(
 			"the LLM provider at %s answered with %q instead of an event stream: check the base URL of your LLM configuration (it usually ends in /v1).",
 			settings.BaseURL, providerMessage(ct)), workflows.ErrTypeLLMConfig, nil)
@@ -281,7 +293,7 @@ func (a *Activities) stream(ctx context.Context, settings llmconfig.Settings, re
 		}
 		if err != nil {
 			out.content = content.String()
-			return out, classifyLLMError(ctx, err, settings)
+			return providerFailed(err)
 		}
 		// No heartbeat per chunk: keepAlive's ticker proves liveness, and a heartbeat on the
 		// first chunk of every call was one more write on the Temporal server per model call.
@@ -289,6 +301,9 @@ func (a *Activities) stream(ctx context.Context, settings llmconfig.Settings, re
 			out.inTokens, out.outTokens = int64(chunk.Usage.PromptTokens), int64(chunk.Usage.CompletionTokens)
 		}
 		for _, ch := range chunk.Choices {
+			if out.firstToken == 0 && (ch.Delta.Content != "" || len(ch.Delta.ToolCalls) > 0) {
+				out.firstToken = time.Since(began)
+			}
 			if ch.Delta.Content != "" {
 				content.WriteString(ch.Delta.Content)
 				a.publishTurn(ctx, ref, relay.Payload{Type: relay.TypeContent, Content: ch.Delta.Content, MessageID: msgID, SessionID: sessionID})
@@ -325,6 +340,7 @@ func (a *Activities) stream(ctx context.Context, settings llmconfig.Settings, re
 	}
 	out.content = content.String()
 	if ctx.Err() != nil {
+		out.errClass = llmconfig.ErrorClass(ctx.Err())
 		return out, ctx.Err()
 	}
 	if private(ref) && strings.TrimSpace(out.content) != "" {
@@ -333,6 +349,7 @@ func (a *Activities) stream(ctx context.Context, settings llmconfig.Settings, re
 	}
 	if out.finish == "" {
 		// A stream cut off cleanly looks like a short answer; without a finish reason it is not one.
+		out.errClass = llmconfig.ErrorServer
 		return out, temporal.NewApplicationError(fmt.Sprintf(
 			"the LLM provider at %s ended the answer without finishing it; retrying.", settings.BaseURL), "LLMUnavailable")
 	}
@@ -368,22 +385,14 @@ func argsDue(length, sentLen int, since time.Duration) bool {
 const argsEvery = 250 * time.Millisecond
 
 func (a *Activities) clientConfig(s llmconfig.Settings) openai.ClientConfig {
-	var cfg openai.ClientConfig
-	if s.Provider == "azure" {
-		cfg = openai.DefaultAzureConfig(s.APIKey, s.BaseURL)
-	} else {
-		cfg = openai.DefaultConfig(s.APIKey)
-		cfg.BaseURL = strings.TrimRight(s.BaseURL, "/")
-	}
+	httpClient := a.HTTP
 	switch {
 	case !s.Trusted && a.UntrustedHTTP != nil:
-		cfg.HTTPClient = a.UntrustedHTTP
+		httpClient = a.UntrustedHTTP
 	case !s.Trusted:
-		cfg.HTTPClient = strictClient()
-	case a.HTTP != nil:
-		cfg.HTTPClient = a.HTTP
+		httpClient = strictClient()
 	}
-	return cfg
+	return llmconfig.ClientConfig(s, httpClient)
 }
 
 // strictClient is the outbound client when none was configured: it fails closed, reaching

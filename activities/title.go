@@ -4,10 +4,13 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	openai "github.com/sashabaranov/go-openai"
 
+	"github.com/gns3-copilot/gns3-copilot/llmconfig"
+	"github.com/gns3-copilot/gns3-copilot/metrics"
 	"github.com/gns3-copilot/gns3-copilot/models"
 	"github.com/gns3-copilot/gns3-copilot/tools"
 	"github.com/gns3-copilot/gns3-copilot/workflows"
@@ -54,6 +57,7 @@ func (a *Activities) GenerateTitle(ctx context.Context, in workflows.TitleInput)
 		return workflows.TitleResult{}, err
 	}
 	client := openai.NewClientWithConfig(a.clientConfig(settings))
+	began := time.Now()
 	resp, err := client.CreateChatCompletion(ctx, openai.ChatCompletionRequest{
 		Model: settings.Model,
 		Messages: []openai.ChatCompletionMessage{
@@ -64,7 +68,8 @@ func (a *Activities) GenerateTitle(ctx context.Context, in workflows.TitleInput)
 		},
 		MaxTokens: 24,
 	})
-	a.Metrics.LLMCall(settings.Provider, settings.Model, err, int64(resp.Usage.PromptTokens), int64(resp.Usage.CompletionTokens))
+	a.Metrics.LLMCall(metrics.LLMCallStats{Provider: settings.Provider, Model: settings.Model, Took: time.Since(began),
+		InputTokens: int64(resp.Usage.PromptTokens), OutputTokens: int64(resp.Usage.CompletionTokens), ErrorClass: llmconfig.ErrorClass(err)})
 	if err != nil {
 		return workflows.TitleResult{}, classifyLLMError(ctx, err, settings)
 	}

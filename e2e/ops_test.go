@@ -96,6 +96,17 @@ func TestMetricsCountATurn(t *testing.T) {
 	require.GreaterOrEqual(t, value(fams, "gns3_copilot_event_delivery_lag_seconds", nil), float64(len(frames)-1),
 		"every frame of the live stream was observed (heartbeats are not events)")
 
+	// Issue 26: what the turn asked of its dependencies. GNS3 was asked (the project check, the
+	// topology tool), by route template; every model call was timed, the two streamed ones also
+	// to their first token; the live topology reports the project it now follows.
+	require.Greater(t, value(fams, "gns3_copilot_gns3_requests_total", map[string]string{"outcome": "2xx"}), 0.0)
+	require.Equal(t, 0.0, value(fams, "gns3_copilot_gns3_requests_total", map[string]string{"route": "/v3/projects/" + env.ProjectID}),
+		"project ids never become label values")
+	require.Equal(t, 2+titleCalls, value(fams, "gns3_copilot_llm_call_duration_seconds", llm))
+	require.Equal(t, 2.0, value(fams, "gns3_copilot_llm_time_to_first_token_seconds", llm))
+	require.LessOrEqual(t, value(fams, "gns3_copilot_llm_call_errors_total", nil), 0.0, "no model call failed (-1: no family yet)")
+	require.GreaterOrEqual(t, value(fams, "gns3_copilot_livetopo_projects_followed", nil), 0.0)
+
 	// The Temporal SDK's metrics: the API's client started the workflow, the worker ran it.
 	require.Greater(t, value(fams, "temporal_request_total", map[string]string{"operation": "StartWorkflowExecution"}), 0.0)
 	require.Greater(t, value(fams, "temporal_workflow_task_execution_latency_seconds", map[string]string{"workflow_type": "ChatTurn"}), 0.0)

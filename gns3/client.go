@@ -15,6 +15,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -32,6 +33,57 @@ type Server struct {
 	host    string
 	timeout time.Duration
 	http    *http.Client
+	observe RequestObserver
+}
+
+// RequestObserver is told of every request a Server made, for metrics: the route template
+// (IDs replaced by {id}, so the values are bounded by the code's routes), how it ended
+// ("2xx", "4xx", "5xx", … or "timeout", "unreachable", "cancelled") and how long it took. For
+// a stream, the time is until its answer began.
+type RequestObserver func(method, route, outcome string, took time.Duration)
+
+// Observe makes s report every request to o. Call it before s is shared.
+func (s *Server) Observe(o RequestObserver) *Server {
+	s.observe = o
+	return s
+}
+
+// report tells the observer how a request ended; status is 0 when there was no answer.
+func (s *Server) report(method, path string, status int, err error, began time.Time) {
+	if s.observe == nil {
+		return
+	}
+	outcome := ""
+	var ue *UnreachableError
+	switch {
+	case status > 0:
+		outcome = strconv.Itoa(status/100) + "xx"
+	case errors.As(err, &ue) && ue.TimedOut:
+		outcome = "timeout"
+	case errors.As(err, &ue):
+		outcome = "unreachable"
+	default:
+		outcome = "cancelled" // the caller gave up: not the server's doing
+	}
+	s.observe(method, routeTemplate(path), outcome, time.Since(began))
+}
+
+// collections are the path segments followed by an ID in GNS3's routes.
+var collections = map[string]bool{"projects": true, "nodes": true, "links": true, "templates": true,
+	"users": true, "groups": true, "computes": true, "drawings": true, "snapshots": true, "images": true,
+	"roles": true, "pools": true, "acl": true, "appliances": true}
+
+// routeTemplate turns a request path into its route: /v3/projects/1f…/nodes/9c…/start becomes
+// /v3/projects/{id}/nodes/{id}/start.
+func routeTemplate(path string) string {
+	path, _, _ = strings.Cut(path, "?")
+	segs := strings.Split(path, "/")
+	for i := 1; i < len(segs); i++ {
+		if collections[segs[i-1]] && segs[i] != "" {
+			segs[i] = "{id}"
+		}
+	}
+	return strings.Join(segs, "/")
 }
 
 // NewServer returns a Server for baseURL (e.g. "http://127.0.0.1:3080"; a
@@ -152,15 +204,21 @@ func (s *Server) do(ctx context.Context, token, method, path string, body, out a
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
+	began := time.Now()
 	resp, err := s.http.Do(req)
 	if err != nil {
-		return s.transportError(ctx, rctx, method, path, err)
+		err = s.transportError(ctx, rctx, method, path, err)
+		s.report(method, path, 0, err, began)
+		return err
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, maxBody))
 	if err != nil {
-		return s.transportError(ctx, rctx, method, path, err)
+		err = s.transportError(ctx, rctx, method, path, err)
+		s.report(method, path, 0, err, began)
+		return err
 	}
+	s.report(method, path, resp.StatusCode, nil, began)
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		return apiError(resp.StatusCode, method, path, data, token)
 	}

@@ -44,7 +44,9 @@ func (c *Client) ProjectNotifications(ctx context.Context, projectID string) (io
 // or capture stream): the server's timeout bounds only the wait for the answer's headers, never
 // the body. accept, when set, is sent as the Accept header. The caller closes the body, which
 // ends the request's context.
-func (c *Client) openStream(ctx context.Context, path, accept string) (io.ReadCloser, error) {
+func (c *Client) openStream(ctx context.Context, path, accept string) (_ io.ReadCloser, err error) {
+	began, status := time.Now(), 0
+	defer func() { c.s.report(http.MethodGet, path, status, err, began) }()
 	if c.s.base == "" {
 		return nil, &UnreachableError{URL: "(not configured)", Method: http.MethodGet, Path: path, Err: errors.New("no GNS3 server URL configured")}
 	}
@@ -77,6 +79,7 @@ func (c *Client) openStream(ctx context.Context, path, accept string) (io.ReadCl
 		cancel()
 		return nil, noAnswer
 	}
+	status = resp.StatusCode
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		data, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 		resp.Body.Close()

@@ -28,6 +28,7 @@ import (
 	"errors"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/golang-lru/v2/expirable"
@@ -105,6 +106,9 @@ type Hub struct {
 	projects map[string]*project
 	closed   bool
 	wg       sync.WaitGroup
+
+	// resyncs counts full re-reads, for the metrics.
+	resyncs atomic.Uint64
 }
 
 // New returns a Hub reading from server.
@@ -305,6 +309,40 @@ func (h *Hub) Subscribed(projectID string) bool {
 	defer h.mu.Unlock()
 	_, ok := h.projects[projectID]
 	return ok
+}
+
+// Stats is the hub's state at one moment, for the metrics.
+type Stats struct {
+	// Projects followed, and how many have their notification stream connected.
+	Projects, Connected int
+	// Resyncs counts full re-reads of a project since the hub started.
+	Resyncs uint64
+	// LongestSilence is the longest time since a followed project's stream was last heard
+	// from (0 when none is followed).
+	LongestSilence time.Duration
+}
+
+// Stats reports how many projects are followed and how well their streams are doing.
+func (h *Hub) Stats() Stats {
+	h.mu.Lock()
+	ps := make([]*project, 0, len(h.projects))
+	for _, p := range h.projects {
+		ps = append(ps, p)
+	}
+	h.mu.Unlock()
+	st := Stats{Projects: len(ps), Resyncs: h.resyncs.Load()}
+	now := time.Now()
+	for _, p := range ps {
+		p.mu.Lock()
+		if p.connected {
+			st.Connected++
+		}
+		if !p.heard.IsZero() {
+			st.LongestSilence = max(st.LongestSilence, now.Sub(p.heard))
+		}
+		p.mu.Unlock()
+	}
+	return st
 }
 
 // Project returns the project for a check of the user behind c: from the live copy while it is

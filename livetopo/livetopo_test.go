@@ -445,3 +445,23 @@ func TestRefreshRereads(t *testing.T) {
 		t.Fatal("refresh blocked while the subscription was reconnecting")
 	}
 }
+
+// The metrics read Stats: followed projects, connected streams, full re-reads, silence.
+func TestStatsCountProjectsResyncsAndSilence(t *testing.T) {
+	r := newRig(t, livetopo.Options{})
+	if st := r.hub.Stats(); st != (livetopo.Stats{}) {
+		t.Fatalf("a hub that follows nothing: %+v", st)
+	}
+	r.live(t)
+	waitUntil(t, "the stream to count as connected", func() bool { return r.hub.Stats().Connected == 1 })
+	st := r.hub.Stats()
+	if st.Projects != 1 || st.Resyncs != 1 || st.LongestSilence <= 0 || st.LongestSilence > 8*time.Second {
+		t.Fatalf("one project read once: %+v", st)
+	}
+	if err := r.hub.Refresh(context.Background(), r.pid); err != nil {
+		t.Fatal(err)
+	}
+	if got := r.hub.Stats().Resyncs; got != 2 {
+		t.Errorf("after a refresh: %d resyncs, want 2", got)
+	}
+}

@@ -284,6 +284,7 @@ func (p *project) reread() error {
 	if err != nil {
 		return err
 	}
+	p.hub.resyncs.Add(1)
 	p.mu.Lock()
 	p.proj, p.nodes, p.links = snap.Project, snap.Nodes, snap.Links
 	p.version++

@@ -1,6 +1,7 @@
 // Package metrics is the copilot's Prometheus instrumentation: one registry per process with the
 // product's own counters and histograms (turns, LLM calls, tools, device commands, streams,
-// HTTP requests), the Temporal SDK's client and worker metrics fed into the same registry, and
+// HTTP requests), those of its dependencies (GNS3 requests, model calls, device consoles, the
+// live topology's streams), the Temporal SDK's client and worker metrics fed into the same registry, and
 // the /metrics handler. Every recording method is safe on a nil *Metrics, so code and tests
 // that run without metrics need no checks.
 package metrics
@@ -23,6 +24,7 @@ const namespace = "gns3_copilot"
 type Metrics struct {
 	registry *prometheus.Registry
 	temporal *temporalCollector
+	deps     *dependencyMetrics
 
 	turnsStarted   *prometheus.CounterVec
 	turnsFinished  *prometheus.CounterVec
@@ -72,6 +74,7 @@ func New() *Metrics {
 		httpDuration: f.histogramVec("http_request_duration_seconds", "HTTP request duration until the handler returns (a stream's whole life), by method and route template.",
 			prometheus.DefBuckets, "method", "route"),
 	}
+	m.deps = newDependencyMetrics(f)
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), m.temporal)
 	return m
 }
@@ -142,24 +145,6 @@ func (m *Metrics) FirstToken(d time.Duration) {
 		return
 	}
 	m.firstToken.Observe(d.Seconds())
-}
-
-// LLMCall counts one call to a provider and the tokens it reported.
-func (m *Metrics) LLMCall(provider, model string, err error, inputTokens, outputTokens int64) {
-	if m == nil {
-		return
-	}
-	outcome := "ok"
-	if err != nil {
-		outcome = "error"
-	}
-	m.llmCalls.WithLabelValues(provider, model, outcome).Inc()
-	if inputTokens > 0 {
-		m.llmTokens.WithLabelValues(provider, model, "input").Add(float64(inputTokens))
-	}
-	if outputTokens > 0 {
-		m.llmTokens.WithLabelValues(provider, model, "output").Add(float64(outputTokens))
-	}
 }
 
 // ToolCall counts a finished tool call by what it reported to the model, and observes its

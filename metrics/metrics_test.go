@@ -1,7 +1,6 @@
 package metrics
 
 import (
-	"errors"
 	"io"
 	"net/http/httptest"
 	"strings"
@@ -73,8 +72,8 @@ func TestProductMetricsAndTheTextHandler(t *testing.T) {
 	m := New()
 	m.TurnStarted("teaching_assistant")
 	m.TurnFinished("completed", "teaching_assistant", 1500*time.Millisecond)
-	m.LLMCall("openai", "gpt-4o-mini", nil, 120, 30)
-	m.LLMCall("openai", "gpt-4o-mini", errors.New("boom"), 0, 0)
+	m.LLMCall(LLMCallStats{Provider: "openai", Model: "gpt-4o-mini", InputTokens: 120, OutputTokens: 30})
+	m.LLMCall(LLMCallStats{Provider: "openai", Model: "gpt-4o-mini", ErrorClass: "server"})
 	m.ToolCall("get_gns3_topology", true, map[string]any{"execution_time": 0.02})
 	m.ToolCall("get_gns3_topology", false, nil)
 	m.DeviceCommand("vpcs", "sent") // a step on the way: not counted
@@ -121,7 +120,12 @@ func TestNilMetricsRecordNothingAndDoNotPanic(t *testing.T) {
 	m.TurnStarted("x")
 	m.TurnFinished("completed", "x", time.Second)
 	m.FirstToken(time.Second)
-	m.LLMCall("p", "m", nil, 1, 1)
+	m.LLMCall(LLMCallStats{Provider: "p", Model: "m"})
+	m.GNS3Request("GET", "/v3/version", "2xx", time.Second)
+	m.ConfigureLLMLabels(nil, nil)
+	m.ConsoleSessionOpened()()
+	m.ConsoleLockWaited("acquired", time.Second)
+	m.WatchLiveTopology(func() LiveTopologyStats { return LiveTopologyStats{} })
 	m.ToolCall("t", true, nil)
 	m.DeviceCommand("vpcs", "ok")
 	m.StreamOpened()()

@@ -3,7 +3,7 @@
 # machine.
 #
 #   scripts/newcomer-check.sh --quick   the cheap part CI runs: the Go and C compiler checks,
-#                                       the README's flag table, the install script's PATH note
+#                                       the flag table (docs/configuration.md), the install script's PATH note
 #                                       and its fallback from the release archive to a source build
 #   scripts/newcomer-check.sh           all of it: a fresh clone of HEAD with an empty GOPATH
 #                                       (set with `go env -w`, as point 4 found it), module cache

@@ -40,15 +40,7 @@ type parts struct {
 }
 
 func buildParts(db *gorm.DB, sealer *credentials.Sealer, rdb *redis.Client, cfg Config, log *slog.Logger) (parts, error) {
-	var def *llmconfig.Settings
-	if cfg.LLMBaseURL != "" || cfg.LLMModel != "" {
-		base := cfg.LLMBaseURL
-		if p, ok := llmconfig.PresetFor(cfg.LLMProvider); ok && base == "" {
-			base = p.BaseURL // e.g. --llm-provider ollama --llm-model qwen2.5:7b is enough
-		}
-		def = &llmconfig.Settings{Name: "server default", Provider: cfg.LLMProvider, BaseURL: base,
-			Model: cfg.LLMModel, APIKey: cfg.LLMAPIKey, ContextLimitK: cfg.LLMContextLimitK, CopilotMode: cfg.CopilotMode}
-	}
+	def := serverDefaultLLM(cfg)
 	outbound, err := egress.New(cfg.LLMAllowHosts, cfg.LLMAllowlistOnly)
 	if err != nil {
 		return parts{}, fmt.Errorf("--llm-allow-hosts: %w", err)
@@ -88,6 +80,28 @@ func buildParts(db *gorm.DB, sealer *credentials.Sealer, rdb *redis.Client, cfg 
 
 		untrustedHTTP: outbound.Client(),
 	}, nil
+}
+
+// serverDefaultLLM is the operator's default model from the flags, nil when none is set.
+func serverDefaultLLM(cfg Config) *llmconfig.Settings {
+	if cfg.LLMBaseURL == "" && cfg.LLMModel == "" {
+		return nil
+	}
+	base := cfg.LLMBaseURL
+	if p, ok := llmconfig.PresetFor(cfg.LLMProvider); ok && base == "" {
+		base = p.BaseURL // e.g. --llm-provider ollama --llm-model qwen2.5:7b is enough
+	}
+	return &llmconfig.Settings{Name: "server default", Provider: cfg.LLMProvider, BaseURL: base,
+		Model: cfg.LLMModel, APIKey: cfg.LLMAPIKey, ContextLimitK: cfg.LLMContextLimitK, CopilotMode: cfg.CopilotMode}
+}
+
+// providerLabels are the provider names the metrics keep apart: the presets.
+func providerLabels() []string {
+	var ids []string
+	for _, p := range llmconfig.Presets() {
+		ids = append(ids, p.ID)
+	}
+	return ids
 }
 
 // approvalCounts lets the metrics read the approvals table without knowing the models package.

@@ -239,13 +239,15 @@ func Start(ctx context.Context, role Role, cfg Config) (_ *Running, err error) {
 		return nil, fmt.Errorf("connecting to Temporal at %s: %w", r.temporalAddr, err)
 	}
 
-	gns3Server := gns3.NewServer(cfg.GNS3URL, cfg.GNS3Timeout)
+	gns3Server := gns3.NewServer(cfg.GNS3URL, cfg.GNS3Timeout).Observe(r.metrics.GNS3Request)
+	r.metrics.ConfigureLLMLabels(providerLabels(), []string{cfg.LLMModel})
 	// One live topology per process, shared by its API and worker (see package livetopo for why
 	// not one shared through Redis).
 	var live *livetopo.Hub
 	if !cfg.NoLiveTopology {
 		live = livetopo.New(gns3Server, livetopo.Options{Logger: log.With("component", "livetopo"), AccessTTL: cfg.checkCacheTTL()})
 		r.closers = append(r.closers, func() error { live.Close(); return nil })
+		r.metrics.WatchLiveTopology(func() metrics.LiveTopologyStats { return metrics.LiveTopologyStats(live.Stats()) })
 	}
 	repo := models.NewChatRepository(db)
 	// The repositories and the turn starter the worker and the API share.

@@ -1,6 +1,7 @@
 // Command gns3-copilot runs the GNS3 copilot: `serve` runs the API and a worker in one process
 // (starting its own Temporal dev server unless given one), `api` and `worker` run the halves
-// separately for scaling out. Every flag also reads an environment variable.
+// separately for scaling out, `doctor` checks a configuration before the first chat, and
+// `version` says what was built. Every flag also reads an environment variable.
 package main
 
 import (
@@ -25,6 +26,10 @@ Usage:
   gns3-copilot serve  [flags]   API + worker in one process (default; starts a Temporal dev server itself)
   gns3-copilot api    [flags]   the HTTP API only (needs --temporal-address and --redis-url)
   gns3-copilot worker [flags]   the Temporal worker only (needs --temporal-address and --redis-url)
+  gns3-copilot doctor [flags]   check GNS3, the data directory, Temporal, Redis, PostgreSQL and the
+                                model with serve's flags and environment; changes nothing
+  gns3-copilot version          version, commit, build time, Go and Temporal CLI versions (also --version)
+  gns3-copilot help             this text (also -h)
 
 Run "gns3-copilot <command> -h" for the flags; each flag has an environment variable.
 `
@@ -34,14 +39,24 @@ func main() {
 	cmd := "serve"
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		cmd, args = args[0], args[1:]
-	}
-	if cmd == "help" || cmd == "-h" || cmd == "--help" {
-		fmt.Print(usage)
-		return
+	} else if len(args) > 0 {
+		// Only these two: any other leading flag belongs to the default command, serve.
+		switch args[0] {
+		case "-h", "-help", "--help":
+			cmd = "help"
+		case "-version", "--version":
+			cmd = "version"
+		}
 	}
 	var role service.Role
 	switch cmd {
-	case "serve":
+	case "help":
+		fmt.Print(usage)
+		return
+	case "version":
+		fmt.Print(readVersion().String())
+		return
+	case "serve", "doctor":
 		role = service.RoleServe
 	case "api":
 		role = service.RoleAPI
@@ -51,7 +66,7 @@ func main() {
 		fmt.Fprintf(os.Stderr, "unknown command %q\n\n%s", cmd, usage)
 		os.Exit(2)
 	}
-	cfg, err := parseConfig(cmd, args)
+	cfg, login, err := parseCommand(cmd, args)
 	if errors.Is(err, flag.ErrHelp) {
 		return
 	}
@@ -61,6 +76,12 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if cmd == "doctor" {
+		if !service.Doctor(ctx, cfg, login, os.Stdout) {
+			os.Exit(1)
+		}
+		return
+	}
 	if err := service.Run(ctx, role, cfg); err != nil {
 		fmt.Fprintln(os.Stderr, "gns3-copilot:", err)
 		os.Exit(1)
@@ -68,21 +89,35 @@ func main() {
 }
 
 func parseConfig(cmd string, args []string) (service.Config, error) {
+	c, _, err := parseCommand(cmd, args)
+	return c, err
+}
+
+// parseCommand parses a command's flags: serve's, and for doctor also the GNS3 login it tries.
+func parseCommand(cmd string, args []string) (service.Config, service.GNS3Login, error) {
 	fs, c, finish := newFlagSet(cmd)
+	var login service.GNS3Login
+	if cmd == "doctor" {
+		fs.StringVar(&login.User, "gns3-user", envString("GNS3_COPILOT_GNS3_USER", ""),
+			"GNS3 user to log in as, with the password from GNS3_COPILOT_GNS3_PASSWORD (env GNS3_COPILOT_GNS3_USER)")
+		// Environment only, like the model's key: a flag would show in ps.
+		login.Password = os.Getenv("GNS3_COPILOT_GNS3_PASSWORD")
+		login.Token = os.Getenv("GNS3_COPILOT_GNS3_TOKEN")
+	}
 	if err := fs.Parse(args); err != nil {
-		return *c, err
+		return *c, login, err
 	}
 	if err := finish(); err != nil {
-		return *c, err
+		return *c, login, err
 	}
 	if fs.NArg() > 0 {
-		return *c, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+		return *c, login, fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
-	return *c, nil
+	return *c, login, nil
 }
 
 // newFlagSet defines every flag (each with its environment variable, which sets the default)
-// into the returned Config, which finish completes after parsing; the README's configuration
+// into the returned Config, which finish completes after parsing; docs/configuration.md's
 // table is checked against the flag set.
 func newFlagSet(cmd string) (*flag.FlagSet, *service.Config, func() error) {
 	var c service.Config

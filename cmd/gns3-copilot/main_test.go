@@ -31,3 +31,36 @@ func TestSecurityFlags(t *testing.T) {
 		t.Fatalf("a negative limit: %v", err)
 	}
 }
+
+func TestVersionSaysWhatWasBuilt(t *testing.T) {
+	buildTime, buildVersion = "2026-12-01T14:00:00Z", "v1.2.3"
+	defer func() { buildTime, buildVersion = "", "" }()
+	got := readVersion().String()
+	for _, want := range []string{
+		"gns3-copilot v1.2.3\n",
+		"  built:        2026-12-01T14:00:00Z\n",
+		"  go:           go1.",
+		"  temporal CLI: 1.5.1 (the pinned release; install it with `go install github.com/temporalio/cli/cmd/temporal@v1.5.1`)\n",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("version output lacks %q:\n%s", want, got)
+		}
+	}
+}
+
+func TestDoctorTakesServesFlagsAndALogin(t *testing.T) {
+	clearEnv(t)
+	t.Setenv("GNS3_COPILOT_GNS3_PASSWORD", "pw")
+	t.Setenv("GNS3_COPILOT_GNS3_TOKEN", "tok")
+	c, login, err := parseCommand("doctor", []string{"--gns3-url", "http://gns3:3080", "--gns3-user", "admin"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.GNS3URL != "http://gns3:3080" || login.User != "admin" || login.Password != "pw" || login.Token != "tok" {
+		t.Fatalf("doctor's flags: %+v %+v", c, login)
+	}
+	// serve has no login flag: it logs nobody in.
+	if _, err := parseConfig("serve", []string{"--gns3-user", "admin"}); err == nil {
+		t.Fatal("serve accepted --gns3-user")
+	}
+}
