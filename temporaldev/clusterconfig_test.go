@@ -40,20 +40,3 @@ func TestClusterDynamicConfigIsTheDevServers(t *testing.T) {
 		t.Errorf("cluster dynamic config\n got  %v\n want %v (pollRPSSettings)", got, want)
 	}
 }
-
-// The cluster's setup registers every search attribute turns and jobs set; a missing one would
-// make every turn's start fail once and run again unsearchable.
-func TestClusterSetupRegistersTheSearchAttributes(t *testing.T) {
-	raw, err := os.ReadFile("../scripts/temporal-cluster/setup.sh")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, rest, ok := strings.Cut(string(raw), "\nSEARCH_ATTRIBUTES=\"")
-	if !ok {
-		t.Fatal("setup.sh has no SEARCH_ATTRIBUTES=\"…\" line")
-	}
-	list, _, _ := strings.Cut(rest, "\"")
-	if got := strings.Fields(list); !slices.Equal(got, SearchAttributes) {
-		t.Errorf("setup.sh registers %v, turns set %v", got, SearchAttributes)
-	}
-}
