@@ -126,13 +126,14 @@ func runBurst(b *testing.B, urls []string, env *e2eenv.Env, tokens []string, pid
 		e.URL = u
 		through[i] = &e
 	}
-	var single []time.Duration
+	var single, singleOpened []time.Duration
 	for range 5 {
 		r := oneTurn(through[0], tokens[n], env.ProjectID)
 		if r.err != nil {
 			b.Fatalf("single turn: %v", r.err)
 		}
 		single = append(single, r.firstToken)
+		singleOpened = append(singleOpened, r.opened)
 	}
 
 	idle := memoryOf(pids)
@@ -154,11 +155,12 @@ func runBurst(b *testing.B, urls []string, env *e2eenv.Env, tokens []string, pid
 	cpuAfter := cpuOf(pids)
 	peak := memoryOf(pids)
 
-	var first, whole []time.Duration
+	var opened, first, whole []time.Duration
 	for i, r := range results {
 		if r.err != nil {
 			b.Fatalf("turn %d of %d: %v", i, n, r.err)
 		}
+		opened = append(opened, r.opened)
 		first = append(first, r.firstToken)
 		whole = append(whole, r.whole)
 	}
@@ -176,7 +178,8 @@ func runBurst(b *testing.B, urls []string, env *e2eenv.Env, tokens []string, pid
 
 	var out strings.Builder
 	fmt.Fprintf(&out, "\n%s: %d concurrent turns through %d API(s), all finished in %.2f s (%.1f turns/s)\n", b.Name(), n, len(urls), wall.Seconds(), rate)
-	fmt.Fprintf(&out, "single turn, time to first token (median of 5): %.0f ms\n", ms(percentile(single, 50)))
+	fmt.Fprintf(&out, "single turn (median of 5): stream open %.0f ms, first token %.0f ms\n", ms(percentile(singleOpened, 50)), ms(percentile(single, 50)))
+	fmt.Fprintf(&out, "stream open (turn started) p50 %5.0f ms   p99 %7.0f ms\n", ms(percentile(opened, 50)), ms(percentile(opened, 99)))
 	fmt.Fprintf(&out, "time to first token  p50 %7.0f ms   p99 %7.0f ms\n", ms(percentile(first, 50)), ms(percentile(first, 99)))
 	fmt.Fprintf(&out, "whole turn           p50 %7.0f ms   p99 %7.0f ms\n", ms(percentile(whole, 50)), ms(percentile(whole, 99)))
 	names := make([]string, 0, len(pids))
