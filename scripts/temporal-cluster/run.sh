@@ -72,7 +72,7 @@ done
 
 drop_dbs() {
   for db in "$temporal_db" "$visibility_db" "$copilot_db"; do
-    dropdb --if-exists --force "$db"
+    PGOPTIONS="-c client_min_messages=warning" dropdb --if-exists --force "$db"
   done
 }
 

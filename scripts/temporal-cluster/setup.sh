@@ -49,9 +49,14 @@ schema_of() {
     fi
   fi
   # Version 0.0 creates only the schema_version bookkeeping (idempotent); update-schema then
-  # applies every versioned step the database has not had yet.
-  sql --database "$db" setup-schema -v 0.0 >/dev/null
-  sql --database "$db" update-schema -d "$TEMPORAL_SCHEMA_DIR/$kind/versioned" >/dev/null
+  # applies every versioned step the database has not had yet. The tool logs each statement:
+  # shown only when it fails.
+  if ! out=$(sql --database "$db" setup-schema -v 0.0 2>&1 &&
+    sql --database "$db" update-schema -d "$TEMPORAL_SCHEMA_DIR/$kind/versioned" 2>&1); then
+    echo "$out" >&2
+    echo "setup.sh: could not set the $kind schema up in $db" >&2
+    return 1
+  fi
   echo "setup.sh: $db has the $kind schema"
 }
 
