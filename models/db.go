@@ -14,8 +14,10 @@ import (
 	"gorm.io/gorm/logger"
 )
 
-// PostgresMaxConns is how many PostgreSQL connections one copilot process holds at most.
-const PostgresMaxConns = 16
+// PostgresMaxConns is how many PostgreSQL connections one copilot process holds at most: the
+// scaled-out layout's four processes then take 40 of PostgreSQL's default max_connections of
+// 100, beside Temporal's 30 (scripts/temporal-cluster/config/cluster.yaml) on the same server.
+const PostgresMaxConns = 10
 
 // Open connects to the database named by databaseURL: a postgres:// or postgresql:// URL (or a
 // key=value DSN containing "host="), an explicit "sqlite:" path, or — when empty — a SQLite file
