@@ -13,7 +13,7 @@
 # CLUSTER_KEEP_DBS=1.
 #
 # Environment: LOAD_TURNS_LIST ["100 300"] burst sizes; LOAD_ROUNDS [1] how many times each
-# layout runs per size (alternating); LOAD_BIN a gns3-copilot binary built beforehand;
+# layout runs per size, alternating; LOAD_BIN a gns3-copilot binary built beforehand;
 # PGHOST/PGPORT/PGUSER/PGPASSWORD [127.0.0.1/5432/postgres/none] the PostgreSQL both use;
 # CLUSTER_REDIS_URL [redis://127.0.0.1:6379/13]; CLUSTER_DB_PREFIX [gns3cluster] names the
 # databases <prefix>_temporal, <prefix>_temporal_visibility and <prefix>_copilot, dropped first
@@ -113,9 +113,18 @@ server_pid=$!
 TEMPORAL_CLI=$cli TEMPORAL_ADDRESS=127.0.0.1:$port "$here/setup.sh" namespace
 
 cd "$root"
+go test -c -o "$work/e2e.test" ./e2e
+if [ -z "${LOAD_BIN:-}" ]; then
+  go build -o "$work/gns3-copilot" ./cmd/gns3-copilot
+  export LOAD_BIN=$work/gns3-copilot
+fi
 for turns in ${LOAD_TURNS_LIST:-100 300}; do
-  echo "== $turns simultaneous turns: serve (embedded defaults), then 2 api + 2 worker on the Temporal server"
-  LOAD_TURNS=$turns LOAD_TEMPORAL=127.0.0.1:$port LOAD_TEMPORAL_PID=$server_pid \
-    LOAD_REDIS_URL=$redis_url LOAD_DATABASE_URL="postgres://$PGUSER${PGPASSWORD:+:$PGPASSWORD}@$PGHOST:$PGPORT/$copilot_db?sslmode=disable" \
-    go test -run '^$' -bench ScaledOutTurns -benchtime 1x -count "${LOAD_ROUNDS:-1}" -timeout 60m ./e2e
+  # One round is serve then the cluster; rounds alternate the two (go test -count would run
+  # each layout's rounds back to back).
+  for round in $(seq 1 "${LOAD_ROUNDS:-1}"); do
+    echo "== $turns simultaneous turns, round $round: serve (embedded defaults), then 2 api + 2 worker on the Temporal server"
+    (cd e2e && LOAD_TURNS=$turns LOAD_TEMPORAL=127.0.0.1:$port LOAD_TEMPORAL_PID=$server_pid \
+      LOAD_REDIS_URL=$redis_url LOAD_DATABASE_URL="postgres://$PGUSER${PGPASSWORD:+:$PGPASSWORD}@$PGHOST:$PGPORT/$copilot_db?sslmode=disable" \
+      "$work/e2e.test" -test.run '^$' -test.bench ScaledOutTurns -test.benchtime 1x -test.timeout 60m)
+  done
 done
