@@ -5,7 +5,7 @@ BIN := bin/gns3-copilot
 # The Go packages `make test` runs (scripts/newcomer-check.sh narrows them).
 TEST_PKGS ?= ./...
 
-.PHONY: run build check temporal test web-deps vet test-go test-web-unit bench newcomer-check deb screenshots
+.PHONY: run build check temporal test web-deps vet test-go test-web-unit bench newcomer-check deb screenshots cluster-load
 
 # Builds the copilot, installs the pinned Temporal CLI if it is missing, and runs `serve`
 # on its embedded defaults (SQLite, in-process event log, its own Temporal dev server).
@@ -100,3 +100,10 @@ bench:
 	LOAD_TURNS=$(LOAD_TURNS) $(GO) test -run '^$$' -bench ConcurrentTurns -benchtime 1x -timeout 20m ./e2e
 	LOAD_TURNS=$(LOAD_TURNS_LARGE) $(GO) test -run '^$$' -bench BareStartsOnTheDevServer -benchtime 1x ./e2e
 	LOAD_TURNS=$(LOAD_TURNS_LARGE) $(GO) test -run '^$$' -bench ConcurrentTurns -benchtime 1x -timeout 20m ./e2e
+
+# Not part of `make test`: the scaled-out layout (2 api + 2 worker, Redis, PostgreSQL) on a real
+# Temporal server built from the module proxy (~20 minutes of both cores the first time) with
+# PostgreSQL persistence, against `serve` in the same minutes, for bursts of LOAD_TURNS_LIST
+# (default "100 300") turns; see docs/scale.md "Running at scale".
+cluster-load: check temporal
+	scripts/temporal-cluster/run.sh

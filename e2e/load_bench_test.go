@@ -18,8 +18,6 @@ import (
 	"time"
 
 	"github.com/gns3-copilot/gns3-copilot/internal/testkit/e2eenv"
-	"github.com/gns3-copilot/gns3-copilot/internal/testkit/fakegns3"
-	"github.com/gns3-copilot/gns3-copilot/internal/testkit/fakeopenai"
 	"github.com/gns3-copilot/gns3-copilot/workflows"
 )
 
@@ -50,24 +48,8 @@ func BenchmarkConcurrentTurns(b *testing.B) {
 	if bin == "" {
 		bin = buildBinary(b)
 	}
-	env := fakesEnv(b, fakegns3.WithLatency(8*time.Millisecond))
-	// One more account for the single turns, so that the per-user limits never see a student
-	// send more than their one message.
-	tokens := make([]string, n+1)
-	members := make([]string, n+1)
-	for i := range n + 1 {
-		members[i] = fmt.Sprintf("student%03d", i)
-		tokens[i] = fmt.Sprintf("token-of-student%03d", i)
-		env.GNS3.AddUser(members[i], tokens[i], false)
-	}
-	project := env.GNS3.AddProject("class-lab", fakegns3.Members(members...))
-	env.ProjectID = project
-	env.LLM.SetHandler(func(req fakeopenai.Request) (fakeopenai.Reply, bool) {
-		if !req.Stream {
-			return fakeopenai.Text("Lab question"), true
-		}
-		return fakeopenai.Text("Your lab has no nodes yet; add two VPCS and link them to start."), true
-	})
+	env, tokens := loadClass(b, n)
+	project := env.ProjectID
 	dataDir := b.TempDir()
 	var extra []string
 	pprofOut := os.Getenv("LOAD_PPROF")

@@ -19,8 +19,9 @@ import (
 	"github.com/gns3-copilot/gns3-copilot/workflows"
 )
 
-// A Temporal cluster where nobody registered the copilot's search attributes (as a fresh
-// docker-compose one) still runs turns: the API starts them again without the attributes.
+// A Temporal cluster where nobody registered the copilot's search attributes (one set up by
+// hand, without scripts/temporal-cluster/setup.sh) still runs turns: the API starts them again
+// without the attributes.
 func TestTurnsRunOnAClusterWithoutTheSearchAttributes(t *testing.T) {
 	cli := e2eenv.RequireTemporalCLI(t)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")

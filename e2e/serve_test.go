@@ -47,11 +47,21 @@ func fakesEnv(t testing.TB, opts ...fakegns3.Option) *e2eenv.Env {
 func startServe(t testing.TB, bin, dataDir string, env *e2eenv.Env, extra ...string) *serveProc {
 	t.Helper()
 	cli := e2eenv.RequireTemporalCLI(t)
-	logPath := filepath.Join(dataDir, "serve.log")
+	p := startRole(t, bin, "serve", dataDir, env, append([]string{"--temporal-cli", cli, "--temporal-ui-port", "-1"}, extra...)...)
+	env.URL = p.url
+	return p
+}
+
+// startRole runs the binary as role (serve, api or worker) on dataDir against env's fakes and
+// returns once it has started (p.url is the API's, empty for a worker). It is stopped (by its
+// PID) when the test ends, unless the test killed it first.
+func startRole(t testing.TB, bin, role, dataDir string, env *e2eenv.Env, extra ...string) *serveProc {
+	t.Helper()
+	logPath := filepath.Join(dataDir, role+".log")
 	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	require.NoError(t, err)
-	args := append([]string{"serve", "--listen", "127.0.0.1:0", "--data-dir", dataDir, "--temporal-cli", cli,
-		"--temporal-ui-port", "-1", "--gns3-url", env.GNS3.URL, "--llm-base-url", env.LLM.URL,
+	args := append([]string{role, "--listen", "127.0.0.1:0", "--data-dir", dataDir,
+		"--gns3-url", env.GNS3.URL, "--llm-base-url", env.LLM.URL,
 		"--llm-model", "gpt-4o-mini", "--log-level", "warn"}, extra...)
 	cmd := exec.Command(bin, args...)
 	cmd.Env = append(os.Environ(), "GNS3_COPILOT_LLM_API_KEY="+e2eenv.LLMKey)
@@ -60,14 +70,20 @@ func startServe(t testing.TB, bin, dataDir string, env *e2eenv.Env, extra ...str
 	require.NoError(t, err)
 	require.NoError(t, cmd.Start())
 	p := &serveProc{cmd: cmd, log: logPath, done: make(chan struct{})}
-	addr := make(chan string, 1)
+	// Every role says where Temporal is once it has started; an API says where it listens
+	// just before.
+	started := make(chan string, 1)
 	go func() {
 		sc := bufio.NewScanner(stdout)
+		url := ""
 		for sc.Scan() {
 			line := sc.Text()
 			if _, rest, ok := strings.Cut(line, "API and chat page on http://"); ok {
+				url = "http://" + strings.TrimSuffix(rest, "/")
+			}
+			if strings.HasPrefix(line, "gns3-copilot: Temporal at ") {
 				select {
-				case addr <- strings.TrimSuffix(rest, "/"):
+				case started <- url:
 				default:
 				}
 			}
@@ -84,19 +100,17 @@ func startServe(t testing.TB, bin, dataDir string, env *e2eenv.Env, extra ...str
 		}
 		if t.Failed() {
 			b, _ := os.ReadFile(logPath)
-			t.Logf("serve log:\n%s", b)
+			t.Logf("%s log:\n%s", role, b)
 		}
 	})
 	select {
-	case a := <-addr:
-		p.url = "http://" + a
+	case p.url = <-started:
 	case <-p.done:
 		b, _ := os.ReadFile(logPath)
-		t.Fatalf("serve exited before listening:\n%s", b)
+		t.Fatalf("%s exited before it started:\n%s", role, b)
 	case <-time.After(90 * time.Second):
-		t.Fatal("serve did not start listening within 90s")
+		t.Fatalf("%s did not start within 90s", role)
 	}
-	env.URL = p.url
 	return p
 }
 

@@ -14,6 +14,11 @@ import (
 	"gorm.io/gorm/logger"
 )
 
+// PostgresMaxConns is how many PostgreSQL connections one copilot process holds at most: the
+// scaled-out layout's four processes then take 40 of PostgreSQL's default max_connections of
+// 100, beside Temporal's 30 (scripts/temporal-cluster/config/cluster.yaml) on the same server.
+const PostgresMaxConns = 10
+
 // Open connects to the database named by databaseURL: a postgres:// or postgresql:// URL (or a
 // key=value DSN containing "host="), an explicit "sqlite:" path, or — when empty — a SQLite file
 // in dataDir. SQLite runs in WAL mode with a busy timeout so the API and worker of one process
@@ -26,6 +31,17 @@ func Open(databaseURL, dataDir string) (*gorm.DB, error) {
 		if err != nil {
 			return nil, fmt.Errorf("connecting to PostgreSQL: %w", err)
 		}
+		sqlDB, err := db.DB()
+		if err != nil {
+			return nil, err
+		}
+		// database/sql's defaults (no limit on open connections, two kept idle) fail a burst of
+		// turns: every query beyond two forks a new PostgreSQL backend, and a class pressing
+		// Enter together opened more than max_connections (100 by default, shared by every
+		// copilot process and Temporal), so users got "too many clients". A fixed pool that
+		// keeps its connections queues the queries in Go instead.
+		sqlDB.SetMaxOpenConns(PostgresMaxConns)
+		sqlDB.SetMaxIdleConns(PostgresMaxConns)
 		return db, nil
 	default:
 		path := strings.TrimPrefix(databaseURL, "sqlite:")
