@@ -167,7 +167,7 @@ func runBurst(b *testing.B, urls []string, env *e2eenv.Env, tokens []string, pid
 	rate := float64(n) / wall.Seconds()
 	var peakTotal float64
 	for _, m := range peak {
-		peakTotal += m.peakMB
+		peakTotal += mb(m.peak)
 	}
 	b.ReportMetric(ms(percentile(single, 50)), "single-ttft-ms")
 	b.ReportMetric(ms(percentile(first, 50)), "ttft-p50-ms")
@@ -189,7 +189,7 @@ func runBurst(b *testing.B, urls []string, env *e2eenv.Env, tokens []string, pid
 	slices.Sort(names)
 	for _, name := range names {
 		fmt.Fprintf(&out, "%-38s CPU %6.2f s   RSS idle %5.0f MB, peak %5.0f MB\n", name,
-			cpuAfter[name]-cpuBefore[name], idle[name].rssMB, peak[name].peakMB)
+			cpuAfter[name]-cpuBefore[name], mb(idle[name].rss), mb(peak[name].peak))
 	}
 	fmt.Fprintf(&out, "%-38s peak RSS %5.0f MB in all\n", "", peakTotal)
 	fmt.Print(out.String())
@@ -205,38 +205,6 @@ func runBurst(b *testing.B, urls []string, env *e2eenv.Env, tokens []string, pid
 	}
 }
 
-type memory struct{ rssMB, peakMB float64 }
-
-// memoryOf reads each process's resident set now (VmRSS) and its peak (VmHWM) from
-// /proc/<pid>/status.
-func memoryOf(pids map[string]int) map[string]memory {
-	out := map[string]memory{}
-	for name, pid := range pids {
-		raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-		if err != nil {
-			continue
-		}
-		var m memory
-		for _, line := range strings.Split(string(raw), "\n") {
-			field, value, ok := strings.Cut(line, ":")
-			if !ok {
-				continue
-			}
-			kb, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(value), " kB"), 64)
-			if err != nil {
-				continue
-			}
-			switch field {
-			case "VmRSS":
-				m.rssMB = kb / 1024
-			case "VmHWM":
-				m.peakMB = kb / 1024
-			}
-		}
-		out[name] = m
-	}
-	return out
-}
 
 // resetPeakRSS starts each process's VmHWM afresh ("5" to clear_refs), so the peak read after a
 // burst is the burst's and not that of an earlier one on the same long-lived server.
