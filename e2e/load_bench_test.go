@@ -113,15 +113,7 @@ func BenchmarkConcurrentTurns(b *testing.B) {
 			}
 		}
 
-		var opened, first, whole []time.Duration
-		for i, r := range results {
-			if r.err != nil {
-				b.Fatalf("turn %d of %d: %v", i, n, r.err)
-			}
-			opened = append(opened, r.opened)
-			first = append(first, r.firstToken)
-			whole = append(whole, r.whole)
-		}
+		opened, first, whole := burstTimes(b, results)
 		rate := float64(n) / wall.Seconds()
 		// A stall is a stream silent for longer than a lost workflow task costs (the workflow
 		// task timeout) once it is open: more than that is something stuck, not a queue, which
@@ -250,6 +242,20 @@ func oneTurn(env *e2eenv.Env, token, project string) turnResult {
 			return r
 		}
 	}
+}
+
+// burstTimes are a burst's times per turn: the stream opened, the first token, the whole turn.
+// Any turn that failed fails the benchmark.
+func burstTimes(b *testing.B, results []turnResult) (opened, first, whole []time.Duration) {
+	for i, r := range results {
+		if r.err != nil {
+			b.Fatalf("turn %d of %d: %v", i, len(results), r.err)
+		}
+		opened = append(opened, r.opened)
+		first = append(first, r.firstToken)
+		whole = append(whole, r.whole)
+	}
+	return opened, first, whole
 }
 
 // turnWorkflowTaskTimeout is the workflow task timeout the API starts turns with.

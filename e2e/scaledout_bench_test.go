@@ -155,15 +155,7 @@ func runBurst(b *testing.B, urls []string, env *e2eenv.Env, tokens []string, pid
 	cpuAfter := cpuOf(pids)
 	peak := memoryOf(pids)
 
-	var opened, first, whole []time.Duration
-	for i, r := range results {
-		if r.err != nil {
-			b.Fatalf("turn %d of %d: %v", i, n, r.err)
-		}
-		opened = append(opened, r.opened)
-		first = append(first, r.firstToken)
-		whole = append(whole, r.whole)
-	}
+	opened, first, whole := burstTimes(b, results)
 	rate := float64(n) / wall.Seconds()
 	var peakTotal float64
 	for _, m := range peak {
@@ -204,7 +196,6 @@ func runBurst(b *testing.B, urls []string, env *e2eenv.Env, tokens []string, pid
 		}
 	}
 }
-
 
 // resetPeakRSS starts each process's VmHWM afresh ("5" to clear_refs), so the peak read after a
 // burst is the burst's and not that of an earlier one on the same long-lived server.
