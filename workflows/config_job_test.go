@@ -275,21 +275,7 @@ func TestDestructiveToolWaitsForApproval(t *testing.T) {
 		return workflows.LLMResult{}, nil
 	}
 	env := newEnv(t, f)
-	j := &jobActs{}
-	for name, fn := range map[string]any{
-		workflows.RequestApprovalActivity: func(_ context.Context, in workflows.ApprovalRequest) error {
-			j.mu.Lock()
-			j.requests = append(j.requests, in)
-			j.mu.Unlock()
-			return nil
-		},
-		workflows.RecordDecisionActivity: func(_ context.Context, in workflows.DecisionRecord) error {
-			j.add("decided:" + in.Outcome.Status)
-			return nil
-		},
-	} {
-		env.RegisterActivityWithOptions(fn, activity.RegisterOptions{Name: name})
-	}
+	j := turnApprovalActs(env)
 	env.RegisterDelayedCallback(func() {
 		decide(env, workflows.ApprovalDecision{ApprovalID: workflows.ApprovalID("t1", "c1"), Decision: "reject", Comment: "keep PC1", UserID: "u1", Username: "alice"})
 	}, time.Minute)
@@ -425,23 +411,7 @@ func TestApproveAllCoversTheTurnsLaterDestructiveTools(t *testing.T) {
 		return workflows.LLMResult{}, nil
 	}
 	env := newEnv(t, f)
-	j := &jobActs{}
-	for name, fn := range map[string]any{
-		workflows.RequestApprovalActivity: func(_ context.Context, in workflows.ApprovalRequest) error {
-			j.mu.Lock()
-			j.requests = append(j.requests, in)
-			j.mu.Unlock()
-			return nil
-		},
-		workflows.RecordDecisionActivity: func(_ context.Context, in workflows.DecisionRecord) error {
-			j.mu.Lock()
-			j.decisions = append(j.decisions, in)
-			j.mu.Unlock()
-			return nil
-		},
-	} {
-		env.RegisterActivityWithOptions(fn, activity.RegisterOptions{Name: name})
-	}
+	j := turnApprovalActs(env)
 	env.RegisterDelayedCallback(func() {
 		decide(env, workflows.ApprovalDecision{ApprovalID: workflows.ApprovalID("t1", "c1"), Decision: workflows.DecisionApprove, Standing: true,
 			UserID: "u1", Username: "alice"})
@@ -466,4 +436,28 @@ func indexOf(list []string, s string) int {
 		}
 	}
 	return -1
+}
+
+// turnApprovalActs records a turn's approval requests and decisions (a destructive tool's gate
+// runs in the turn itself).
+func turnApprovalActs(env *testsuite.TestWorkflowEnvironment) *jobActs {
+	j := &jobActs{}
+	for name, fn := range map[string]any{
+		workflows.RequestApprovalActivity: func(_ context.Context, in workflows.ApprovalRequest) error {
+			j.mu.Lock()
+			j.requests = append(j.requests, in)
+			j.mu.Unlock()
+			return nil
+		},
+		workflows.RecordDecisionActivity: func(_ context.Context, in workflows.DecisionRecord) error {
+			j.mu.Lock()
+			j.decisions = append(j.decisions, in)
+			j.mu.Unlock()
+			j.add("decided:" + in.Outcome.Status)
+			return nil
+		},
+	} {
+		env.RegisterActivityWithOptions(fn, activity.RegisterOptions{Name: name})
+	}
+	return j
 }
