@@ -214,7 +214,7 @@ func (a *Activities) RecordApprovalDecision(ctx context.Context, rec workflows.D
 	// that show no approval cards: the API streams them a card for the call that goes on.
 	a.publish(ctx, rec.Turn.TurnID, relay.Payload{Type: relay.TypeApprovalResolved, SessionID: rec.Turn.SessionID,
 		TurnID: rec.Turn.TurnID, ToolName: rec.Call.Name, ToolCallID: rec.Call.ID, Approval: row.View(),
-		Content: OutcomeSentence(rec.Call.Name, row.Status, row.DecidedBy, row.Comment, row.Standing, row.StandingOf),
+		Content:  OutcomeSentence(rec.Call.Name, row.Status, row.DecidedBy, row.Comment, row.Standing, row.StandingOf),
 		ToolCall: &relay.ToolCall{ID: rec.Call.ID, Type: "function", Function: relay.ToolCallFunction{Name: rec.Call.Name, Arguments: rec.Call.Arguments, Complete: true}}})
 	return nil
 }
