@@ -110,6 +110,13 @@ var nodeTypePlatforms = map[string]string{
 	"iou":      "cisco_ios",
 }
 
+// NodeTypeDecides reports whether a node's type alone names its platform, whatever its
+// template or image: a VPCS node is VPCS. (A Docker, Dynamips or IOU node may be FRR, IOS-XE or
+// another image, so those types only guess.) Callers skip reading template names for such nodes.
+func NodeTypeDecides(nodeType string) bool {
+	return strings.EqualFold(strings.TrimSpace(nodeType), "vpcs")
+}
+
 // imagePatterns map template and image names to platforms. Order matters:
 // a Junos image name may also contain "linux", an Arista one "eos", and the
 // free routers' names ("frr", "vyos", "openwrt") must win over the shells.

@@ -82,4 +82,15 @@ func TestDevicePlanTellsFRRFromTemplateAndImage(t *testing.T) {
 	if n := l2.fake.Count(fakegns3.OpListTemplates); n != 0 {
 		t.Fatalf("templates read %d times for a tagged node", n)
 	}
+	// Untagged (v3.0.6) VPCS, whose node type decides, and a stopped router the plan refuses:
+	// no template lookup either, so such calls make no GNS3 request with the live topology.
+	l.fake.AddNode(l.pid, fakegns3.NodeSpec{Template: tpl, Name: "R9", Status: "stopped", X: 600})
+	for _, args := range []string{`{"device_configs": [{"device_name": "PC1", "commands": ["show ip"]}]}`,
+		`{"device_configs": [{"device_name": "R9", "commands": ["show version"]}]}`} {
+		l.fake.ResetCounts()
+		_, _ = PlanDevices(context.Background(), l.env, ShowCommandsTool, json.RawMessage(args), nil)
+		if n := l.fake.Count(fakegns3.OpListTemplates); n != 0 {
+			t.Fatalf("%s: templates read %d times", args, n)
+		}
+	}
 }

@@ -276,13 +276,15 @@ var imageProperties = []string{"hda_disk_image", "hdb_disk_image", "hdc_disk_ima
 
 // templateNames maps the template IDs of the listed nodes to template names, so detection can
 // use them (GNS3 v3.0 nodes carry no tags). It reads the template list only when a listed node
-// has a template and no platform tag; when the list cannot be read, detection goes on with the
+// that will be connected to (it is started) has a template, no platform tag and a type that does
+// not decide its platform alone: a call on VPCS, or on stopped nodes it refuses, makes no GNS3
+// request with the live topology. When the list cannot be read, detection goes on with the
 // other clues.
 func templateNames(ctx context.Context, env Env, topo *topology, listed []deviceConfig) map[string]string {
 	need := false
 	for _, dc := range listed {
 		n, err := topo.findNode(dc.DeviceName)
-		if err == nil && n.TemplateID != "" && !hasPlatformTag(n.Tags) {
+		if err == nil && n.Status == gns3.NodeStarted && n.TemplateID != "" && !hasPlatformTag(n.Tags) && !devices.NodeTypeDecides(n.NodeType) {
 			need = true
 			break
 		}
