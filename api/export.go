@@ -154,7 +154,11 @@ func markdownExport(ex sessionExport, msgs []models.ChatMessage) string {
 			if a.DecidedAt != nil {
 				at = *a.DecidedAt
 			}
-			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", tableCell(a.ToolName), tableCell(a.Kind), tableCell(a.Status),
+			status := a.Status
+			if a.Standing {
+				status += " (approve all)"
+			}
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", tableCell(a.ToolName), tableCell(a.Kind), tableCell(status),
 				tableCell(a.DecidedBy), tableCell(at), tableCell(a.Comment))
 		}
 	}

@@ -133,6 +133,10 @@ func TestPanelDecidesApprovalsInTheConversation(t *testing.T) {
 		require.Equal(t, "approved", list[1].Status)
 		require.Equal(t, list[0].ApprovalID, list[1].StandingOf, "the second came from the standing decision")
 		require.Equal(t, e2eenv.Username, list[1].DecidedBy)
+		code, md := env.Do(http.MethodGet, env.ChatPath("/sessions/"+sid+"/export?format=markdown"), nil)
+		require.Equal(t, http.StatusOK, code, string(md))
+		require.Contains(t, string(md), "approved (approve all)", "the export shows the standing decision")
+		require.Contains(t, string(md), "approved by the standing decision (approve all) given on approval "+list[0].ApprovalID)
 	})
 
 	t.Run("abort while waiting", func(t *testing.T) {
