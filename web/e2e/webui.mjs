@@ -4,7 +4,45 @@
 // the panel build on these helpers; none of them knows which build it drives, except where the
 // builds differ (the fault-injection dialog exists only in 3.1).
 
+import { after, before } from 'node:test';
+import { mkdirSync } from 'node:fs';
 import { launch } from './browser.mjs';
+
+/**
+ * panelSettings reads what the Go test that launches a browser test file passes: the copilot's
+ * URL, the user, the project and the build. skip says why the file cannot run on its own.
+ */
+export function panelSettings(goTest) {
+  const s = {
+    URL: process.env.COPILOT_URL,
+    USER: process.env.COPILOT_USER || 'alice',
+    PASSWORD: process.env.COPILOT_PASSWORD || 'alice-password',
+    PROJECT: process.env.COPILOT_PROJECT_ID || '',
+    BUILD: process.env.COPILOT_WEBUI_BUILD || '',
+    ARTIFACTS: process.env.COPILOT_ARTIFACTS || new globalThis.URL('./artifacts/', import.meta.url).pathname,
+  };
+  s.skip = s.URL && s.PROJECT && s.BUILD ? false : `COPILOT_URL is not set: run these through \`go test ./web -run ${goTest}\``;
+  return s;
+}
+
+/**
+ * usePanel signs in before the file's tests and opens the panel on the project, and closes the
+ * browser after them (nothing when the settings say skip); the returned object's browser and
+ * page are set once the tests run.
+ */
+export function usePanel(s) {
+  const held = {};
+  if (s.skip) return held;
+  before(async () => {
+    mkdirSync(s.ARTIFACTS, { recursive: true });
+    held.browser = await openPanelAs(s.URL, s.USER, s.PASSWORD, s.PROJECT);
+    held.page = held.browser.page;
+  });
+  after(async () => {
+    if (held.browser) await held.browser.close();
+  });
+  return held;
+}
 
 const PANEL = 'app-ai-chat .gns3-ai-chat';
 const INPUT = 'textarea.gns3-chat-input-area__textarea';

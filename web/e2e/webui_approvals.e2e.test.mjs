@@ -4,34 +4,26 @@
 // web/, with a lab automation copilot (--approval changes) in front of the fake GNS3 and one
 // real VPCS named PC1.
 
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { openPanel, openPanelAs, openSession, readBubbles, readSessions, sendAndWait } from './webui.mjs';
+import { openPanel, openSession, readBubbles, readSessions, sendAndWait, panelSettings, usePanel } from './webui.mjs';
 
-const URL = process.env.COPILOT_URL;
-const USER = process.env.COPILOT_USER || 'alice';
-const PASSWORD = process.env.COPILOT_PASSWORD || 'alice-password';
-const PROJECT = process.env.COPILOT_PROJECT_ID || '';
-const BUILD = process.env.COPILOT_WEBUI_BUILD || '';
-const ARTIFACTS = process.env.COPILOT_ARTIFACTS || new globalThis.URL('./artifacts/', import.meta.url).pathname;
-const skip = URL && PROJECT && BUILD ? false : 'COPILOT_URL is not set: run these through `go test ./web -run TestGNS3WebUIPanelApprovalsInBrowser`';
-
-let browser;
-let page;
+const settings = panelSettings('TestGNS3WebUIPanelApprovalsInBrowser');
+const { URL, PROJECT, BUILD, ARTIFACTS, skip } = settings;
+const panel = usePanel(settings);
 
 // newChat opens the map again with the panel on it, which starts with an empty conversation.
 async function newChat() {
-  await openPanel(page, URL, PROJECT);
-  assert.deepEqual(await readBubbles(page), [], 'a fresh panel shows an empty conversation');
+  await openPanel(panel.page, URL, PROJECT);
+  assert.deepEqual(await readBubbles(panel.page), [], 'a fresh panel shows an empty conversation');
 }
 
 // ask sends text, waits until the panel lets its user type again (the stream ended), and
 // returns the bubbles and the answer: the text of the assistant bubbles after the last user one.
 async function ask(text) {
-  await sendAndWait(page, text, 60000);
-  const bubbles = await readBubbles(page);
+  await sendAndWait(panel.page, text, 60000);
+  const bubbles = await readBubbles(panel.page);
   const from = bubbles.map((b) => b.role).lastIndexOf('user');
   const replies = bubbles.slice(from + 1);
   assert.ok(replies.length > 0 && replies.every((b) => b.role === 'assistant' && !b.streaming && !b.error), JSON.stringify(bubbles));
@@ -39,31 +31,21 @@ async function ask(text) {
 }
 
 describe(`GNS3 web UI ${BUILD}: approvals in the AI panel`, { skip }, () => {
-  before(async () => {
-    mkdirSync(ARTIFACTS, { recursive: true });
-    browser = await openPanelAs(URL, USER, PASSWORD, PROJECT);
-    page = browser.page;
-  });
-
-  after(async () => {
-    if (browser) await browser.close();
-  });
-
   test('the plan is asked in the conversation, and "approve" configures PC1', async () => {
     const { answer: question } = await ask("Set PC1's address to 10.9.0.1/24");
     assert.match(question.text, /Approval needed/);
     assert.match(question.text, /ip 10\.9\.0\.1\/24/);
     assert.match(question.text, /approve all/);
-    await page.screenshot({ path: join(ARTIFACTS, `webui-${BUILD}-approval-question.png`) });
+    await panel.page.screenshot({ path: join(ARTIFACTS, `webui-${BUILD}-approval-question.png`) });
     const { answer } = await ask('approve');
     assert.match(answer.text, /Approved/);
     assert.match(answer.text, /Done: PC1 is configured/);
-    await page.screenshot({ path: join(ARTIFACTS, `webui-${BUILD}-approval-done.png`) });
+    await panel.page.screenshot({ path: join(ARTIFACTS, `webui-${BUILD}-approval-done.png`) });
 
     // A reload shows the question, the answer and the outcome, in order.
-    await openPanel(page, URL, PROJECT);
-    await openSession(page, 0);
-    const bubbles = await readBubbles(page);
+    await openPanel(panel.page, URL, PROJECT);
+    await openSession(panel.page, 0);
+    const bubbles = await readBubbles(panel.page);
     const q = bubbles.findIndex((b) => b.role === 'assistant' && /Approval needed/.test(b.text));
     const a = bubbles.findIndex((b, i) => i > q && b.role === 'user' && /^approve/.test(b.text));
     const done = bubbles.findIndex((b, i) => i > a && b.role === 'assistant' && /Done: PC1 is configured/.test(b.text));
@@ -90,8 +72,8 @@ describe(`GNS3 web UI ${BUILD}: approvals in the AI panel`, { skip }, () => {
     assert.match(answer.text, /Done: PC1 is configured/);
     const asked = bubbles.filter((b) => b.role === 'assistant' && /Approval needed/.test(b.text));
     assert.equal(asked.length, 1, 'asked once: ' + JSON.stringify(bubbles));
-    const sessions = await readSessions(page);
+    const sessions = await readSessions(panel.page);
     for (const s of sessions) assert.doesNotMatch(s.time, /Invalid Date/);
-    assert.deepEqual(browser.failures.filter((f) => f.startsWith('script error')), []);
+    assert.deepEqual(panel.browser.failures.filter((f) => f.startsWith('script error')), []);
   });
 });
