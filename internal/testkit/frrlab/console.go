@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/gns3-copilot/gns3-copilot/internal/testkit/childproc"
 	"golang.org/x/sys/unix"
 )
 
@@ -24,7 +25,7 @@ type console struct {
 	ln     net.Listener
 	master *os.File
 	cmd    *exec.Cmd
-	exited chan struct{}
+	exited <-chan struct{}
 
 	mu      sync.Mutex
 	clients map[net.Conn]bool
@@ -77,17 +78,14 @@ func startConsole(argv []string, env []string, dir, readyMark string) (*console,
 	cmd.Env, cmd.Dir = env, dir
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = slave, slave, slave
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0, Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
+	exited, err := childproc.Start(cmd)
+	if err != nil {
 		ln.Close()
 		master.Close()
 		return nil, err
 	}
-	c := &console{ln: ln, master: master, cmd: cmd, exited: make(chan struct{}), clients: map[net.Conn]bool{},
+	c := &console{ln: ln, master: master, cmd: cmd, exited: exited, clients: map[net.Conn]bool{},
 		ready: make(chan struct{}), readyMark: readyMark}
-	go func() {
-		_ = cmd.Wait()
-		close(c.exited)
-	}()
 	c.wg.Add(2)
 	go c.pump()
 	go c.accept()

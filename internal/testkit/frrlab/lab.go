@@ -23,6 +23,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/gns3-copilot/gns3-copilot/internal/testkit/childproc"
 )
 
 // DaemonDir is where Debian's frr package installs the routing daemons.
@@ -44,7 +46,7 @@ type Router struct {
 	Dir         string
 
 	daemons []*exec.Cmd
-	exited  []chan struct{}
+	exited  []<-chan struct{}
 	console *console
 }
 
@@ -216,16 +218,11 @@ func (r *Router) start(ip, vtysh string) error {
 		cmd := exec.Command(ip, "netns", "exec", r.Namespace, "unshare", "--uts", "--", "sh", "-c", "hostname frr && exec "+daemon)
 		cmd.Stdout, cmd.Stderr = logf, logf
 		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
-		err = cmd.Start()
+		exited, err := childproc.Start(cmd)
 		logf.Close()
 		if err != nil {
 			return fmt.Errorf("%s: start %s: %w", r.Name, d, err)
 		}
-		exited := make(chan struct{})
-		go func() {
-			_ = cmd.Wait()
-			close(exited)
-		}()
 		r.daemons, r.exited = append(r.daemons, cmd), append(r.exited, exited)
 		// zebra first: the others connect to its socket when they start.
 		if err := r.waitFile(d+".vty", exited, 10*time.Second); err != nil {
@@ -260,7 +257,7 @@ func (r *Router) start(ip, vtysh string) error {
 }
 
 // waitFile waits for a daemon's vty socket, or reports the daemon's own words if it exits.
-func (r *Router) waitFile(name string, exited chan struct{}, timeout time.Duration) error {
+func (r *Router) waitFile(name string, exited <-chan struct{}, timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
 	for {
 		if _, err := os.Stat(filepath.Join(r.Dir, name)); err == nil {

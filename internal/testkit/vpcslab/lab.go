@@ -20,6 +20,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/gns3-copilot/gns3-copilot/internal/testkit/childproc"
 )
 
 //go:embed shim/bindlo.c
@@ -42,7 +44,7 @@ type Node struct {
 	PID  int
 
 	cmd      *exec.Cmd
-	exited   chan struct{}
+	exited   <-chan struct{}
 	childPID int
 }
 
@@ -209,15 +211,11 @@ func (l *Lab) launch(vpcs, shim string, n *Node) error {
 	// If the test binary dies, the daemon still gets SIGTERM and takes
 	// its pty child down with it.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
-	if err := cmd.Start(); err != nil {
+	exited, err := childproc.Start(cmd)
+	if err != nil {
 		return err
 	}
-	n.cmd, n.PID = cmd, cmd.Process.Pid
-	n.exited = make(chan struct{})
-	go func() {
-		_ = cmd.Wait()
-		close(n.exited)
-	}()
+	n.cmd, n.PID, n.exited = cmd, cmd.Process.Pid, exited
 	return nil
 }
 
