@@ -170,15 +170,20 @@ func (s *Server) answerApprovalByReply(c *gin.Context, u *authUser, projectID, s
 // approvalEventID finds the approval_required event of an approval in the turn's log ("" when
 // the log no longer has it: the stream then starts from the log's beginning).
 func (s *Server) approvalEventID(ctx context.Context, turnID, approvalID string) (string, error) {
-	after := ""
+	return s.findEvent(ctx, turnID, "", relay.TypeApprovalRequired, approvalID)
+}
+
+// findEvent pages through the turn's log after afterID for the first event of type typ about
+// approval approvalID, and returns its id ("" when there is none).
+func (s *Server) findEvent(ctx context.Context, turnID, afterID, typ, approvalID string) (string, error) {
 	for {
-		events, err := s.deps.Events.Range(ctx, turnID, after, 512)
+		events, err := s.deps.Events.Range(ctx, turnID, afterID, 512)
 		if err != nil || len(events) == 0 {
 			return "", err
 		}
 		for _, ev := range events {
-			after = ev.ID
-			if ev.Type == relay.TypeApprovalRequired && approvalIDOf(ev) == approvalID {
+			afterID = ev.ID
+			if ev.Type == typ && relay.ApprovalIDOf(ev.Data) == approvalID {
 				return ev.ID, nil
 			}
 		}
@@ -233,28 +238,8 @@ func seedFrames(ev relay.Event) (frames []relay.Event, waiting string) {
 // decidedLater reports whether the log holds the approval's decision after afterID: a client
 // that replays a turn whose question was answered since must not stop at the question.
 func (s *Server) decidedLater(ctx context.Context, turnID, afterID, approvalID string) bool {
-	for {
-		events, err := s.deps.Events.Range(ctx, turnID, afterID, 512)
-		if err != nil || len(events) == 0 {
-			return false
-		}
-		for _, ev := range events {
-			afterID = ev.ID
-			if ev.Type == relay.TypeApprovalResolved && approvalIDOf(ev) == approvalID {
-				return true
-			}
-		}
-	}
-}
-
-func approvalIDOf(ev relay.Event) string {
-	var p struct {
-		Approval struct {
-			ApprovalID string `json:"approval_id"`
-		} `json:"approval"`
-	}
-	_ = json.Unmarshal(ev.Data, &p)
-	return p.Approval.ApprovalID
+	id, _ := s.findEvent(ctx, turnID, afterID, relay.TypeApprovalResolved, approvalID)
+	return id != ""
 }
 
 // waitingOutput is the waiting call's result in the standard tool-response format: nothing has

@@ -39,23 +39,13 @@ func (f *frontDoor) elicitApprovals(ctx context.Context, ss *sdk.ServerSession, 
 		case relay.TypeApprovalRequired:
 			var p relay.Payload
 			if json.Unmarshal(ev.Data, &p) == nil {
-				if id := approvalIDOf(ev.Data); id != "" {
+				if id := relay.ApprovalIDOf(ev.Data); id != "" {
 					f.askByElicitation(ctx, ss, caller, id, p.Content)
 				}
 			}
 		}
 		return false
 	})
-}
-
-func approvalIDOf(data json.RawMessage) string {
-	var p struct {
-		Approval struct {
-			ApprovalID string `json:"approval_id"`
-		} `json:"approval"`
-	}
-	_ = json.Unmarshal(data, &p)
-	return p.Approval.ApprovalID
 }
 
 // askByElicitation puts one approval's question to the client's user and hands the answer to

@@ -1,5 +1,7 @@
 package relay
 
+import "encoding/json"
+
 // Event types. The first seven are the seed chat API's SSE types and must not be renamed; the rest
 // are additions the seed allows.
 const (
@@ -145,3 +147,15 @@ const (
 // tool_progress, approval_required, approval_resolved, tool_end — and ends with done
 // (status completed or failed). No browser reads it; the API turns tool_progress and the
 // approval events into the MCP client's notifications/progress.
+
+// ApprovalIDOf reads the approval id of an approval_required or approval_resolved event's data
+// ("" for any other event).
+func ApprovalIDOf(data json.RawMessage) string {
+	var p struct {
+		Approval struct {
+			ApprovalID string `json:"approval_id"`
+		} `json:"approval"`
+	}
+	_ = json.Unmarshal(data, &p)
+	return p.Approval.ApprovalID
+}
