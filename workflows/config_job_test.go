@@ -61,20 +61,6 @@ func (j *jobActs) register(env *testsuite.TestWorkflowEnvironment) {
 			j.add("device_finish")
 			return nil
 		},
-		workflows.RequestApprovalActivity: func(_ context.Context, in workflows.ApprovalRequest) error {
-			j.mu.Lock()
-			j.requests = append(j.requests, in)
-			j.mu.Unlock()
-			j.add("ask")
-			return nil
-		},
-		workflows.RecordDecisionActivity: func(_ context.Context, in workflows.DecisionRecord) error {
-			j.mu.Lock()
-			j.decisions = append(j.decisions, in)
-			j.mu.Unlock()
-			j.add("decided:" + in.Outcome.Status)
-			return nil
-		},
 		workflows.ConfigJobStatusActivity: func(_ context.Context, in workflows.ConfigJobStatusInput) error {
 			j.add("status:" + in.Status)
 			return nil
@@ -96,6 +82,7 @@ func (j *jobActs) register(env *testsuite.TestWorkflowEnvironment) {
 	} {
 		env.RegisterActivityWithOptions(fn, activity.RegisterOptions{Name: name})
 	}
+	j.registerApprovals(env)
 }
 
 var jobInput = workflows.ConfigJobInput{
@@ -442,11 +429,18 @@ func indexOf(list []string, s string) int {
 // runs in the turn itself).
 func turnApprovalActs(env *testsuite.TestWorkflowEnvironment) *jobActs {
 	j := &jobActs{}
+	j.registerApprovals(env)
+	return j
+}
+
+// registerApprovals records approval requests ("ask") and decisions ("decided:<status>").
+func (j *jobActs) registerApprovals(env *testsuite.TestWorkflowEnvironment) {
 	for name, fn := range map[string]any{
 		workflows.RequestApprovalActivity: func(_ context.Context, in workflows.ApprovalRequest) error {
 			j.mu.Lock()
 			j.requests = append(j.requests, in)
 			j.mu.Unlock()
+			j.add("ask")
 			return nil
 		},
 		workflows.RecordDecisionActivity: func(_ context.Context, in workflows.DecisionRecord) error {
@@ -459,5 +453,4 @@ func turnApprovalActs(env *testsuite.TestWorkflowEnvironment) *jobActs {
 	} {
 		env.RegisterActivityWithOptions(fn, activity.RegisterOptions{Name: name})
 	}
-	return j
 }
