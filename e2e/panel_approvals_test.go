@@ -78,6 +78,12 @@ func TestPanelDecidesApprovalsInTheConversation(t *testing.T) {
 			}
 		}
 		require.Equal(t, "approved", approvalList(t, env, sid)[0].Status)
+
+		// A client without cards that replays the finished turn is not stopped at its question,
+		// which was answered since: the replay ends with the turn's own done.
+		replay := env.OpenStream(http.MethodGet, env.ChatPath("/sessions/"+sid+"/stream"), nil, "").UntilDone(t, true)
+		require.Equal(t, "completed", replay[len(replay)-1].Data["status"])
+		require.Contains(t, e2eenv.Types(replay), "approval_resolved")
 	})
 
 	t.Run("reject with a comment, then a corrected plan", func(t *testing.T) {
