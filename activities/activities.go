@@ -10,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"sync/atomic"
 	"time"
 
@@ -19,6 +18,7 @@ import (
 
 	"github.com/gns3-copilot/gns3-copilot/credentials"
 	"github.com/gns3-copilot/gns3-copilot/gns3"
+	"github.com/gns3-copilot/gns3-copilot/llm"
 	"github.com/gns3-copilot/gns3-copilot/llmconfig"
 	"github.com/gns3-copilot/gns3-copilot/metrics"
 	"github.com/gns3-copilot/gns3-copilot/models"
@@ -44,14 +44,11 @@ type Activities struct {
 	Credentials CredentialStore
 	GNS3        *gns3.Server
 	Tools       *tools.Registry
-	// HTTP is the client for LLM providers; nil means a client without an overall timeout,
-	// since streams may run for minutes (the activity's timeouts bound them instead).
-	HTTP *http.Client
-	// UntrustedHTTP is the client for endpoints of configurations no superadmin wrote: every
-	// connection it makes passes the outbound policy (package egress). nil means the strictest
-	// policy, public addresses only.
-	UntrustedHTTP *http.Client
-	Logger        *slog.Logger
+	// LLMClient makes the model calls of turns and titles; nil reaches trusted endpoints with
+	// go-openai's default client and the others under the strictest outbound policy, public
+	// addresses only.
+	LLMClient *llm.Client
+	Logger    *slog.Logger
 	// EventTTL is how long a finished turn's events stay available for rejoining.
 	EventTTL time.Duration
 	// Devices reaches the lab's consoles; DeviceRecords keeps what was sent to them.

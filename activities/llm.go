@@ -5,24 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"math"
-	"net"
-	"net/http"
-	"sort"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
-	openai "github.com/sashabaranov/go-openai"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 
-	"github.com/gns3-copilot/gns3-copilot/egress"
-	"github.com/gns3-copilot/gns3-copilot/livetopo"
+	"github.com/gns3-copilot/gns3-copilot/llm"
 	"github.com/gns3-copilot/gns3-copilot/llmconfig"
 	"github.com/gns3-copilot/gns3-copilot/metrics"
 	"github.com/gns3-copilot/gns3-copilot/models"
@@ -52,101 +42,82 @@ func (a *Activities) LLMCall(ctx context.Context, in workflows.LLMInput) (workfl
 	if err != nil {
 		return workflows.LLMResult{}, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeLLMConfig, nil)
 	}
-
-	system, snap := a.systemPrompt(ctx, in.Turn, mode)
-	transcript, priv, err := a.Repo.Transcript(ctx, turn, tools.IsPrivateMode)
+	prompt, err := a.prompt(ctx, in, turn, mode, settings)
 	if err != nil {
-		return workflows.LLMResult{}, fmt.Errorf("loading transcript: %w", err)
-	}
-	// A later turn's model must not be able to tell the student which fault was injected.
-	transcript = models.RedactPrivate(transcript, priv, turn.ID)
-	var offered []openai.Tool
-	if !in.NoTools {
-		offered = toolDefinitions(a.Tools.For(mode))
-	}
-	msgs := a.promptMessages(ctx, system, transcript, in.MessageIndex, turn.ID, settings, offered)
-	if in.Step == 1 {
-		// Only the turn's first call: later calls of the turn already had the note.
-		if note := a.driftNote(ctx, in.Turn, snap); note != "" {
-			msgs = append(msgs, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleSystem, Content: note})
-		}
+		return workflows.LLMResult{}, err
 	}
 
 	msgID := models.MessageID(turn.ID, in.MessageIndex)
-	if n := attempt(ctx); n > 1 {
-		a.publish(ctx, turn.ID, relay.Payload{Type: relay.TypeRetry, SessionID: in.Turn.SessionID, Attempt: n})
-	} else if a.leftOver(ctx, turn.ID, msgID) {
-		a.publish(ctx, turn.ID, relay.Payload{Type: relay.TypeRetry, SessionID: in.Turn.SessionID, Attempt: 2})
-	}
-
-	req := openai.ChatCompletionRequest{
-		Model:         settings.Model,
-		Messages:      msgs,
-		Stream:        true,
-		StreamOptions: &openai.StreamOptions{IncludeUsage: true},
-		Tools:         offered,
-	}
-	if settings.Temperature != nil {
-		req.Temperature = float32(*settings.Temperature)
-		if req.Temperature == 0 {
-			// go-openai leaves a zero temperature out of the request (the provider's default,
-			// often 1, would then apply); the smallest positive float is zero in effect.
-			req.Temperature = math.SmallestNonzeroFloat32
-		}
-	}
-	if settings.MaxTokens > 0 {
-		req.MaxTokens = settings.MaxTokens
-	}
-	llmconfig.ShapeRequest(settings, &req)
-
-	stop := keepAlive(ctx, 2*time.Second)
-	defer stop()
+	a.announceRetry(ctx, in.Turn, msgID)
+	stopHeartbeats := keepAlive(ctx, 2*time.Second)
+	defer stopHeartbeats()
 	callCtx, release := a.abortable(ctx, turn.ID)
-	began := time.Now()
-	out, callErr := a.stream(callCtx, settings, req, in.Turn, msgID)
+	answer, callErr := a.streamToTurn(callCtx, settings, prompt, in.Turn, msgID)
 	if release() && callErr != nil {
-		callErr, out.errClass = abortedError(), llmconfig.ErrorCancelled
+		callErr, answer.ErrorClass = abortedError(), llmconfig.ErrorCancelled
 	}
-	a.Metrics.LLMCall(metrics.LLMCallStats{Provider: settings.Provider, Model: settings.Model, Took: time.Since(began),
-		FirstToken: out.firstToken, InputTokens: out.inTokens, OutputTokens: out.outTokens, ErrorClass: out.errClass})
+	a.recordLLMCall(settings, answer)
 
 	// Whatever arrived is stored, also when the call failed or was cancelled: a retry replaces
 	// it, and otherwise it is the partial answer the user already saw.
-	stored := models.ChatMessage{ID: msgID, SessionID: turn.SessionID, TurnID: turn.ID, TurnSeq: turn.Seq,
-		Idx: in.MessageIndex, Role: "assistant", Content: out.content}
-	if callErr == nil && len(out.calls) > 0 {
-		recs := make([]models.ToolCallRecord, len(out.calls))
-		for i, c := range out.calls {
+	if callErr == nil || answer.Content != "" {
+		// A cancelled context cannot write; the store must still happen.
+		if err := a.saveAnswer(context.WithoutCancel(ctx), turn, in.MessageIndex, settings.Model, answer, callErr != nil); err != nil {
+			return workflows.LLMResult{}, err
+		}
+	}
+	if callErr != nil {
+		return workflows.LLMResult{}, callErr
+	}
+	calls := make([]workflows.ToolCall, len(answer.ToolCalls))
+	for i, c := range answer.ToolCalls {
+		calls[i] = workflows.ToolCall{ID: c.ID, Name: c.Name, Arguments: c.Arguments}
+	}
+	return workflows.LLMResult{MessageID: msgID, ToolCalls: calls, FinishReason: answer.FinishReason,
+		InputTokens: answer.InputTokens, OutputTokens: answer.OutputTokens}, nil
+}
+
+// saveAnswer stores the model's message of the turn. Its tool calls are kept only from a call
+// that succeeded: a failed call's are incomplete, and nothing will run them.
+func (a *Activities) saveAnswer(ctx context.Context, turn *models.ChatTurn, idx int, model string, answer llm.Answer, failed bool) error {
+	stored := models.ChatMessage{ID: models.MessageID(turn.ID, idx), SessionID: turn.SessionID, TurnID: turn.ID, TurnSeq: turn.Seq,
+		Idx: idx, Role: "assistant", Content: answer.Content}
+	if !failed && len(answer.ToolCalls) > 0 {
+		recs := make([]models.ToolCallRecord, len(answer.ToolCalls))
+		for i, c := range answer.ToolCalls {
 			recs[i].ID, recs[i].Type = c.ID, "function"
 			recs[i].Function.Name, recs[i].Function.Arguments = c.Name, c.Arguments
 		}
 		b, _ := json.Marshal(recs)
 		stored.ToolCalls = string(b)
 	}
-	meta := map[string]any{"model": settings.Model, "input_tokens": out.inTokens, "output_tokens": out.outTokens}
-	if callErr != nil {
+	meta := map[string]any{"model": model, "input_tokens": answer.InputTokens, "output_tokens": answer.OutputTokens}
+	if failed {
 		meta["incomplete"] = true
 	}
 	mb, _ := json.Marshal(meta)
 	stored.Metadata = string(mb)
-	if callErr == nil || out.content != "" {
-		// A cancelled context cannot write; the store must still happen.
-		if err := a.Repo.SaveMessage(context.WithoutCancel(ctx), &stored); err != nil {
-			return workflows.LLMResult{}, fmt.Errorf("storing the assistant message: %w", err)
-		}
+	if err := a.Repo.SaveMessage(ctx, &stored); err != nil {
+		return fmt.Errorf("storing the assistant message: %w", err)
 	}
-	if callErr != nil {
-		return workflows.LLMResult{}, callErr
-	}
-	return workflows.LLMResult{MessageID: msgID, ToolCalls: out.calls, FinishReason: out.finish,
-		InputTokens: out.inTokens, OutputTokens: out.outTokens}, nil
+	return nil
 }
 
-// leftOver reports whether an earlier run of this model call streamed into the turn and died
-// unseen. A local activity whose workflow task was lost with its worker runs again as attempt 1:
-// the clue is the log, whose newest event is then that run's text of this message, or a tool
-// call (every finished call's tool calls are followed by their tools' events).
-func (a *Activities) leftOver(ctx context.Context, turnID, msgID string) bool {
+// announceRetry tells clients to drop the text of an earlier run of this model call, when there
+// was one.
+func (a *Activities) announceRetry(ctx context.Context, ref workflows.TurnRef, msgID string) {
+	if n := attempt(ctx); n > 1 {
+		a.publish(ctx, ref.TurnID, relay.Payload{Type: relay.TypeRetry, SessionID: ref.SessionID, Attempt: n})
+	} else if a.lostRunStreamed(ctx, ref.TurnID, msgID) {
+		a.publish(ctx, ref.TurnID, relay.Payload{Type: relay.TypeRetry, SessionID: ref.SessionID, Attempt: 2})
+	}
+}
+
+// lostRunStreamed reports whether an earlier run of this model call streamed into the turn and
+// died unseen. A local activity whose workflow task was lost with its worker runs again as
+// attempt 1: the clue is the log, whose newest event is then that run's text of this message, or
+// a tool call (every finished call's tool calls are followed by their tools' events).
+func (a *Activities) lostRunStreamed(ctx context.Context, turnID, msgID string) bool {
 	if !activity.IsActivity(ctx) || !activity.GetInfo(ctx).IsLocalActivity {
 		return false // an activity's attempt counts its runs
 	}
@@ -170,206 +141,52 @@ func (a *Activities) leftOver(ctx context.Context, turnID, msgID string) bool {
 	return false
 }
 
-// systemPrompt is the mode's prompt plus the project as it is now, so the user never has to tell
-// the model ids the copilot can look up itself. It also returns that project (nil when it could
-// not be read).
-func (a *Activities) systemPrompt(ctx context.Context, ref workflows.TurnRef, mode tools.Mode) (string, *livetopo.Snapshot) {
-	var b strings.Builder
-	// One set for both: a reload in between must not pair one set's prompt with another's recipes.
-	sk := a.Skills.Current()
-	b.WriteString(sk.SystemPrompt(mode))
-	if mode == tools.TroubleshootingInjection {
-		b.WriteString(recipesSection(sk.Recipes))
+// streamToTurn makes the call and publishes its deltas to the turn's event log as they arrive,
+// then each tool call once more, complete. Its error is the Temporal error the workflow's retry
+// policy reads.
+func (a *Activities) streamToTurn(ctx context.Context, settings llmconfig.Settings, prompt llm.Prompt,
+	ref workflows.TurnRef, msgID string) (llm.Answer, error) {
+	type argsSent struct {
+		length int
+		at     time.Time
 	}
-	b.WriteString("\n\n## The project the user has open\n\n")
-	token, err := a.Credentials.Get(ctx, ref.TurnID)
+	sent := map[int]*argsSent{}
+	answer, err := a.llmClient().Stream(ctx, settings, prompt, llm.Deltas{
+		Content: func(text string) {
+			a.publishTurn(ctx, ref, relay.Payload{Type: relay.TypeContent, Content: text, MessageID: msgID, SessionID: ref.SessionID})
+		},
+		ToolCall: func(c llm.ToolCall) {
+			s, now := sent[c.Index], time.Now()
+			if s != nil && !argsDue(len(c.Arguments), s.length, now.Sub(s.at)) {
+				return
+			}
+			sent[c.Index] = &argsSent{length: len(c.Arguments), at: now}
+			a.publishTurn(ctx, ref, toolCallEvent(ref, c, false))
+		},
+	})
+	// What the student sees of the model's words in a private turn, as the history shows it,
+	// once the stream has ended (also cut off: its text is kept like any other).
+	if private(ref) && strings.TrimSpace(answer.Content) != "" && (err == nil || errors.Is(err, llm.ErrCutOff)) {
+		a.publish(ctx, ref.TurnID, relay.Payload{Type: relay.TypeContent, Content: models.InjectedText, MessageID: msgID, SessionID: ref.SessionID})
+	}
 	if err != nil {
-		b.WriteString("(The topology could not be read: the turn's GNS3 credentials are unavailable.)\n")
-		return b.String(), nil
+		return answer, temporalLLMError(err)
 	}
-	snap, err := a.readProject(ctx, a.GNS3.WithToken(token), ref.ProjectID)
-	if err != nil {
-		fmt.Fprintf(&b, "Project id: %s\n(The current topology could not be read: %v. Use get_gns3_topology.)\n", ref.ProjectID, err)
-		return b.String(), nil
-	}
-	b.WriteString(tools.SnapshotContext(snap, a.GNS3.Host()))
-	return b.String(), snap
-}
-
-func toolDefinitions(ts []tools.Tool) []openai.Tool {
-	out := make([]openai.Tool, 0, len(ts))
-	for _, t := range ts {
-		out = append(out, openai.Tool{Type: openai.ToolTypeFunction, Function: &openai.FunctionDefinition{
-			Name: t.Name(), Description: t.Description(), Parameters: t.Parameters(),
-		}})
-	}
-	return out
-}
-
-// promptMessages turns the stored transcript into the request's messages, leaving out the
-// message this call is about to write (a retry must not see its own failed attempt).
-func (a *Activities) promptMessages(ctx context.Context, system string, transcript []models.ChatMessage, ownIdx int, turnID string,
-	settings llmconfig.Settings, offered []openai.Tool) []openai.ChatCompletionMessage {
-	msgs := []openai.ChatCompletionMessage{{Role: openai.ChatMessageRoleSystem, Content: system}}
-	for _, m := range transcript {
-		if m.TurnID == turnID && m.Idx >= ownIdx {
-			continue
-		}
-		if m.Role == "assistant" && m.Content == "" && m.ToolCalls == "" {
-			continue // only carries a failed turn's error for the history; providers refuse it
-		}
-		msgs = append(msgs, toOpenAI(m))
-	}
-	return a.fitContext(ctx, msgs, settings, offered)
-}
-
-func toOpenAI(m models.ChatMessage) openai.ChatCompletionMessage {
-	om := openai.ChatCompletionMessage{Role: m.Role, Content: m.Content, Name: m.Name, ToolCallID: m.ToolCallID}
-	if m.Role == "tool" {
-		om.Name = ""
-	}
-	if m.ToolCalls != "" {
-		var recs []models.ToolCallRecord
-		if json.Unmarshal([]byte(m.ToolCalls), &recs) == nil {
-			for _, r := range recs {
-				om.ToolCalls = append(om.ToolCalls, openai.ToolCall{ID: r.ID, Type: openai.ToolTypeFunction,
-					Function: openai.FunctionCall{Name: r.Function.Name, Arguments: r.Function.Arguments}})
-			}
-		}
-	}
-	return om
-}
-
-type streamOutput struct {
-	content             string
-	calls               []workflows.ToolCall
-	finish              string
-	inTokens, outTokens int64
-	// For the metrics: the wait for the first delta, and the class of a failure.
-	firstToken time.Duration
-	errClass   string
-}
-
-// stream runs the request and publishes deltas. Tool calls are accumulated by index, so
-// parallel calls whose fragments interleave come out whole.
-func (a *Activities) stream(ctx context.Context, settings llmconfig.Settings, req openai.ChatCompletionRequest,
-	ref workflows.TurnRef, msgID string) (streamOutput, error) {
-	sessionID := ref.SessionID
-	var out streamOutput
-	began := time.Now()
-	providerFailed := func(err error) (streamOutput, error) {
-		out.errClass = llmconfig.ErrorClass(err)
-		return out, classifyLLMError(ctx, err, settings)
-	}
-	client := openai.NewClientWithConfig(a.clientConfig(settings))
-	s, err := client.CreateChatCompletionStream(ctx, req)
-	if err != nil {
-		return providerFailed(err)
-	}
-	defer s.Close()
-	// A base URL that serves a web page answers 200 with HTML, which the client reads as an
-	// empty stream; the content type tells the two apart.
-	if ct := s.Header().Get("Content-Type"); ct != "" && !strings.Contains(ct, "event-stream") && !strings.Contains(ct, "json") {
-		out.errClass = llmconfig.ErrorOther
-		return out, temporal.NewNonRetryableApplicationError(fmt.Sprintf(
-			"the LLM provider at %s answered with %q instead of an event stream: check the base URL of your LLM configuration (it usually ends in /v1).",
-			settings.BaseURL, providerMessage(ct)), workflows.ErrTypeLLMConfig, nil)
-	}
-
-	type acc struct {
-		id, name string
-		args     strings.Builder
-		// What clients have of the arguments so far (see argsDue).
-		sentLen int
-		sentAt  time.Time
-		sent    bool
-	}
-	calls := map[int]*acc{}
-	var content strings.Builder
-	for {
-		chunk, err := s.Recv()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			out.content = content.String()
-			return providerFailed(err)
-		}
-		// No heartbeat per chunk: keepAlive's ticker proves liveness, and a heartbeat on the
-		// first chunk of every call was one more write on the Temporal server per model call.
-		if chunk.Usage != nil {
-			out.inTokens, out.outTokens = int64(chunk.Usage.PromptTokens), int64(chunk.Usage.CompletionTokens)
-		}
-		for _, ch := range chunk.Choices {
-			if out.firstToken == 0 && (ch.Delta.Content != "" || len(ch.Delta.ToolCalls) > 0) {
-				out.firstToken = time.Since(began)
-			}
-			if ch.Delta.Content != "" {
-				content.WriteString(ch.Delta.Content)
-				a.publishTurn(ctx, ref, relay.Payload{Type: relay.TypeContent, Content: ch.Delta.Content, MessageID: msgID, SessionID: sessionID})
-			}
-			for _, tc := range ch.Delta.ToolCalls {
-				idx := len(calls)
-				if tc.Index != nil {
-					idx = *tc.Index
-				} else if tc.ID == "" && len(calls) > 0 {
-					idx = len(calls) - 1 // providers without indexes continue the last call
-				}
-				c := calls[idx]
-				if c == nil {
-					c = &acc{}
-					calls[idx] = c
-				}
-				if tc.ID != "" {
-					c.id = tc.ID
-				}
-				if tc.Function.Name != "" {
-					c.name = tc.Function.Name
-				}
-				c.args.WriteString(tc.Function.Arguments)
-				if now := time.Now(); !c.sent || argsDue(c.args.Len(), c.sentLen, now.Sub(c.sentAt)) {
-					c.sent, c.sentLen, c.sentAt = true, c.args.Len(), now
-					a.publishTurn(ctx, ref, relay.Payload{Type: relay.TypeToolCall, SessionID: sessionID, ToolCall: &relay.ToolCall{
-						ID: c.id, Type: "function", Index: idx, Function: relay.ToolCallFunction{Name: c.name, Arguments: c.args.String()}}})
-				}
-			}
-			if ch.FinishReason != "" {
-				out.finish = string(ch.FinishReason)
-			}
-		}
-	}
-	out.content = content.String()
-	if ctx.Err() != nil {
-		out.errClass = llmconfig.ErrorClass(ctx.Err())
-		return out, ctx.Err()
-	}
-	if private(ref) && strings.TrimSpace(out.content) != "" {
-		// What the student sees of the model's words, as the history shows it.
-		a.publish(ctx, ref.TurnID, relay.Payload{Type: relay.TypeContent, Content: models.InjectedText, MessageID: msgID, SessionID: sessionID})
-	}
-	if out.finish == "" {
-		// A stream cut off cleanly looks like a short answer; without a finish reason it is not one.
-		out.errClass = llmconfig.ErrorServer
-		return out, temporal.NewApplicationError(fmt.Sprintf(
-			"the LLM provider at %s ended the answer without finishing it; retrying.", settings.BaseURL), "LLMUnavailable")
-	}
-	idxs := make([]int, 0, len(calls))
-	for i := range calls {
-		idxs = append(idxs, i)
-	}
-	sort.Ints(idxs)
-	for _, i := range idxs {
-		c := calls[i]
-		if c.id == "" {
+	for i := range answer.ToolCalls {
+		c := &answer.ToolCalls[i]
+		if c.ID == "" {
 			// Some local servers send no ids; the transcript needs one to pair results.
-			c.id = fmt.Sprintf("call_%s_%d", strings.ReplaceAll(msgID, "-", "")[:12], i)
+			c.ID = fmt.Sprintf("call_%s_%d", strings.ReplaceAll(msgID, "-", "")[:12], c.Index)
 		}
-		args := c.args.String()
-		a.publishTurn(ctx, ref, relay.Payload{Type: relay.TypeToolCall, SessionID: sessionID, ToolCall: &relay.ToolCall{
-			ID: c.id, Type: "function", Index: i, Function: relay.ToolCallFunction{Name: c.name, Arguments: args, Complete: true}}})
-		out.calls = append(out.calls, workflows.ToolCall{ID: c.id, Name: c.name, Arguments: args})
+		a.publishTurn(ctx, ref, toolCallEvent(ref, *c, true))
 	}
-	return out, nil
+	return answer, nil
+}
+
+// toolCallEvent is the seed's tool_call event: the call with its arguments so far.
+func toolCallEvent(ref workflows.TurnRef, c llm.ToolCall, complete bool) relay.Payload {
+	return relay.Payload{Type: relay.TypeToolCall, SessionID: ref.SessionID, ToolCall: &relay.ToolCall{
+		ID: c.ID, Type: "function", Index: c.Index, Function: relay.ToolCallFunction{Name: c.Name, Arguments: c.Arguments, Complete: complete}}}
 }
 
 // argsDue decides whether a tool call's accumulated arguments are sent again. The seed's
@@ -384,120 +201,38 @@ func argsDue(length, sentLen int, since time.Duration) bool {
 // argsEvery is how often growing tool-call arguments are sent at most, apart from doubling.
 const argsEvery = 250 * time.Millisecond
 
-func (a *Activities) clientConfig(s llmconfig.Settings) openai.ClientConfig {
-	httpClient := a.HTTP
-	switch {
-	case !s.Trusted && a.UntrustedHTTP != nil:
-		httpClient = a.UntrustedHTTP
-	case !s.Trusted:
-		httpClient = strictClient()
+// llmClient is the client for model calls: the configured one, or one that reaches public
+// addresses only.
+func (a *Activities) llmClient() *llm.Client {
+	if a.LLMClient != nil {
+		return a.LLMClient
 	}
-	return llmconfig.ClientConfig(s, httpClient)
+	return publicOnlyLLMClient()
 }
 
-// strictClient is the outbound client when none was configured: it fails closed, reaching
-// public addresses only.
-var strictClient = sync.OnceValue(func() *http.Client {
-	p, _ := egress.New(nil, false)
-	return p.Client()
-})
+var publicOnlyLLMClient = sync.OnceValue(func() *llm.Client { return llm.NewClient(nil, nil) })
 
-// maxProviderMessage bounds how much of a provider's own error message reaches the user.
-const maxProviderMessage = 300
-
-// classifyLLMError decides what Temporal should do with a failed call and writes the message a
-// user reads: which setting to check when retrying cannot help. What the server at the base URL
-// said is shown only when it is an OpenAI-style error object, and then only its message,
-// clipped: that server may be anything, and its body is none of the user's business.
-func classifyLLMError(ctx context.Context, err error, s llmconfig.Settings) error {
-	if ctx.Err() != nil {
-		return ctx.Err()
-	}
-	where := fmt.Sprintf("the LLM provider at %s (model %s)", s.BaseURL, s.Model)
-	var refused *egress.RefusedError
-	if errors.As(err, &refused) {
-		return temporal.NewNonRetryableApplicationError(fmt.Sprintf(
-			"%s was not contacted: %v. LLM configurations saved by regular users may only reach public addresses: "+
-				"point base_url at a public endpoint, or ask the operator to allow this host (--llm-allow-hosts) "+
-				"or a GNS3 superadmin to save the configuration.", where, refused), workflows.ErrTypeLLMConfig, nil)
-	}
-	var apiErr *openai.APIError
-	var reqErr *openai.RequestError
-	status, msg := 0, ""
-	if errors.As(err, &reqErr) {
-		status = reqErr.HTTPStatusCode
-		body := strings.TrimSpace(string(reqErr.Body))
-		if strings.HasPrefix(body, "<") || strings.Contains(strings.ToLower(body), "<html") {
-			return temporal.NewNonRetryableApplicationError(fmt.Sprintf(
-				"%s answered with an HTML page (HTTP %d) instead of the OpenAI API: check the base URL of your LLM configuration (it usually ends in /v1).",
-				where, status), workflows.ErrTypeLLMConfig, nil)
-		}
-	}
-	if errors.As(err, &apiErr) {
-		if apiErr.HTTPStatusCode != 0 {
-			status = apiErr.HTTPStatusCode
-		}
-		msg = providerMessage(apiErr.Message)
-	}
-	said := strings.TrimSpace(fmt.Sprintf("HTTP %d %s", status, http.StatusText(status)))
-	if msg != "" {
-		said = fmt.Sprintf("HTTP %d: %s", status, msg)
-	}
-	switch {
-	case status == http.StatusUnauthorized || status == http.StatusForbidden:
-		return temporal.NewNonRetryableApplicationError(fmt.Sprintf(
-			"%s rejected the API key (%s): check the api_key of your LLM configuration.", where, said),
-			workflows.ErrTypeLLMAuth, nil)
-	case status == http.StatusNotFound:
-		return temporal.NewNonRetryableApplicationError(fmt.Sprintf(
-			"%s answered %s: check the base URL and the model name of your LLM configuration.", where, said),
-			workflows.ErrTypeLLMConfig, nil)
-	case status == http.StatusBadRequest || status == http.StatusUnprocessableEntity:
-		return temporal.NewNonRetryableApplicationError(fmt.Sprintf(
-			"%s refused the request (%s).", where, said), workflows.ErrTypeLLMBadRequest, nil)
-	case status != 0:
-		return temporal.NewApplicationError(fmt.Sprintf("%s failed (%s).", where, said), "LLMUnavailable")
-	case apiErr != nil:
-		// An error object sent in the middle of a stream.
-		if msg == "" {
-			msg = "(no message)"
-		}
-		return temporal.NewApplicationError(fmt.Sprintf("%s reported an error: %s", where, msg), "LLMUnavailable")
-	}
-	var jsonErr *json.SyntaxError
-	if errors.As(err, &jsonErr) || strings.Contains(err.Error(), "invalid character '<'") {
-		return temporal.NewNonRetryableApplicationError(fmt.Sprintf(
-			"%s did not answer in JSON: check the base URL of your LLM configuration.", where), workflows.ErrTypeLLMConfig, nil)
-	}
-	return temporal.NewApplicationError(fmt.Sprintf("%s could not be reached: %s", where, transportProblem(err)), "LLMUnavailable")
+// recordLLMCall adds a model call to the metrics.
+func (a *Activities) recordLLMCall(s llmconfig.Settings, answer llm.Answer) {
+	a.Metrics.LLMCall(metrics.LLMCallStats{Provider: s.Provider, Model: s.Model, Took: answer.Took, FirstToken: answer.FirstToken,
+		InputTokens: answer.InputTokens, OutputTokens: answer.OutputTokens, ErrorClass: answer.ErrorClass})
 }
 
-// providerMessage makes a provider's error message safe to show: one line, clipped.
-func providerMessage(m string) string {
-	m = strings.Join(strings.FieldsFunc(m, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }), " ")
-	if utf8.RuneCountInString(m) > maxProviderMessage {
-		m = string([]rune(m)[:maxProviderMessage]) + "…"
+// temporalLLMError turns a failed model call into the error the workflow's retry policy reads:
+// the configuration's faults are final, a provider in trouble is retried. The provider's error
+// is not attached as the cause, so nothing it said beyond the message enters Temporal.
+func temporalLLMError(err error) error {
+	var failure *llm.Error
+	if !errors.As(err, &failure) {
+		return err // the context ended
 	}
-	return m
-}
-
-// transportProblem describes a failure below HTTP. Go quotes the first bytes of an answer that
-// is not HTTP ("malformed HTTP response \"SSH-2.0-…\""), which would show what the server is;
-// that part is left out.
-func transportProblem(err error) string {
-	var ne net.Error
-	var dnsErr *net.DNSError
-	switch {
-	case errors.As(err, &dnsErr) && dnsErr.IsNotFound:
-		return "its host name was not found (DNS)"
-	case errors.As(err, &ne) && ne.Timeout():
-		return "no answer in time"
-	case errors.Is(err, syscall.ECONNREFUSED):
-		return "the connection was refused"
+	switch failure.Kind {
+	case llm.Misconfigured:
+		return temporal.NewNonRetryableApplicationError(failure.Message, workflows.ErrTypeLLMConfig, nil)
+	case llm.KeyRejected:
+		return temporal.NewNonRetryableApplicationError(failure.Message, workflows.ErrTypeLLMAuth, nil)
+	case llm.RequestRefused:
+		return temporal.NewNonRetryableApplicationError(failure.Message, workflows.ErrTypeLLMBadRequest, nil)
 	}
-	msg := err.Error()
-	if strings.Contains(msg, "malformed HTTP") {
-		return "the server did not answer in HTTP"
-	}
-	return providerMessage(msg)
+	return temporal.NewApplicationError(failure.Message, "LLMUnavailable")
 }

@@ -14,11 +14,14 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/gns3-copilot/gns3-copilot/egress"
+	"github.com/gns3-copilot/gns3-copilot/llm"
 	"github.com/gns3-copilot/gns3-copilot/llmconfig"
 	"github.com/gns3-copilot/gns3-copilot/workflows"
 )
 
 const internalSecret = "INTERNAL-METADATA-TOKEN-123"
+
+var hello = llm.Prompt{Messages: []openai.ChatCompletionMessage{{Role: "user", Content: "hi"}}}
 
 // callThrough makes one real streaming call with go-openai against a server answering with
 // status and body, and returns what the user would read.
@@ -31,15 +34,12 @@ func callThrough(t *testing.T, status int, contentType, body string, trusted boo
 	}))
 	t.Cleanup(srv.Close)
 	settings := llmconfig.Settings{Provider: "custom", BaseURL: srv.URL + "/v1", Model: "m", APIKey: "k", Trusted: trusted}
-	a := &Activities{}
-	client := openai.NewClientWithConfig(a.clientConfig(settings))
-	_, err := client.CreateChatCompletionStream(context.Background(), openai.ChatCompletionRequest{Model: "m", Stream: true,
-		Messages: []openai.ChatCompletionMessage{{Role: "user", Content: "hi"}}})
+	_, err := (&Activities{}).llmClient().Stream(context.Background(), settings, hello, llm.Deltas{})
 	if err == nil {
 		t.Fatal("the call succeeded")
 	}
 	var ae *temporal.ApplicationError
-	if !errors.As(classifyLLMError(context.Background(), err, settings), &ae) {
+	if !errors.As(temporalLLMError(err), &ae) {
 		t.Fatalf("not an application error: %v", err)
 	}
 	return ae
@@ -65,7 +65,7 @@ func TestProviderBodiesAreNotReflected(t *testing.T) {
 	if !strings.Contains(msg, "HTTP 400: model m does not exist xxx") || strings.Contains(msg, internalSecret) || strings.Contains(msg, "\n") {
 		t.Fatalf("error object: %s", msg)
 	}
-	if strings.Count(msg, "x") > maxProviderMessage+20 {
+	if strings.Count(msg, "x") > llm.MaxProviderMessage+20 {
 		t.Fatalf("provider message not clipped: %d characters", len(msg))
 	}
 
@@ -90,11 +90,10 @@ func TestUntrustedSettingsGoThroughTheOutboundPolicy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := &Activities{UntrustedHTTP: p.WithResolver(staticResolver{"llm.rebind.test": "10.9.8.7"}).Client()}
+	a := &Activities{LLMClient: llm.NewClient(nil, p.WithResolver(staticResolver{"llm.rebind.test": "10.9.8.7"}).Client())}
 	settings := llmconfig.Settings{Provider: "custom", BaseURL: "http://llm.rebind.test/v1", Model: "m"}
-	_, err = openai.NewClientWithConfig(a.clientConfig(settings)).CreateChatCompletionStream(context.Background(),
-		openai.ChatCompletionRequest{Model: "m", Stream: true, Messages: []openai.ChatCompletionMessage{{Role: "user", Content: "hi"}}})
-	msg = classifyLLMError(context.Background(), err, settings).Error()
+	_, err = a.llmClient().Stream(context.Background(), settings, hello, llm.Deltas{})
+	msg = temporalLLMError(err).Error()
 	if !strings.Contains(msg, "llm.rebind.test resolves to 10.9.8.7, a private address") {
 		t.Fatalf("rebinding name: %s", msg)
 	}
@@ -117,18 +116,12 @@ func TestMidStreamErrorShowsOnlyItsMessage(t *testing.T) {
 	}))
 	t.Cleanup(srv.Close)
 	settings := llmconfig.Settings{Provider: "custom", BaseURL: srv.URL + "/v1", Model: "m", Trusted: true}
-	s, err := openai.NewClientWithConfig((&Activities{}).clientConfig(settings)).CreateChatCompletionStream(context.Background(),
-		openai.ChatCompletionRequest{Model: "m", Stream: true, Messages: []openai.ChatCompletionMessage{{Role: "user", Content: "hi"}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	_, err = s.Recv()
+	_, err := (&Activities{}).llmClient().Stream(context.Background(), settings, hello, llm.Deltas{})
 	if err == nil {
 		t.Fatal("no error from the stream")
 	}
 	var ae *temporal.ApplicationError
-	if !errors.As(classifyLLMError(context.Background(), err, settings), &ae) {
+	if !errors.As(temporalLLMError(err), &ae) {
 		t.Fatalf("not an application error: %v", err)
 	}
 	if msg := ae.Error(); !strings.Contains(msg, "reported an error: overloaded, try later") || strings.Contains(msg, internalSecret) || ae.NonRetryable() {

@@ -12,6 +12,7 @@ import (
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/gns3-copilot/gns3-copilot/internal/testkit/fakeopenai"
+	"github.com/gns3-copilot/gns3-copilot/llm"
 	"github.com/gns3-copilot/gns3-copilot/llmconfig"
 	"github.com/gns3-copilot/gns3-copilot/relay"
 	"github.com/gns3-copilot/gns3-copilot/workflows"
@@ -21,18 +22,18 @@ import (
 // tool_call event still carries the arguments so far (the seed's shape), but only when they
 // have doubled, so the bytes sent grow with the length and not with its square.
 func TestToolCallArgumentsAreNotResentOnEveryChunk(t *testing.T) {
-	llm := fakeopenai.New(t)
+	provider := fakeopenai.New(t)
 	args, _ := json.Marshal(map[string]any{"commands": strings.Repeat("show running-config | section interface\n", 150)})
-	llm.Enqueue(fakeopenai.Calls(fakeopenai.ToolCall{ID: "c1", Name: "execute_multiple_device_commands", Arguments: string(args)}))
+	provider.Enqueue(fakeopenai.Calls(fakeopenai.ToolCall{ID: "c1", Name: "execute_multiple_device_commands", Arguments: string(args)}))
 	events := relay.NewMemory(relay.MemoryOptions{})
 	defer events.Close()
 	a := &Activities{Events: events}
-	settings := llmconfig.Settings{BaseURL: llm.URL, Model: "m", Trusted: true} // the operator's own endpoint, on loopback
-	out, err := a.stream(context.Background(), settings, openai.ChatCompletionRequest{Model: "m", Stream: true,
+	settings := llmconfig.Settings{BaseURL: provider.URL, Model: "m", Trusted: true} // the operator's own endpoint, on loopback
+	out, err := a.streamToTurn(context.Background(), settings, llm.Prompt{
 		Messages: []openai.ChatCompletionMessage{{Role: "user", Content: "hi"}}}, workflows.TurnRef{SessionID: "s", TurnID: "turn"}, "msg")
 	require.NoError(t, err)
-	require.Len(t, out.calls, 1)
-	require.Equal(t, string(args), out.calls[0].Arguments)
+	require.Len(t, out.ToolCalls, 1)
+	require.Equal(t, string(args), out.ToolCalls[0].Arguments)
 
 	evs, err := events.Range(context.Background(), "turn", "", 0)
 	require.NoError(t, err)
@@ -95,7 +96,7 @@ func TestALocalModelCallSeesWhatItsLostRunLeft(t *testing.T) {
 				require.NoError(t, err)
 			}
 			a := &Activities{Events: events}
-			probe := func(ctx context.Context) (bool, error) { return a.leftOver(ctx, "turn", "m2"), nil }
+			probe := func(ctx context.Context) (bool, error) { return a.lostRunStreamed(ctx, "turn", "m2"), nil }
 			env := suite.NewTestActivityEnvironment()
 			env.RegisterActivity(probe)
 			var got bool

@@ -4,13 +4,10 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"time"
 	"unicode/utf8"
 
 	openai "github.com/sashabaranov/go-openai"
 
-	"github.com/gns3-copilot/gns3-copilot/llmconfig"
-	"github.com/gns3-copilot/gns3-copilot/metrics"
 	"github.com/gns3-copilot/gns3-copilot/models"
 	"github.com/gns3-copilot/gns3-copilot/tools"
 	"github.com/gns3-copilot/gns3-copilot/workflows"
@@ -43,42 +40,24 @@ func (a *Activities) GenerateTitle(ctx context.Context, in workflows.TitleInput)
 	}
 	// A title is shown to the student: it must not be made of what an injection turn did.
 	transcript = models.RedactPrivate(transcript, priv, "")
-	var firstUser, lastAnswer string
-	for _, m := range transcript {
-		if m.Role == "user" && firstUser == "" {
-			firstUser = m.Content
-		}
-		if m.Role == "assistant" && strings.TrimSpace(m.Content) != "" {
-			lastAnswer = m.Content
-		}
-	}
+	firstQuestion, lastAnswer := questionAndAnswer(transcript)
 	settings, err := a.LLM.Load(ctx, turn.LLMConfigID)
 	if err != nil {
 		return workflows.TitleResult{}, err
 	}
-	client := openai.NewClientWithConfig(a.clientConfig(settings))
-	began := time.Now()
-	resp, err := client.CreateChatCompletion(ctx, openai.ChatCompletionRequest{
-		Model: settings.Model,
-		Messages: []openai.ChatCompletionMessage{
-			{Role: openai.ChatMessageRoleSystem, Content: a.Skills.Current().TitlePrompt()},
-			{Role: openai.ChatMessageRoleUser, Content: clip(firstUser, 2000)},
-			{Role: openai.ChatMessageRoleAssistant, Content: clip(lastAnswer, 2000)},
-			{Role: openai.ChatMessageRoleUser, Content: "Title for the conversation above:"},
-		},
-		MaxTokens: 24,
-	})
-	a.Metrics.LLMCall(metrics.LLMCallStats{Provider: settings.Provider, Model: settings.Model, Took: time.Since(began),
-		InputTokens: int64(resp.Usage.PromptTokens), OutputTokens: int64(resp.Usage.CompletionTokens), ErrorClass: llmconfig.ErrorClass(err)})
+	answer, err := a.llmClient().Complete(ctx, settings, []openai.ChatCompletionMessage{
+		{Role: openai.ChatMessageRoleSystem, Content: a.Skills.Current().TitlePrompt()},
+		{Role: openai.ChatMessageRoleUser, Content: clip(firstQuestion, 2000)},
+		{Role: openai.ChatMessageRoleAssistant, Content: clip(lastAnswer, 2000)},
+		{Role: openai.ChatMessageRoleUser, Content: "Title for the conversation above:"},
+	}, 24)
+	a.recordLLMCall(settings, answer)
 	if err != nil {
-		return workflows.TitleResult{}, classifyLLMError(ctx, err, settings)
+		return workflows.TitleResult{}, temporalLLMError(err)
 	}
 	// The usage goes back to the workflow, which adds it to the turn's statistics exactly once.
-	res := workflows.TitleResult{Called: true, InputTokens: int64(resp.Usage.PromptTokens), OutputTokens: int64(resp.Usage.CompletionTokens)}
-	if len(resp.Choices) == 0 {
-		return res, nil
-	}
-	title := cleanTitle(resp.Choices[0].Message.Content)
+	res := workflows.TitleResult{Called: true, InputTokens: answer.InputTokens, OutputTokens: answer.OutputTokens}
+	title := cleanTitle(answer.Content)
 	if title == "" {
 		return res, nil
 	}
@@ -90,6 +69,20 @@ func (a *Activities) GenerateTitle(ctx context.Context, in workflows.TitleInput)
 		res.Title = title
 	}
 	return res, nil
+}
+
+// questionAndAnswer is what a title is made of: the user's first message and the copilot's
+// last words.
+func questionAndAnswer(transcript []models.ChatMessage) (firstQuestion, lastAnswer string) {
+	for _, m := range transcript {
+		if m.Role == "user" && firstQuestion == "" {
+			firstQuestion = m.Content
+		}
+		if m.Role == "assistant" && strings.TrimSpace(m.Content) != "" {
+			lastAnswer = m.Content
+		}
+	}
+	return firstQuestion, lastAnswer
 }
 
 // cleanTitle keeps a model's title to one short line without quotes.

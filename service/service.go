@@ -30,6 +30,7 @@ import (
 	"github.com/gns3-copilot/gns3-copilot/credentials"
 	"github.com/gns3-copilot/gns3-copilot/gns3"
 	"github.com/gns3-copilot/gns3-copilot/livetopo"
+	"github.com/gns3-copilot/gns3-copilot/llm"
 	"github.com/gns3-copilot/gns3-copilot/mcp"
 	"github.com/gns3-copilot/gns3-copilot/metrics"
 	"github.com/gns3-copilot/gns3-copilot/models"
@@ -263,7 +264,7 @@ func Start(ctx context.Context, role Role, cfg Config) (_ *Running, err error) {
 	if role != RoleAPI {
 		acts := &activities.Activities{Repo: repo, Events: events, LLM: parts.llmLoader, Credentials: creds,
 			GNS3: gns3Server, Tools: parts.tools, Logger: log, EventTTL: cfg.EventTTL,
-			Devices: parts.devices, DeviceRecords: deviceRecords, UntrustedHTTP: parts.untrustedHTTP,
+			Devices: parts.devices, DeviceRecords: deviceRecords, LLMClient: llm.NewClient(nil, parts.untrustedHTTP),
 			Skills: parts.skills, Approvals: approvals, ConfigJobs: configJobs, Metrics: r.metrics,
 			Marks: &models.TopologyMarks{DB: db}, MCPCalls: mcpCalls, Exercises: exercises,
 			ExerciseStarter: turns, ExerciseTTL: cfg.ExerciseTTL}

@@ -1,0 +1,115 @@
+package activities
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	openai "github.com/sashabaranov/go-openai"
+
+	"github.com/gns3-copilot/gns3-copilot/livetopo"
+	"github.com/gns3-copilot/gns3-copilot/llm"
+	"github.com/gns3-copilot/gns3-copilot/llmconfig"
+	"github.com/gns3-copilot/gns3-copilot/models"
+	"github.com/gns3-copilot/gns3-copilot/tools"
+	"github.com/gns3-copilot/gns3-copilot/workflows"
+)
+
+// prompt assembles what one model call of a turn sends: the mode's system prompt with the
+// project as it is now, the stored transcript cut to the model's context, the tools of the mode
+// (none on the last allowed step) and, on the turn's first call, what changed in the lab since
+// the session last looked.
+func (a *Activities) prompt(ctx context.Context, in workflows.LLMInput, turn *models.ChatTurn, mode tools.Mode,
+	settings llmconfig.Settings) (llm.Prompt, error) {
+	system, snap := a.systemPrompt(ctx, in.Turn, mode)
+	transcript, priv, err := a.Repo.Transcript(ctx, turn, tools.IsPrivateMode)
+	if err != nil {
+		return llm.Prompt{}, fmt.Errorf("loading transcript: %w", err)
+	}
+	// A later turn's model must not be able to tell the student which fault was injected.
+	transcript = models.RedactPrivate(transcript, priv, turn.ID)
+	var offered []openai.Tool
+	if !in.NoTools {
+		offered = toolDefinitions(a.Tools.For(mode))
+	}
+	msgs := a.promptMessages(ctx, system, transcript, in.MessageIndex, turn.ID, settings, offered)
+	if in.Step == 1 {
+		// Only the turn's first call: later calls of the turn already had the note.
+		if note := a.driftNote(ctx, in.Turn, snap); note != "" {
+			msgs = append(msgs, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleSystem, Content: note})
+		}
+	}
+	return llm.Prompt{Messages: msgs, Tools: offered}, nil
+}
+
+// systemPrompt is the mode's prompt plus the project as it is now, so the user never has to tell
+// the model ids the copilot can look up itself. It also returns that project (nil when it could
+// not be read).
+func (a *Activities) systemPrompt(ctx context.Context, ref workflows.TurnRef, mode tools.Mode) (string, *livetopo.Snapshot) {
+	var b strings.Builder
+	// One set for both: a reload in between must not pair one set's prompt with another's recipes.
+	sk := a.Skills.Current()
+	b.WriteString(sk.SystemPrompt(mode))
+	if mode == tools.TroubleshootingInjection {
+		b.WriteString(recipesSection(sk.Recipes))
+	}
+	b.WriteString("\n\n## The project the user has open\n\n")
+	token, err := a.Credentials.Get(ctx, ref.TurnID)
+	if err != nil {
+		b.WriteString("(The topology could not be read: the turn's GNS3 credentials are unavailable.)\n")
+		return b.String(), nil
+	}
+	snap, err := a.readProject(ctx, a.GNS3.WithToken(token), ref.ProjectID)
+	if err != nil {
+		fmt.Fprintf(&b, "Project id: %s\n(The current topology could not be read: %v. Use get_gns3_topology.)\n", ref.ProjectID, err)
+		return b.String(), nil
+	}
+	b.WriteString(tools.SnapshotContext(snap, a.GNS3.Host()))
+	return b.String(), snap
+}
+
+func toolDefinitions(ts []tools.Tool) []openai.Tool {
+	out := make([]openai.Tool, 0, len(ts))
+	for _, t := range ts {
+		out = append(out, openai.Tool{Type: openai.ToolTypeFunction, Function: &openai.FunctionDefinition{
+			Name: t.Name(), Description: t.Description(), Parameters: t.Parameters(),
+		}})
+	}
+	return out
+}
+
+// promptMessages turns the stored transcript into the request's messages, leaving out the
+// message this call is about to write (a retry must not see its own failed attempt).
+func (a *Activities) promptMessages(ctx context.Context, system string, transcript []models.ChatMessage, ownIdx int, turnID string,
+	settings llmconfig.Settings, offered []openai.Tool) []openai.ChatCompletionMessage {
+	msgs := []openai.ChatCompletionMessage{{Role: openai.ChatMessageRoleSystem, Content: system}}
+	for _, m := range transcript {
+		if m.TurnID == turnID && m.Idx >= ownIdx {
+			continue
+		}
+		if m.Role == "assistant" && m.Content == "" && m.ToolCalls == "" {
+			continue // only carries a failed turn's error for the history; providers refuse it
+		}
+		msgs = append(msgs, openAIMessage(m))
+	}
+	return a.fitContext(ctx, msgs, settings, offered)
+}
+
+// openAIMessage is a stored message as the chat-completions API takes it.
+func openAIMessage(m models.ChatMessage) openai.ChatCompletionMessage {
+	om := openai.ChatCompletionMessage{Role: m.Role, Content: m.Content, Name: m.Name, ToolCallID: m.ToolCallID}
+	if m.Role == "tool" {
+		om.Name = ""
+	}
+	if m.ToolCalls != "" {
+		var recs []models.ToolCallRecord
+		if json.Unmarshal([]byte(m.ToolCalls), &recs) == nil {
+			for _, r := range recs {
+				om.ToolCalls = append(om.ToolCalls, openai.ToolCall{ID: r.ID, Type: openai.ToolTypeFunction,
+					Function: openai.FunctionCall{Name: r.Function.Name, Arguments: r.Function.Arguments}})
+			}
+		}
+	}
+	return om
+}
