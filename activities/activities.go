@@ -1,7 +1,11 @@
-// Package activities holds the ChatTurn workflow's activities: the streaming LLM call, the GNS3
-// and device tool runs, the title, and the finalizer. They load the transcript from the
-// database and secrets from worker-side stores, publish progress to the turn's event log, and
-// return only small summaries to the workflow.
+// Package activities holds the activities of the workflows in package workflows: a chat
+// turn's model calls (made through package llm), GNS3 tool runs, device console steps, title and
+// finalizer; the approval requests and decisions of a turn or a configuration job, a job's
+// configuration read-backs and status; an MCP call's result; an exercise's checks, hints and
+// progress. Workflow inputs carry IDs only, so activities load transcripts and rows from the
+// database and secrets from worker-side stores, publish progress to the turn's event log
+// (package relay), and return small summaries. They are methods of one Activities value that
+// holds the shared dependencies; package worker registers them by name.
 package activities
 
 import (

@@ -23,12 +23,12 @@ import (
 func (a *Activities) prompt(ctx context.Context, in workflows.LLMInput, turn *models.ChatTurn, mode tools.Mode,
 	settings llmconfig.Settings) (llm.Prompt, error) {
 	system, snap := a.systemPrompt(ctx, in.Turn, mode)
-	transcript, priv, err := a.Repo.Transcript(ctx, turn, tools.IsPrivateMode)
+	transcript, privateTurns, err := a.Repo.Transcript(ctx, turn, tools.IsPrivateMode)
 	if err != nil {
 		return llm.Prompt{}, fmt.Errorf("loading transcript: %w", err)
 	}
 	// A later turn's model must not be able to tell the student which fault was injected.
-	transcript = models.RedactPrivate(transcript, priv, turn.ID)
+	transcript = models.RedactPrivate(transcript, privateTurns, turn.ID)
 	var offered []openai.Tool
 	if !in.NoTools {
 		offered = toolDefinitions(a.Tools.For(mode))
@@ -49,10 +49,10 @@ func (a *Activities) prompt(ctx context.Context, in workflows.LLMInput, turn *mo
 func (a *Activities) systemPrompt(ctx context.Context, ref workflows.TurnRef, mode tools.Mode) (string, *livetopo.Snapshot) {
 	var b strings.Builder
 	// One set for both: a reload in between must not pair one set's prompt with another's recipes.
-	sk := a.Skills.Current()
-	b.WriteString(sk.SystemPrompt(mode))
+	skillSet := a.Skills.Current()
+	b.WriteString(skillSet.SystemPrompt(mode))
 	if mode == tools.TroubleshootingInjection {
-		b.WriteString(recipesSection(sk.Recipes))
+		b.WriteString(recipesSection(skillSet.Recipes))
 	}
 	b.WriteString("\n\n## The project the user has open\n\n")
 	token, err := a.Credentials.Get(ctx, ref.TurnID)

@@ -23,23 +23,23 @@ func (a *Activities) GenerateTitle(ctx context.Context, in workflows.TitleInput)
 	if sess.TitleLocked {
 		return workflows.TitleResult{}, nil
 	}
-	done, err := a.Repo.CompletedTurns(ctx, sess.ThreadID)
+	completed, err := a.Repo.CompletedTurns(ctx, sess.ThreadID)
 	if err != nil {
 		return workflows.TitleResult{}, err
 	}
-	if done > 0 {
+	if completed > 0 {
 		return workflows.TitleResult{}, nil
 	}
 	turn, err := a.Repo.Turn(ctx, in.Turn.TurnID)
 	if err != nil {
 		return workflows.TitleResult{}, err
 	}
-	transcript, priv, err := a.Repo.Transcript(ctx, turn, tools.IsPrivateMode)
+	transcript, privateTurns, err := a.Repo.Transcript(ctx, turn, tools.IsPrivateMode)
 	if err != nil {
 		return workflows.TitleResult{}, err
 	}
 	// A title is shown to the student: it must not be made of what an injection turn did.
-	transcript = models.RedactPrivate(transcript, priv, "")
+	transcript = models.RedactPrivate(transcript, privateTurns, "")
 	firstQuestion, lastAnswer := questionAndAnswer(transcript)
 	settings, err := a.LLM.Load(ctx, turn.LLMConfigID)
 	if err != nil {
@@ -56,19 +56,19 @@ func (a *Activities) GenerateTitle(ctx context.Context, in workflows.TitleInput)
 		return workflows.TitleResult{}, temporalLLMError(err)
 	}
 	// The usage goes back to the workflow, which adds it to the turn's statistics exactly once.
-	res := workflows.TitleResult{Called: true, InputTokens: answer.InputTokens, OutputTokens: answer.OutputTokens}
+	result := workflows.TitleResult{Called: true, InputTokens: answer.InputTokens, OutputTokens: answer.OutputTokens}
 	title := cleanTitle(answer.Content)
 	if title == "" {
-		return res, nil
+		return result, nil
 	}
-	set, err := a.Repo.SetAutoTitle(ctx, sess.ThreadID, title)
+	titled, err := a.Repo.SetAutoTitle(ctx, sess.ThreadID, title)
 	if err != nil {
 		return workflows.TitleResult{}, err
 	}
-	if set {
-		res.Title = title
+	if titled {
+		result.Title = title
 	}
-	return res, nil
+	return result, nil
 }
 
 // questionAndAnswer is what a title is made of: the user's first message and the copilot's

@@ -1,6 +1,6 @@
-// Package worker builds the Temporal worker that runs chat turns: it registers the ChatTurn
-// workflow and every activity under the names package workflows uses. Both `serve` and
-// `worker` run it.
+// Package worker builds the copilot's Temporal worker: the ChatTurn, ConfigJob, MCPCall and
+// Exercise workflows and their activities (package activities), registered under the names
+// package workflows uses, on one task queue. The serve and worker subcommands run it.
 package worker
 
 import (
@@ -31,14 +31,13 @@ func New(c client.Client, acts *activities.Activities, opts Options) sdkworker.W
 	w := sdkworker.New(c, q, sdkworker.Options{
 		MaxConcurrentActivityExecutionSize:      opts.MaxConcurrentActivities,
 		MaxConcurrentLocalActivityExecutionSize: opts.MaxConcurrentActivities,
-		// The SDK's two pollers per task kind are kept. A task handed to a poll that is
-		// already waiting gets one second (a constant of the dev server's matching service,
-		// v1.29) for history to record it started; under a burst, history's SQLite write can
-		// take longer, matching gives up on that answer (the poll waits on), and the task's
-		// retry is refused as already started: no worker holds the task until the workflow
-		// task timeout. With eight pollers of each kind, 5 bursts of 100 turns in 16 lost a
-		// task; with two, none in 37 (the load command with LOAD_SLOW_HISTORY=1 names the lost
-		// task in the slowest turn's history).
+		// Pollers stay at the SDK's two per task kind, because more of them lose tasks on the
+		// dev server under bursts. Its matching service gives a task handed to a waiting poll one
+		// second (a constant) to be recorded as started; when history's SQLite write takes
+		// longer, the poll never gets the task and its retry is refused as already started, so
+		// no worker holds it until the workflow task timeout. In bursts of 100 turns, eight
+		// pollers per kind lost a task in 5 bursts of 16, two in none of 37 (the load command
+		// with LOAD_SLOW_HISTORY=1 names a lost task in the slowest turn's history).
 	})
 	Register(w, acts)
 	return w
