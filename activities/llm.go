@@ -69,9 +69,9 @@ func (a *Activities) LLMCall(ctx context.Context, in workflows.LLMInput) (workfl
 	if callErr != nil {
 		return workflows.LLMResult{}, callErr
 	}
-	calls := make([]workflows.ToolCall, len(answer.ToolCalls))
-	for i, c := range answer.ToolCalls {
-		calls[i] = workflows.ToolCall{ID: c.ID, Name: c.Name, Arguments: c.Arguments}
+	var calls []workflows.ToolCall
+	for _, c := range answer.ToolCalls {
+		calls = append(calls, workflows.ToolCall{ID: c.ID, Name: c.Name, Arguments: c.Arguments})
 	}
 	return workflows.LLMResult{MessageID: msgID, ToolCalls: calls, FinishReason: answer.FinishReason,
 		InputTokens: answer.InputTokens, OutputTokens: answer.OutputTokens}, nil
