@@ -83,20 +83,20 @@ func (a *Activities) saveAnswer(ctx context.Context, turn *models.ChatTurn, idx 
 	stored := models.ChatMessage{ID: models.MessageID(turn.ID, idx), SessionID: turn.SessionID, TurnID: turn.ID, TurnSeq: turn.Seq,
 		Idx: idx, Role: "assistant", Content: answer.Content}
 	if !failed && len(answer.ToolCalls) > 0 {
-		recs := make([]models.ToolCallRecord, len(answer.ToolCalls))
+		records := make([]models.ToolCallRecord, len(answer.ToolCalls))
 		for i, c := range answer.ToolCalls {
-			recs[i].ID, recs[i].Type = c.ID, "function"
-			recs[i].Function.Name, recs[i].Function.Arguments = c.Name, c.Arguments
+			records[i].ID, records[i].Type = c.ID, "function"
+			records[i].Function.Name, records[i].Function.Arguments = c.Name, c.Arguments
 		}
-		b, _ := json.Marshal(recs)
-		stored.ToolCalls = string(b)
+		callsJSON, _ := json.Marshal(records)
+		stored.ToolCalls = string(callsJSON)
 	}
 	meta := map[string]any{"model": model, "input_tokens": answer.InputTokens, "output_tokens": answer.OutputTokens}
 	if failed {
 		meta["incomplete"] = true
 	}
-	mb, _ := json.Marshal(meta)
-	stored.Metadata = string(mb)
+	metaJSON, _ := json.Marshal(meta)
+	stored.Metadata = string(metaJSON)
 	if err := a.Repo.SaveMessage(ctx, &stored); err != nil {
 		return fmt.Errorf("storing the assistant message: %w", err)
 	}
@@ -156,8 +156,8 @@ func (a *Activities) streamToTurn(ctx context.Context, settings llmconfig.Settin
 			a.publishTurn(ctx, ref, relay.Payload{Type: relay.TypeContent, Content: text, MessageID: msgID, SessionID: ref.SessionID})
 		},
 		ToolCall: func(c llm.ToolCall) {
-			s, now := sent[c.Index], time.Now()
-			if s != nil && !argsDue(len(c.Arguments), s.length, now.Sub(s.at)) {
+			last, now := sent[c.Index], time.Now()
+			if last != nil && !argsDue(len(c.Arguments), last.length, now.Sub(last.at)) {
 				return
 			}
 			sent[c.Index] = &argsSent{length: len(c.Arguments), at: now}
