@@ -1,5 +1,6 @@
-// The conversation pane: user messages, assistant answers (Markdown, rendered safely), tool
-// cards, and the mapping from the chat API's SSE events and stored history onto them.
+// What the conversation shows of each exchange: the user's message, the copilot's answer
+// (Markdown, rendered safely, with its tool and approval cards in the order they came), and the
+// mapping from the chat API's SSE events and stored history onto them.
 
 import { placeApproval } from './approvals.js';
 import { h } from './dom.js';
