@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -34,6 +35,9 @@ type sessionView struct {
 	Pinned        bool            `json:"pinned"`
 	// Running tells a client whether a turn is under way, so it knows to rejoin its stream.
 	Running bool `json:"running"`
+	// HasExercise tells a client that GET …/exercise answers for this session, so it asks only
+	// then; absent where it was not looked up (the export).
+	HasExercise bool `json:"has_exercise,omitempty"`
 }
 
 // isoTime writes a time the way every client can read it, GNS3's web UI included (see
@@ -85,12 +89,27 @@ func (s *Server) listSessions(c *gin.Context) {
 		s.internalError(c, err, "Listing sessions failed")
 		return
 	}
+	exercises, err := s.sessionsWithExercises(c.Request.Context(), ids)
+	if err != nil {
+		s.internalError(c, err, "Listing sessions failed")
+		return
+	}
 	out := make([]sessionView, len(list))
 	for i := range list {
 		out[i] = viewSession(&list[i])
 		out[i].Running = running[list[i].ThreadID]
+		out[i].HasExercise = exercises[list[i].ThreadID]
 	}
 	c.JSON(http.StatusOK, out)
+}
+
+// sessionsWithExercises reports which sessions have an exercise; none when the process serves
+// no exercises.
+func (s *Server) sessionsWithExercises(ctx context.Context, ids []string) (map[string]bool, error) {
+	if s.deps.Exercises == nil {
+		return map[string]bool{}, nil
+	}
+	return s.deps.Exercises.Repo.SessionsWithExercises(ctx, ids)
 }
 
 // session loads the session named in the path, answering 404 for anything that is not the
@@ -204,6 +223,9 @@ func (s *Server) answerSession(c *gin.Context, sess *models.ChatSession, err err
 	v := viewSession(sess)
 	if running, err := s.deps.Repo.RunningSessions(c.Request.Context(), []string{sess.ThreadID}); err == nil {
 		v.Running = running[sess.ThreadID]
+	}
+	if exercises, err := s.sessionsWithExercises(c.Request.Context(), []string{sess.ThreadID}); err == nil {
+		v.HasExercise = exercises[sess.ThreadID]
 	}
 	c.JSON(http.StatusOK, v)
 }

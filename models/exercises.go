@@ -139,6 +139,22 @@ func (r ExerciseRepository) Latest(ctx context.Context, sessionID string) (*Exer
 	return first[Exercise](r.DB.WithContext(ctx).Where("session_id = ?", sessionID).Order("seq DESC"))
 }
 
+// SessionsWithExercises reports which of these sessions have an exercise, so a client can ask
+// for one only where there is one.
+func (r ExerciseRepository) SessionsWithExercises(ctx context.Context, sessionIDs []string) (map[string]bool, error) {
+	out := map[string]bool{}
+	if len(sessionIDs) == 0 {
+		return out, nil
+	}
+	var ids []string
+	err := r.DB.WithContext(ctx).Model(&Exercise{}).Where("session_id IN ?", sessionIDs).Distinct().
+		Pluck("session_id", &ids).Error
+	for _, id := range ids {
+		out[id] = true
+	}
+	return out, err
+}
+
 // ByProject lists a project's exercises, newest first, for the teacher.
 func (r ExerciseRepository) ByProject(ctx context.Context, projectID string, limit int) ([]Exercise, error) {
 	var out []Exercise

@@ -1,10 +1,13 @@
 package models
 
 import (
+	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
+	"gorm.io/gorm"
 )
 
 func TestRedactPrivateHidesInjectionTurnsOnly(t *testing.T) {
@@ -34,4 +37,24 @@ func TestRedactPrivateHidesInjectionTurnsOnly(t *testing.T) {
 	own := RedactPrivate(msgs, map[string]bool{"t1": true}, "t1")
 	require.Equal(t, msgs, own, "the injection turn's own model calls read it whole")
 	require.Equal(t, msgs, RedactPrivate(msgs, nil, ""))
+}
+
+func TestSessionsWithExercisesNamesOnlyThoseWithOne(t *testing.T) {
+	onEachDatabase(t, func(t *testing.T, db *gorm.DB) {
+		ctx := context.Background()
+		repo := ExerciseRepository{DB: db}
+		for seq, turn := range []string{"t1", "t2"} {
+			_, err := repo.RecordFault(ctx, &Exercise{ID: ExerciseID("s1", seq+1), SessionID: "s1", TurnID: turn, Seq: seq + 1,
+				ProjectID: "p", UserID: "u", ExpiresAt: time.Now().Add(time.Hour)},
+				&InjectedFault{ToolCallID: "c-" + turn, NodeID: "n", Device: "PC1", Lines: "[]", Description: "d",
+					VerifyCommand: "show ip", VerifyExpect: "x", Hints: "[]"})
+			require.NoError(t, err)
+		}
+		got, err := repo.SessionsWithExercises(ctx, []string{"s1", "s2"})
+		require.NoError(t, err)
+		require.Equal(t, map[string]bool{"s1": true}, got)
+		none, err := repo.SessionsWithExercises(ctx, nil)
+		require.NoError(t, err)
+		require.Empty(t, none)
+	})
 }

@@ -146,7 +146,8 @@ func TestHeadAndMethods(t *testing.T) {
 // enforce that in the browser, and this keeps the sources honest too.
 func TestNoHTMLSinksInScripts(t *testing.T) {
 	h := web.Handler()
-	for _, name := range []string{"app.js", "api.js", "conversation.js", "dom.js", "icons.js", "markdown.js", "settings.js", "sse.js", "toolcards.js", "topology.js"} {
+	for _, name := range []string{"app.js", "api.js", "conversation.js", "dom.js", "icons.js", "markdown.js", "settings.js", "sse.js", "toolcards.js", "topology.js",
+		"answer.js", "approvals.js", "capturecard.js", "composer.js", "exercise.js", "exportmenu.js", "liverecord.js", "liveturn.js", "page.js", "projects.js", "sessions.js"} {
 		src := body(t, get(t, h, http.MethodGet, "/"+name, nil))
 		require.NotEmpty(t, src, name)
 		for _, sink := range []string{"innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval(", "new Function", "DOMParser", "createContextualFragment"} {

@@ -103,4 +103,95 @@ describe('exercise banner', { skip }, () => {
     assert.match(await page.textContent('#exercise'), /Exercise fixed after 2 checks and 2 hints used/);
     assert.deepEqual(pageErrors, []);
   });
+
+  test('an ordinary session opens without a request that fails; the exercise session still shows its exercise', async () => {
+    const exerciseSession = await page.getAttribute('#session-list li.active', 'data-session-id');
+    await page.click('#new-chat');
+    await send(page, 'Which nodes are stopped?');
+    await waitTurnDone(page);
+    await page.waitForSelector('#session-list li:nth-child(2)');
+    const ordinary = await page.getAttribute('#session-list li.active', 'data-session-id');
+    assert.notEqual(ordinary, exerciseSession);
+
+    const net = watchNetwork(page);
+    // Opening a session ends by reading its approvals (and its exercise, when it has one) at once:
+    // once the approvals answered, every request of the opening has been made.
+    const approvals = page.waitForResponse((r) => r.url().includes(`/sessions/${ordinary}/approvals`));
+    await page.reload();
+    await page.waitForSelector(`#session-list li.active[data-session-id="${ordinary}"]`);
+    await page.waitForSelector('#conversation .msg.assistant');
+    await approvals;
+    await net.settled();
+    console.log(`opening an ordinary session after a reload:\n  ${net.seen.join('\n  ')}`);
+    assert.ok(net.seen.some((r) => r.includes(`/sessions/${ordinary}/history`)), 'the session was opened');
+    assert.deepEqual(net.failed, [], 'no request answered 4xx/5xx');
+    assert.deepEqual(net.consoleErrors, [], 'nothing was logged as an error');
+    assert.ok(!net.seen.some((r) => /\/sessions\/[^/ ]+\/exercise /.test(r)), 'an ordinary session is not asked for an exercise');
+    assert.ok(await page.$eval('#exercise', (el) => el.hidden), 'an ordinary session shows no exercise');
+
+    await page.click(`#session-list li[data-session-id="${exerciseSession}"] .session-select`);
+    await page.waitForSelector('#exercise[data-status="fixed"]', { timeout: 20000 });
+    assert.match(await page.textContent('#exercise'), /Exercise fixed after 2 checks and 2 hints used/);
+    await net.settled();
+    assert.ok(net.seen.some((r) => r.startsWith(`GET /v3/projects/`) && r.endsWith(`/sessions/${exerciseSession}/exercise 200`)), net.seen.join('\n'));
+    assert.deepEqual(net.failed, []);
+    assert.deepEqual(net.consoleErrors, []);
+    net.stop();
+    assert.deepEqual(pageErrors, []);
+  });
 });
+
+/**
+ * watchNetwork records the page's requests ("METHOD /path status"), those answered 4xx/5xx or
+ * failing for another reason than the page dropping them itself (a reload, a closed stream), and
+ * the console's errors. settled() resolves once no request is in flight but the lab's
+ * long-lived topology stream.
+ */
+function watchNetwork(page) {
+  const seen = [];
+  const failed = [];
+  const consoleErrors = [];
+  const inFlight = new Set();
+  let waiters = [];
+  const lasting = (req) => req.url().endsWith('/topology/stream');
+  const busy = () => [...inFlight].some((r) => !lasting(r));
+  const done = (req) => {
+    inFlight.delete(req);
+    if (busy()) return;
+    for (const resolve of waiters) resolve();
+    waiters = [];
+  };
+  const onRequest = (req) => inFlight.add(req);
+  const onFinished = async (req) => {
+    const res = await req.response();
+    const line = `${req.method()} ${new globalThis.URL(req.url()).pathname} ${res ? res.status() : 'no answer'}`;
+    seen.push(line);
+    if (!res || res.status() >= 400) failed.push(line);
+    done(req);
+  };
+  const onFailed = (req) => {
+    const why = req.failure()?.errorText || '';
+    seen.push(`${req.method()} ${new globalThis.URL(req.url()).pathname} ${why}`);
+    if (why !== 'net::ERR_ABORTED') failed.push(`${req.method()} ${req.url()} ${why}`);
+    done(req);
+  };
+  const onConsole = (msg) => {
+    if (msg.type() === 'error') consoleErrors.push(msg.text());
+  };
+  page.on('request', onRequest);
+  page.on('requestfinished', onFinished);
+  page.on('requestfailed', onFailed);
+  page.on('console', onConsole);
+  return {
+    seen,
+    failed,
+    consoleErrors,
+    settled: () => (busy() ? new Promise((resolve) => waiters.push(resolve)) : Promise.resolve()),
+    stop() {
+      page.off('request', onRequest);
+      page.off('requestfinished', onFinished);
+      page.off('requestfailed', onFailed);
+      page.off('console', onConsole);
+    },
+  };
+}

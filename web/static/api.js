@@ -39,6 +39,22 @@ export function classify(status, message) {
   return 'other';
 }
 
+/** describeError says what went wrong in words a person can act on. */
+export function describeError(err) {
+  switch (err.kind) {
+    case 'network':
+      return 'The copilot service cannot be reached. Check your connection and that the service is running.';
+    case 'gns3-down':
+      return 'The GNS3 server cannot be reached right now. Check that it is running, then try again.';
+    case 'project-closed':
+      return 'This project is not opened in GNS3. Open it to chat about it.';
+    case 'no-llm':
+      return 'No LLM is configured for you yet. Add a model configuration in your LLM settings, or ask the operator to set a server default.';
+    default:
+      return err.message || 'Something went wrong.';
+  }
+}
+
 async function errorFrom(res, authed) {
   let message = '';
   try {

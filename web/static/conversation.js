@@ -1,253 +1,215 @@
-// The conversation pane: user messages, assistant answers (Markdown, rendered safely), tool
-// cards, and the mapping from the chat API's SSE events and stored history onto them.
+// The conversation pane: the open session's stored messages (with their approval records and
+// its exercise banner), the empty state with suggestions, sending a message, and the notices a
+// person can act on when something fails. The running turn itself is liveturn.js.
 
-import { placeApproval } from './approvals.js';
-import { h } from './dom.js';
-import { render as renderMarkdown } from './markdown.js';
-import { ToolCard } from './toolcards.js';
+import { api, describeError } from './api.js';
+import { AssistantTurn, noticeBox, renderHistory, userMessage } from './answer.js';
+import { restoreApprovals } from './approvals.js';
+import { composer, INJECT_MESSAGE, setBusy, wireComposer } from './composer.js';
+import { clear, h } from './dom.js';
+import { ExerciseBanner } from './exercise.js';
+import { clearLive, readLive } from './liverecord.js';
+import { detachStream, follow, initLiveTurn, joinRunning, newStream, stopTurn } from './liveturn.js';
+import { $, announce, banner, conversationEl, currentProject, retryButton, scrollToEnd, state } from './page.js';
+import { openCurrentProject } from './projects.js';
+import { loadSessions, markCurrentSession } from './sessions.js';
 
-/** userMessage renders what the user typed as plain text (their newlines kept). */
-export function userMessage(text) {
-  return h(
-    'article',
-    { class: 'msg user', 'aria-label': 'You said' },
-    h('div', { class: 'msg-role', text: 'You' }),
-    h('div', { class: 'msg-body user-text', text }),
-  );
+// The session's troubleshooting exercise, above the conversation.
+const exercise = new ExerciseBanner($('exercise'));
+
+/** initConversation connects the composer and the running turn to the pane. */
+export function initConversation() {
+  wireComposer({ send, stop: stopTurn });
+  initLiveTurn({
+    reopen: openSession,
+    showHistory,
+    sessionStarted(id, isNew) {
+      setCurrentSession(id);
+      // No history is shown for the session this turn opened, so nothing else reads its exercise.
+      showExercise(id);
+      if (isNew) loadSessions();
+    },
+    exerciseEvent: (d) => exercise.event(d),
+  });
 }
 
-/** noticeBox is an inline message about the conversation (an error, a stop). */
-export function noticeBox(kind, text, ...actions) {
-  return h('div', { class: 'notice notice-' + kind, role: kind === 'error' ? 'alert' : 'status' }, h('span', { class: 'notice-text', text }), ...actions);
+/** setConversationProject tells the exercise banner which project its session is in. */
+export function setConversationProject(id) {
+  exercise.setProject(id);
+}
+
+function setCurrentSession(id) {
+  if ((id || '') !== state.sessionId) exercise.select(id);
+  markCurrentSession(id);
 }
 
 /**
- * AssistantTurn is one answer of the copilot: text segments and tool cards in the order the
- * model produced them. It applies SSE events (handle) and stored history messages alike.
+ * showExercise shows the session's exercise in the banner. Only a session the list says has one
+ * is asked for it (asking any other would be answered 404), and one whose banner an event of
+ * this page's turn just filled, which is then read afresh.
  */
-export class AssistantTurn {
-  constructor() {
-    this.body = h('div', { class: 'msg-body' });
-    this.thinking = h('p', { class: 'thinking' }, h('span', { class: 'spinner', 'aria-hidden': 'true' }), h('span', { text: 'Thinking…' }));
-    this.el = h('article', { class: 'msg assistant', 'aria-label': 'Copilot answered' }, h('div', { class: 'msg-role', text: 'Copilot' }), this.body);
-    this.segments = [];
-    this.cards = new Map();
-    this.byIndex = new Map();
-    this.callStart = 0;
-    this.text = null;
-    this.renderTimer = 0;
-    this.finished = false;
-    this.onError = null;
-    this.approvals = new Map();
-  }
+function showExercise(id) {
+  const s = state.sessions.find((x) => x.thread_id === id);
+  if ((s && s.has_exercise) || exercise.shows(id)) exercise.load(id);
+  else exercise.select(id);
+}
 
-  setThinking(on) {
-    if (on && !this.thinking.isConnected) this.body.append(this.thinking);
-    if (!on) this.thinking.remove();
-  }
+/** showProjectClosed says that the copilot needs the project opened, with the button that opens it. */
+export function showProjectClosed(p) {
+  clear(conversationEl);
+  conversationEl.append(
+    noticeBox('info', `“${p.name}” is ${p.status || 'closed'}. The copilot works on opened projects only.`, h('button', { type: 'button', class: 'primary', text: 'Open project', onclick: openCurrentProject })),
+  );
+}
 
-  setStreaming(on) {
-    this.el.classList.toggle('streaming', on);
-    this.el.setAttribute('aria-busy', on ? 'true' : 'false');
-    if (on && this.segments.length === 0) this.setThinking(true);
-    if (!on) this.setThinking(false);
-  }
+export function newChat() {
+  detachStream();
+  setCurrentSession('');
+  showEmptyConversation();
+  if (location.hash !== '#settings') composer.input.focus({ preventScroll: true });
+}
 
-  appendText(s) {
-    if (!s) return;
-    if (!this.text) {
-      this.text = { kind: 'text', src: '', el: h('div', { class: 'md' }) };
-      this.segments.push(this.text);
-      this.body.insertBefore(this.text.el, this.thinking.isConnected ? this.thinking : null);
+export function showEmptyConversation(text) {
+  clear(conversationEl);
+  conversationEl.append(
+    h(
+      'div',
+      { class: 'empty-state' },
+      h('p', { class: 'empty-title', text: text || 'Ask the copilot about your lab.' }),
+      text
+        ? null
+        : h(
+            'ul',
+            { class: 'suggestions' },
+            ['Show me the topology of this project', 'Which nodes are stopped?', 'Start all the nodes'].map((q) =>
+              h('li', {}, h('button', { type: 'button', class: 'suggestion', text: q, onclick: () => { composer.input.value = q; composer.input.focus(); } })),
+            ),
+          ),
+    ),
+  );
+}
+
+// Each opening of a session gets a number: one that a later click (or a message sent while it
+// loaded) overtook gives up instead of drawing over it or joining a second stream.
+let opens = 0;
+
+/**
+ * openSession shows a session's stored messages and, when the service says a turn is running
+ * in it, joins that turn. listed: the sessions were just read, so their running flags are fresh.
+ */
+export async function openSession(id, { listed = false } = {}) {
+  detachStream();
+  setCurrentSession(id);
+  const gen = ++opens;
+  const current = () => gen === opens && state.sessionId === id && !state.stream;
+  clear(conversationEl);
+  conversationEl.append(h('p', { class: 'muted loading', text: 'Loading the conversation…' }));
+  if (!listed) {
+    const ok = await loadSessions();
+    if (!current()) return;
+    if (!ok) {
+      for (const p of conversationEl.querySelectorAll('.loading')) p.remove();
+      return;
     }
-    this.text.src += s;
-    this.scheduleRender();
   }
-
-  scheduleRender() {
-    if (this.renderTimer) return;
-    // Batching keeps a fast stream (or a replay of hundreds of events) to a few renders a second.
-    this.renderTimer = setTimeout(() => this.flush(), 30);
+  const session = state.sessions.find((s) => s.thread_id === id);
+  const live = readLive();
+  const record = live && live.projectId === state.projectId && live.sessionId === id ? live : null;
+  if (session && session.running) {
+    await joinRunning(id, record, current);
+    return;
   }
+  // Nothing runs here: a record of this session's turn is about a turn that is over and stored.
+  if (record) clearLive();
+  await showHistory(id);
+}
 
-  flush() {
-    clearTimeout(this.renderTimer);
-    this.renderTimer = 0;
-    for (const seg of this.segments) {
-      if (seg.kind === 'text' && seg.rendered !== seg.src) {
-        seg.el.replaceChildren(renderMarkdown(seg.src));
-        seg.rendered = seg.src;
-      }
-    }
-  }
-
-  card(tc) {
-    const id = tc.id || '';
-    const index = Number.isInteger(tc.index) ? tc.index : 0;
-    let card = (id && this.cards.get(id)) || (!id && this.byIndex.get(index)) || null;
-    if (!card && id && this.byIndex.has(index) && !this.byIndex.get(index).id) card = this.byIndex.get(index);
-    if (!card) {
-      card = new ToolCard({ id, name: tc.function && tc.function.name, index });
-      this.segments.push({ kind: 'tool', card, el: card.el });
-      this.body.insertBefore(card.el, this.thinking.isConnected ? this.thinking : null);
-      this.text = null;
-    }
-    card.setIdentity(id, tc.function && tc.function.name);
-    if (card.id) this.cards.set(card.id, card);
-    this.byIndex.set(index, card);
-    return card;
-  }
-
-  findCard(toolCallId, toolName) {
-    if (toolCallId && this.cards.has(toolCallId)) return this.cards.get(toolCallId);
-    for (const seg of this.segments) {
-      if (seg.kind === 'tool' && ['ready', 'running', 'streaming'].includes(seg.card.state) && (!toolName || seg.card.name === toolName)) return seg.card;
+/** showHistory renders a session's stored messages; it returns how many, or null on failure. */
+async function showHistory(id) {
+  let hist;
+  try {
+    hist = await api.history(state.projectId, id);
+  } catch (err) {
+    if (state.sessionId !== id || state.stream) return null;
+    clear(conversationEl);
+    if (err.status === 404) {
+      conversationEl.append(noticeBox('info', 'This conversation no longer exists.'));
+      setCurrentSession('');
+      await loadSessions();
+    } else if (err.kind !== 'expired') {
+      showApiError(err, () => openSession(id));
     }
     return null;
   }
-
-  /** handle applies one SSE event; it returns true for the turn's terminal event. */
-  handle(type, d) {
-    switch (type) {
-      case 'turn_started':
-        this.setStreaming(true);
-        return false;
-      case 'content':
-        this.setThinking(false);
-        this.appendText(d.content || '');
-        return false;
-      case 'tool_call': {
-        this.setThinking(false);
-        const tc = d.tool_call || {};
-        const card = this.card(tc);
-        card.setArguments((tc.function && tc.function.arguments) || '', !!(tc.function && tc.function.complete));
-        return false;
-      }
-      case 'tool_start': {
-        this.setThinking(false);
-        let card = this.findCard(d.tool_call_id, d.tool_name);
-        if (!card) card = this.card({ id: d.tool_call_id, function: { name: d.tool_name }, index: -1 - this.segments.length });
-        card.setRunning();
-        return false;
-      }
-      case 'tool_progress': {
-        const card = this.findCard(d.tool_call_id, d.tool_name);
-        if (card) card.progress(d.progress);
-        return false;
-      }
-      case 'tool_end': {
-        let card = this.findCard(d.tool_call_id, d.tool_name);
-        if (!card) card = this.card({ id: d.tool_call_id, function: { name: d.tool_name }, index: -1 - this.segments.length });
-        card.setResult(d.tool_output ?? '');
-        // The next LLM call starts after the tools: a retry then only drops what follows.
-        this.callStart = this.segments.length;
-        this.byIndex.clear();
-        this.text = null;
-        this.setThinking(this.el.classList.contains('streaming'));
-        return false;
-      }
-      case 'retry':
-        this.dropCurrentCall();
-        return false;
-      case 'approval_required':
-      case 'approval_resolved':
-        if (d.approval) placeApproval(this.body, this.approvals, d.approval, this.thinking.isConnected ? this.thinking : null);
-        this.setThinking(type === 'approval_resolved' && this.el.classList.contains('streaming'));
-        return false;
-      case 'exercise_checked':
-        // The answer to "check" or "hint" typed in the chat came as content just before; this
-        // event is for the exercise banner.
-        this.setThinking(false);
-        return false;
-      case 'error':
-        this.finish();
-        this.body.append(noticeBox('error', d.error || 'The copilot stopped with an error.'));
-        if (this.onError) this.onError(d.error || '');
-        return true;
-      case 'done':
-        this.finish();
-        if (d.cancelled) this.body.append(noticeBox('stopped', 'Stopped. The answer above is what the copilot had written so far.'));
-        return true;
-      default:
-        return false; // heartbeat and event types this page does not know yet
-    }
-  }
-
-  /** dropCurrentCall removes the partial output of an LLM call that is being retried. */
-  dropCurrentCall() {
-    const keep = [];
-    this.segments.forEach((seg, i) => {
-      const ran = seg.kind === 'tool' && !['streaming', 'ready'].includes(seg.card.state);
-      if (i < this.callStart || ran) keep.push(seg);
-      else {
-        seg.el.remove();
-        if (seg.kind === 'tool') {
-          this.cards.delete(seg.card.id);
-        }
-      }
-    });
-    this.segments = keep;
-    this.byIndex.clear();
-    this.text = null;
-    this.setThinking(true);
-  }
-
-  finish() {
-    this.finished = true;
-    this.flush();
-    this.setStreaming(false);
-    for (const seg of this.segments) if (seg.kind === 'tool') seg.card.stop();
-    if (this.historyNotice) this.body.append(this.historyNotice);
-    this.historyNotice = null;
-  }
-
-  /** addHistory applies one stored assistant or tool message. */
-  addHistory(m) {
-    if (m.role === 'assistant') {
-      if (m.content) {
-        this.appendText(m.content);
-        this.text = null;
-      }
-      for (const [i, tc] of (m.tool_calls || []).entries()) {
-        const fn = tc.function || {};
-        const args = typeof fn.arguments === 'string' ? fn.arguments : JSON.stringify(fn.arguments ?? {});
-        const card = this.card({ id: tc.id, function: { name: fn.name }, index: 10000 + this.segments.length + i });
-        card.setArguments(args, true);
-      }
-      this.byIndex.clear();
-      // A turn that failed or was stopped says so after a reload too, below everything it did.
-      const meta = m.metadata || {};
-      if (meta.error) {
-        this.historyNotice = meta.status === 'cancelled'
-          ? noticeBox('stopped', 'Stopped. The answer above is what the copilot had written so far.')
-          : noticeBox('error', meta.error);
-      }
-    } else if (m.role === 'tool') {
-      let card = m.tool_call_id && this.cards.get(m.tool_call_id);
-      if (!card) card = this.card({ id: m.tool_call_id, function: { name: m.name }, index: 20000 + this.segments.length });
-      card.setResult(m.content ?? '');
-      this.text = null;
-    }
-  }
+  // A message sent while the history loaded has the conversation now; its turn reloads it.
+  if (state.sessionId !== id || state.stream) return null;
+  clear(conversationEl);
+  const messages = (hist && hist.messages) || [];
+  conversationEl.append(...renderHistory(messages));
+  if (!messages.length) showEmptyConversation();
+  restoreApprovals(conversationEl, id);
+  showExercise(id);
+  scrollToEnd(true);
+  return messages.length;
 }
 
-/** renderHistory turns the history endpoint's messages into conversation elements. */
-export function renderHistory(messages) {
-  const out = [];
-  let turn = null;
-  for (const m of messages || []) {
-    if (m.role === 'user') {
-      if (turn) turn.finish();
-      turn = null;
-      out.push(userMessage(m.content || ''));
-    } else if (m.role === 'assistant' || m.role === 'tool') {
-      if (!turn) {
-        turn = new AssistantTurn();
-        out.push(turn.el);
-      }
-      turn.addHistory(m);
-    }
+async function send(textArg, inject = false) {
+  const text = (textArg ?? composer.input.value).trim() || (inject ? INJECT_MESSAGE : '');
+  if (!text) return;
+  if (state.stream) {
+    announce('The copilot is still answering; wait for it or press Stop.');
+    return;
   }
-  if (turn) turn.finish();
-  return out;
+  const p = currentProject();
+  if (!p || p.status !== 'opened') {
+    banner('Open the project first: the copilot works on opened projects only.');
+    return;
+  }
+  detachStream();
+  banner('');
+  // Sent while the conversation was still loading: its stored part is shown once this turn ends.
+  const loading = !!conversationEl.querySelector('.loading');
+  for (const p of conversationEl.querySelectorAll('.loading')) p.remove();
+  if (conversationEl.querySelector('.empty-state')) clear(conversationEl);
+  // A new attempt replaces the notices of earlier attempts that failed.
+  for (const n of conversationEl.querySelectorAll('.notice[data-message]')) n.remove();
+  const userEl = userMessage(text);
+  const turn = new AssistantTurn();
+  conversationEl.append(userEl, turn.el);
+  turn.setStreaming(true);
+  composer.input.value = '';
+  scrollToEnd(true);
+
+  const ctx = newStream({ turn, userEl, sessionId: state.sessionId, reloadHistory: loading });
+  ctx.live = { projectId: state.projectId, sessionId: state.sessionId, turnId: '', message: text, lastEventId: '', events: [] };
+  setBusy(true);
+  announce('Message sent. The copilot is answering.');
+  let res;
+  try {
+    res = await (inject ? api.inject : api.stream)(state.projectId, { message: text, session_id: state.sessionId || undefined, stream: true, mode: 'text' }, ctx.controller.signal);
+  } catch (err) {
+    if (ctx !== state.stream) return;
+    state.stream = null;
+    setBusy(false);
+    userEl.remove();
+    turn.el.remove();
+    // Nothing was saved: give the message back so it is not lost.
+    if (!composer.input.value) composer.input.value = text;
+    if (err.name !== 'AbortError' && err.kind !== 'expired') showApiError(err, () => send(text), text);
+    return;
+  }
+  await follow(ctx, res);
+}
+
+export function showApiError(err, retry, text) {
+  const actions = [];
+  if (err.kind === 'no-llm') actions.push(h('a', { href: '#settings', class: 'button-link', text: 'Open LLM settings' }));
+  else if (err.kind === 'project-closed') actions.push(h('button', { type: 'button', class: 'primary', text: 'Open project', onclick: () => openCurrentProject() }));
+  else if (err.status === 409 && state.sessionId) actions.push(h('button', { type: 'button', text: 'Follow the running answer', onclick: () => openSession(state.sessionId) }));
+  else if (retry && (err.kind === 'gns3-down' || err.kind === 'network' || err.status >= 500)) actions.push(retryButton(retry));
+  const box = noticeBox('error', describeError(err), ...actions);
+  if (err.kind === 'no-llm' && err.message && err.message !== describeError(err)) box.append(h('details', { class: 'small' }, h('summary', { text: 'Details' }), h('p', { text: err.message })));
+  if (text) box.dataset.message = text;
+  conversationEl.append(box);
+  scrollToEnd(true);
 }

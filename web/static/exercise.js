@@ -60,7 +60,16 @@ export class ExerciseBanner {
     this.show(null);
   }
 
-  /** load shows the session's latest exercise, or hides the banner when it has none. */
+  /** shows tells whether the banner holds an exercise of this session (from load or an event). */
+  shows(sessionId) {
+    return !!this.ex && !!sessionId && this.sessionId === sessionId;
+  }
+
+  /**
+   * load shows the session's latest exercise. The page calls it only for a session known to have
+   * one (the session list's has_exercise, or an exercise event), so the request is not expected
+   * to fail.
+   */
   async load(sessionId) {
     this.select(sessionId);
     if (!this.projectId || !this.sessionId) return;
@@ -69,7 +78,7 @@ export class ExerciseBanner {
       const ex = await request('GET', this.path(''));
       if (asked === this.sessionId) this.show(ex);
     } catch {
-      /* no exercise (404), or it cannot be read now: no banner */
+      /* it cannot be read now (or was deleted with its session): no banner */
     }
   }
 
