@@ -149,13 +149,15 @@ const DefaultTimeout = 30 * time.Second
 var ErrTimeout = errors.New("no SSE frame in time")
 
 // Stream reads a live stream's frames with a deadline: a read that waits longer than Timeout
-// for its frame gives up with ErrTimeout. A goroutine reads at most one frame ahead; it ends
-// when the stream does, or when the stream is closed. A Stream is used by one goroutine.
+// for its frame gives up with ErrTimeout. From the first read on, a goroutine reads at most one
+// frame ahead; it ends when the stream does, or when the Stream is closed. A Stream is used by
+// one goroutine.
 type Stream struct {
 	// Timeout bounds each wait of Next, Until and All.
 	Timeout time.Duration
 
-	frames chan result
+	r      *Reader
+	frames chan result // nil until the first read
 	stop   chan struct{}
 	once   sync.Once
 	err    error // the stream's end, returned from then on
@@ -166,15 +168,13 @@ type result struct {
 	err error
 }
 
-// NewStream starts reading frames from r. The caller closes the stream, or closes r, when done
-// with it; a test can leave that to t.Cleanup.
+// NewStream reads frames from r; nothing is read before the first call for a frame. The caller
+// closes the Stream when done with it, or closes r, which ends a read under way.
 func NewStream(r io.Reader) *Stream {
-	s := &Stream{Timeout: DefaultTimeout, frames: make(chan result), stop: make(chan struct{})}
-	go s.pump(NewReader(r))
-	return s
+	return &Stream{Timeout: DefaultTimeout, r: NewReader(r), stop: make(chan struct{})}
 }
 
-// Open reads resp's body as a stream, closed when the test ends.
+// Open reads resp's body as a Stream, both closed when the test ends.
 func Open(t testing.TB, resp *http.Response) *Stream {
 	s := NewStream(resp.Body)
 	t.Cleanup(func() {
@@ -184,9 +184,9 @@ func Open(t testing.TB, resp *http.Response) *Stream {
 	return s
 }
 
-func (s *Stream) pump(r *Reader) {
+func (s *Stream) pump() {
 	for {
-		f, err := r.Next()
+		f, err := s.r.Next()
 		select {
 		case s.frames <- result{f, err}:
 		case <-s.stop:
@@ -210,6 +210,10 @@ func (s *Stream) Next() (Frame, error) { return s.NextBefore(time.Now().Add(s.Ti
 func (s *Stream) NextBefore(deadline time.Time) (Frame, error) {
 	if s.err != nil {
 		return Frame{}, s.err
+	}
+	if s.frames == nil {
+		s.frames = make(chan result)
+		go s.pump()
 	}
 	select { // a frame that is here is taken even when the deadline has passed
 	case r := <-s.frames:
