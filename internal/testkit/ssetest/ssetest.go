@@ -145,13 +145,16 @@ func (r *Reader) line() ([]byte, error) {
 // DefaultTimeout is how long a Stream waits for a frame unless told otherwise.
 const DefaultTimeout = 30 * time.Second
 
-// ErrTimeout is the error of a Stream that received no frame in time.
-var ErrTimeout = errors.New("no SSE frame in time")
+// Errors of a Stream's reads besides the Reader's.
+var (
+	ErrTimeout = errors.New("no SSE frame in time")
+	ErrClosed  = errors.New("SSE stream closed")
+)
 
 // Stream reads a live stream's frames with a deadline: a read that waits longer than Timeout
 // for its frame gives up with ErrTimeout. From the first read on, a goroutine reads at most one
-// frame ahead; it ends when the stream does, or when the Stream is closed. A Stream is used by
-// one goroutine.
+// frame ahead; it ends when the stream does, or when the Stream is closed. A Stream is read by
+// one goroutine; any goroutine may close it.
 type Stream struct {
 	// Timeout bounds each wait of Next, Until and All.
 	Timeout time.Duration
@@ -198,12 +201,12 @@ func (s *Stream) pump() {
 	}
 }
 
-// Close stops reading ahead. It does not close the stream's reader, whose blocked read the
-// reader's owner ends by closing it.
+// Close stops reading ahead, and a wait for a frame ends with ErrClosed. It does not close the
+// stream's reader, whose blocked read the reader's owner ends by closing it.
 func (s *Stream) Close() { s.once.Do(func() { close(s.stop) }) }
 
-// Next returns the next frame, waiting at most Timeout; its errors are the Reader's, and
-// ErrTimeout.
+// Next returns the next frame, waiting at most Timeout; its errors are the Reader's, ErrTimeout
+// and ErrClosed.
 func (s *Stream) Next() (Frame, error) { return s.NextBefore(time.Now().Add(s.Timeout)) }
 
 // NextBefore returns the next frame, or ErrTimeout when none arrived before the deadline.
@@ -229,6 +232,8 @@ func (s *Stream) NextBefore(deadline time.Time) (Frame, error) {
 		return r.f, r.err
 	case <-timer.C:
 		return Frame{}, ErrTimeout
+	case <-s.stop:
+		return Frame{}, ErrClosed
 	}
 }
 

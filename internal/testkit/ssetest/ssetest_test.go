@@ -204,3 +204,12 @@ func TestUntilHasOneDeadlineHowEverManyFramesCome(t *testing.T) {
 	assert.Contains(t, msg, "heartbeat")
 	assert.Contains(t, msg, ssetest.ErrTimeout.Error())
 }
+
+func TestCloseEndsAWaitForAFrame(t *testing.T) {
+	resp, _ := live(t)
+	s := ssetest.Open(t, resp)
+	s.Timeout = time.Minute
+	go s.Close()
+	_, err := s.Next()
+	require.ErrorIs(t, err, ssetest.ErrClosed)
+}
