@@ -246,7 +246,7 @@ func (s *Stream) Until(t testing.TB, stop func(Frame) bool) []Frame {
 	for {
 		f, err := s.NextBefore(deadline)
 		if err != nil {
-			t.Fatalf("SSE stream: the awaited frame did not come (after %s): %v", events(out), err)
+			t.Fatalf("SSE stream: the awaited frame did not come (after %v): %v", events(out), err)
 		}
 		out = append(out, f)
 		if stop(f) {
@@ -267,21 +267,17 @@ func (s *Stream) All(t testing.TB) []Frame {
 			return out
 		}
 		if err != nil {
-			t.Fatalf("SSE stream: did not end cleanly (after %s): %v", events(out), err)
+			t.Fatalf("SSE stream: did not end cleanly (after %v): %v", events(out), err)
 		}
 		out = append(out, f)
 	}
 }
 
-func events(frames []Frame) string {
-	var b bytes.Buffer
-	b.WriteByte('[')
+// events lists the frames' event types, for a failure's message.
+func events(frames []Frame) []string {
+	out := make([]string, len(frames))
 	for i, f := range frames {
-		if i > 0 {
-			b.WriteByte(' ')
-		}
-		b.WriteString(f.Event)
+		out[i] = f.Event
 	}
-	b.WriteByte(']')
-	return b.String()
+	return out
 }
