@@ -17,6 +17,7 @@ import (
 
 	"github.com/gns3-copilot/gns3-copilot/gns3"
 	"github.com/gns3-copilot/gns3-copilot/internal/testkit/fakegns3"
+	"github.com/gns3-copilot/gns3-copilot/internal/testkit/ssetest"
 	"github.com/gns3-copilot/gns3-copilot/internal/testkit/testdb"
 	"github.com/gns3-copilot/gns3-copilot/llmconfig"
 	"github.com/gns3-copilot/gns3-copilot/models"
@@ -135,22 +136,17 @@ func errorMessage(t *testing.T, resp *http.Response) string {
 }
 
 // dataLines reads a stream to its end and returns the types of its data lines.
-func dataLines(t *testing.T, rd *bufio.Reader) []map[string]any {
+func dataLines(t *testing.T, rd io.Reader) []map[string]any {
 	t.Helper()
+	s := ssetest.NewStream(rd)
+	defer s.Close()
 	var out []map[string]any
-	for {
-		line, err := rd.ReadString('\n')
-		if strings.HasPrefix(line, "data: ") {
-			var m map[string]any
-			if jerr := json.Unmarshal([]byte(strings.TrimSpace(line[6:])), &m); jerr != nil {
-				t.Fatalf("data line is not JSON: %q", line)
-			}
-			out = append(out, m)
-		}
-		if err != nil {
-			return out
+	for _, f := range s.All(t) {
+		if f.Data != "" {
+			out = append(out, f.JSON(t))
 		}
 	}
+	return out
 }
 
 func TestPostStreamCreatesSessionUnderClientChosenID(t *testing.T) {

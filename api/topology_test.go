@@ -1,9 +1,7 @@
 package api
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -18,6 +16,7 @@ import (
 
 	"github.com/gns3-copilot/gns3-copilot/gns3"
 	"github.com/gns3-copilot/gns3-copilot/internal/testkit/fakegns3"
+	"github.com/gns3-copilot/gns3-copilot/internal/testkit/ssetest"
 	"github.com/gns3-copilot/gns3-copilot/livetopo"
 )
 
@@ -50,8 +49,7 @@ type frame struct {
 }
 
 type sseReader struct {
-	rd   *bufio.Reader
-	body io.Closer
+	frames *ssetest.Stream
 }
 
 func (r *topoRig) open(t *testing.T, token, prefix string) (*http.Response, *sseReader) {
@@ -63,30 +61,15 @@ func (r *topoRig) open(t *testing.T, token, prefix string) (*http.Response, *sse
 	resp, err := http.DefaultClient.Do(req)
 	require.NoError(t, err)
 	t.Cleanup(func() { resp.Body.Close() })
-	return resp, &sseReader{rd: bufio.NewReader(resp.Body), body: resp.Body}
+	return resp, &sseReader{frames: ssetest.Open(t, resp)}
 }
 
 // next returns the next frame that is not a heartbeat.
 func (s *sseReader) next(t *testing.T) frame {
 	t.Helper()
-	var f frame
-	for {
-		line, err := s.rd.ReadString('\n')
-		require.NoError(t, err, "the stream ended")
-		line = strings.TrimRight(line, "\n")
-		switch {
-		case strings.HasPrefix(line, "event: "):
-			f.event = line[len("event: "):]
-		case strings.HasPrefix(line, "data: "):
-			require.NoError(t, json.Unmarshal([]byte(line[len("data: "):]), &f.data))
-		case line == "" && f.event != "":
-			if f.event == "heartbeat" {
-				f = frame{}
-				continue
-			}
-			return f
-		}
-	}
+	read := s.frames.Until(t, func(f ssetest.Frame) bool { return f.Event != "" && f.Event != "heartbeat" })
+	f := read[len(read)-1]
+	return frame{event: f.Event, data: f.JSON(t)}
 }
 
 // untilChange skips frames until a topology_change with this action.

@@ -3,6 +3,7 @@ package e2e
 import (
 	"bufio"
 	"context"
+	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"github.com/gns3-copilot/gns3-copilot/internal/testkit/e2eenv"
 	"github.com/gns3-copilot/gns3-copilot/internal/testkit/fakegns3"
 	"github.com/gns3-copilot/gns3-copilot/internal/testkit/fakeopenai"
+	"github.com/gns3-copilot/gns3-copilot/internal/testkit/ssetest"
 	"github.com/gns3-copilot/gns3-copilot/service"
 )
 
@@ -67,20 +69,21 @@ func TestConcurrentTurnsPerUserLimit(t *testing.T) {
 			}
 			defer resp.Body.Close()
 			answers[i].status, answers[i].header = resp.StatusCode, resp.Header
-			rd := bufio.NewReader(resp.Body)
 			// A started turn's first frame names its session; a refusal is one JSON object.
+			if resp.StatusCode != http.StatusOK {
+				body, _ := io.ReadAll(resp.Body)
+				answers[i].body = string(body)
+				return
+			}
+			frames := ssetest.NewReader(resp.Body)
 			for {
-				line, err := rd.ReadString('\n')
-				answers[i].body += line
-				if resp.StatusCode != http.StatusOK {
-					if err != nil {
-						return
-					}
-					continue
+				f, err := frames.Next()
+				answers[i].body += f.Data + "\n"
+				var started struct {
+					SessionID string `json:"session_id"`
 				}
-				if strings.HasPrefix(line, "data:") && strings.Contains(line, `"session_id"`) {
-					_, rest, _ := strings.Cut(line, `"session_id":"`)
-					answers[i].sessionID, _, _ = strings.Cut(rest, `"`)
+				if f.Decode(&started) == nil && started.SessionID != "" {
+					answers[i].sessionID = started.SessionID
 					return
 				}
 				if err != nil {

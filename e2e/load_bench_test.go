@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -18,6 +17,7 @@ import (
 	"time"
 
 	"github.com/gns3-copilot/gns3-copilot/internal/testkit/e2eenv"
+	"github.com/gns3-copilot/gns3-copilot/internal/testkit/ssetest"
 	"github.com/gns3-copilot/gns3-copilot/workflows"
 )
 
@@ -206,35 +206,33 @@ func oneTurn(env *e2eenv.Env, token, project string) turnResult {
 		return turnResult{err: fmt.Errorf("HTTP %d", resp.StatusCode)}
 	}
 	r := turnResult{opened: time.Since(t0)}
-	rd := bufio.NewReader(resp.Body)
-	event := ""
+	frames := ssetest.NewReader(resp.Body)
 	last := time.Now()
 	for {
-		line, err := rd.ReadString('\n')
+		f, err := frames.Next()
 		if err != nil {
 			return turnResult{err: fmt.Errorf("stream ended before done: %w", err)}
 		}
-		switch {
-		case strings.HasPrefix(line, "event: "):
-			r.silence = max(r.silence, time.Since(last))
-			last = time.Now()
-			event = strings.TrimSpace(line[len("event: "):])
-			if event == "content" && r.firstToken == 0 {
+		r.silence = max(r.silence, time.Since(last))
+		last = time.Now()
+		switch f.Event {
+		case "content":
+			if r.firstToken == 0 {
 				r.firstToken = time.Since(t0)
 			}
-		case strings.HasPrefix(line, "data: ") && event == "turn_started":
+		case "turn_started":
 			var d struct {
 				SessionID string `json:"session_id"`
 				TurnID    string `json:"turn_id"`
 			}
-			if json.Unmarshal([]byte(line[len("data: "):]), &d) == nil {
+			if f.Decode(&d) == nil {
 				r.workflowID = workflows.WorkflowID(d.SessionID, d.TurnID)
 			}
-		case strings.HasPrefix(line, "data: ") && event == "done":
+		case "done":
 			r.whole = time.Since(t0)
 			var d struct{ Status string }
-			if err := json.Unmarshal([]byte(line[len("data: "):]), &d); err != nil || d.Status != "completed" {
-				return turnResult{err: fmt.Errorf("turn ended %q: %s", d.Status, line)}
+			if err := f.Decode(&d); err != nil || d.Status != "completed" {
+				return turnResult{err: fmt.Errorf("turn ended %q: %s", d.Status, f.Data)}
 			}
 			if r.firstToken == 0 {
 				return turnResult{err: fmt.Errorf("turn completed without any content")}

@@ -1,11 +1,11 @@
 package e2e
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"io"
+	"iter"
 	"net/http"
 	"strings"
 	"testing"
@@ -17,6 +17,7 @@ import (
 	"github.com/gns3-copilot/gns3-copilot/internal/testkit/e2eenv"
 	"github.com/gns3-copilot/gns3-copilot/internal/testkit/fakegns3"
 	"github.com/gns3-copilot/gns3-copilot/internal/testkit/fakeopenai"
+	"github.com/gns3-copilot/gns3-copilot/internal/testkit/ssetest"
 )
 
 // panel does what the AI chat panel of GNS3's web UI does (src/app/services/ai-chat.service.ts
@@ -102,15 +103,9 @@ func (p *panel) send(message, sessionID string) panelTurn {
 		turn.HTTPError = e.Message
 		return turn
 	}
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 1<<20), 4<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		if !strings.HasPrefix(line, "data: ") {
-			continue
-		}
+	for line := range panelDataLines(resp.Body) {
 		var ev map[string]any
-		if json.Unmarshal([]byte(line[6:]), &ev) != nil {
+		if json.Unmarshal([]byte(line), &ev) != nil {
 			continue
 		}
 		typ, _ := ev["type"].(string)
@@ -166,6 +161,27 @@ func (p *panel) send(message, sessionID string) panelTurn {
 		}
 	}
 	return turn
+}
+
+// panelDataLines yields a stream's data lines as they arrive, to its end: the panel parses each
+// line on its own, whichever frame it belongs to.
+func panelDataLines(r io.Reader) iter.Seq[string] {
+	return func(yield func(string) bool) {
+		frames := ssetest.NewReader(r)
+		for {
+			f, err := frames.Next()
+			if f.Data != "" {
+				for line := range strings.SplitSeq(f.Data, "\n") {
+					if !yield(line) {
+						return
+					}
+				}
+			}
+			if err != nil {
+				return
+			}
+		}
+	}
 }
 
 // panelZonedTime is how the panel tells a time with a zone (formatTime of its session list), with

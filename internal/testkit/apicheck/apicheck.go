@@ -5,7 +5,6 @@
 package apicheck
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -22,6 +21,7 @@ import (
 	"github.com/getkin/kin-openapi/routers/legacy"
 
 	"github.com/gns3-copilot/gns3-copilot/api"
+	"github.com/gns3-copilot/gns3-copilot/internal/testkit/ssetest"
 )
 
 // Checker validates exchanges against the document.
@@ -180,42 +180,32 @@ func (b *recordedBody) Close() error {
 // out.
 func decodeEventStream(r io.Reader, _ http.Header, _ *openapi3.SchemaRef, _ openapi3filter.EncodingFn) (any, error) {
 	frames := []any{}
-	frame := map[string]any{}
-	var data []string
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), 16<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		if line == "" {
-			if len(frame) == 0 && len(data) == 0 {
-				continue
-			}
-			if len(data) > 0 {
-				var v any
-				if err := json.Unmarshal([]byte(strings.Join(data, "\n")), &v); err != nil {
-					return nil, fmt.Errorf("SSE frame %d: data is not JSON: %w", len(frames), err)
-				}
-				frame["data"] = v
-			}
-			frames = append(frames, frame)
-			frame, data = map[string]any{}, nil
-			continue
+	rd := ssetest.NewReader(r)
+	for {
+		f, err := rd.Next()
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+			return frames, nil
 		}
-		field, value, _ := strings.Cut(line, ":")
-		value = strings.TrimPrefix(value, " ")
-		switch field {
-		case "id", "event":
-			frame[field] = value
-		case "data":
-			data = append(data, value)
-		case "":
-			// a comment line
-		default:
-			return nil, fmt.Errorf("SSE frame %d: unknown field %q", len(frames), field)
+		if err != nil {
+			return nil, err
 		}
+		if len(f.Other) > 0 {
+			return nil, fmt.Errorf("SSE frame %d: unknown field %q", len(frames), f.Other[0])
+		}
+		frame := map[string]any{}
+		if f.ID != "" {
+			frame["id"] = f.ID
+		}
+		if f.Event != "" {
+			frame["event"] = f.Event
+		}
+		if f.Data != "" {
+			var v any
+			if err := json.Unmarshal([]byte(f.Data), &v); err != nil {
+				return nil, fmt.Errorf("SSE frame %d: data is not JSON: %w", len(frames), err)
+			}
+			frame["data"] = v
+		}
+		frames = append(frames, frame)
 	}
-	if err := sc.Err(); err != nil && !errors.Is(err, io.ErrUnexpectedEOF) {
-		return nil, err
-	}
-	return frames, nil
 }

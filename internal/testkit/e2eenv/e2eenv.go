@@ -5,7 +5,6 @@
 package e2eenv
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -22,6 +21,7 @@ import (
 	"github.com/gns3-copilot/gns3-copilot/internal/testkit/apicheck"
 	"github.com/gns3-copilot/gns3-copilot/internal/testkit/fakegns3"
 	"github.com/gns3-copilot/gns3-copilot/internal/testkit/fakeopenai"
+	"github.com/gns3-copilot/gns3-copilot/internal/testkit/ssetest"
 	"github.com/gns3-copilot/gns3-copilot/service"
 	"github.com/gns3-copilot/gns3-copilot/temporaldev"
 )
@@ -255,12 +255,16 @@ type Frame struct {
 	Raw   string
 }
 
+// streamWait bounds each wait for frames (Next, Until, UntilDone): longer than any turn a test
+// runs, so only a stuck stream fails on it.
+const streamWait = 5 * time.Minute
+
 // Stream is an open SSE response.
 type Stream struct {
 	Status int
 	Header http.Header
 	resp   *http.Response
-	rd     *bufio.Reader
+	frames *ssetest.Stream
 	cancel context.CancelFunc
 }
 
@@ -274,7 +278,7 @@ func (e *Env) OpenStream(method, path string, body any, lastID string) *Stream {
 		cancel()
 		e.T.Fatalf("%s %s: %v", method, path, err)
 	}
-	s := &Stream{Status: resp.StatusCode, Header: resp.Header, resp: resp, rd: bufio.NewReader(resp.Body), cancel: cancel}
+	s := &Stream{Status: resp.StatusCode, Header: resp.Header, resp: resp, frames: ssetest.NewStream(resp.Body), cancel: cancel}
 	e.T.Cleanup(s.Close)
 	return s
 }
@@ -282,53 +286,35 @@ func (e *Env) OpenStream(method, path string, body any, lastID string) *Stream {
 // Close hangs up, as a browser does when the page goes away.
 func (s *Stream) Close() {
 	s.cancel()
+	s.frames.Close()
 	s.resp.Body.Close()
 }
 
 // Next reads one frame; io.EOF when the server ended the stream.
-func (s *Stream) Next() (Frame, error) {
-	var f Frame
-	var data []string
-	for {
-		line, err := s.rd.ReadString('\n')
-		if err != nil {
-			if err == io.EOF && (f.Event != "" || len(data) > 0) {
-				break
-			}
-			return f, err
-		}
-		line = strings.TrimRight(line, "\r\n")
-		if line == "" {
-			if f.Event == "" && len(data) == 0 && f.ID == "" {
-				continue
-			}
-			break
-		}
-		switch {
-		case strings.HasPrefix(line, "id:"):
-			f.ID = strings.TrimSpace(line[3:])
-		case strings.HasPrefix(line, "event:"):
-			f.Event = strings.TrimSpace(line[6:])
-		case strings.HasPrefix(line, "data:"):
-			data = append(data, strings.TrimPrefix(line[5:], " "))
+func (s *Stream) Next() (Frame, error) { return s.nextBefore(time.Now().Add(streamWait)) }
+
+func (s *Stream) nextBefore(deadline time.Time) (Frame, error) {
+	f, err := s.frames.NextBefore(deadline)
+	if err != nil {
+		return Frame{}, err
+	}
+	out := Frame{ID: f.ID, Event: f.Event, Raw: f.Data}
+	if out.Raw != "" {
+		if err := json.Unmarshal([]byte(out.Raw), &out.Data); err != nil {
+			return out, fmt.Errorf("frame data is not JSON: %q", out.Raw)
 		}
 	}
-	f.Raw = strings.Join(data, "\n")
-	if f.Raw != "" {
-		if err := json.Unmarshal([]byte(f.Raw), &f.Data); err != nil {
-			return f, fmt.Errorf("frame data is not JSON: %q", f.Raw)
-		}
-	}
-	return f, nil
+	return out, nil
 }
 
 // UntilDone reads frames up to and including the terminal `done`, skipping heartbeats when
 // skipHeartbeats is set.
 func (s *Stream) UntilDone(t testing.TB, skipHeartbeats bool) []Frame {
 	t.Helper()
+	deadline := time.Now().Add(streamWait)
 	var out []Frame
 	for {
-		f, err := s.Next()
+		f, err := s.nextBefore(deadline)
 		if err != nil {
 			t.Fatalf("stream ended before done (after %d frames): %v", len(out), err)
 		}
@@ -347,9 +333,10 @@ func (s *Stream) UntilDone(t testing.TB, skipHeartbeats bool) []Frame {
 // before that.
 func (s *Stream) Until(t testing.TB, stop func(Frame) bool) []Frame {
 	t.Helper()
+	deadline := time.Now().Add(streamWait)
 	var out []Frame
 	for {
-		f, err := s.Next()
+		f, err := s.nextBefore(deadline)
 		if err != nil {
 			t.Fatalf("stream ended before the awaited frame (after %v): %v", Types(out), err)
 		}
