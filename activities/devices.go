@@ -62,7 +62,7 @@ func (a *Activities) PlanDeviceTool(ctx context.Context, in workflows.ToolInput)
 			changes = changes || j.Config || devices.ChangesConfig(j.Platform, c)
 		}
 	}
-	return workflows.DevicePlanResult{Plan: workflowPlan(plan), Changes: changes}, nil
+	return workflows.DevicePlanResult{Plan: withTimeouts(plan), Changes: changes}, nil
 }
 
 // RunDevice runs one device's commands under the device's lock. Every command is recorded
@@ -74,7 +74,7 @@ func (a *Activities) RunDevice(ctx context.Context, in workflows.DeviceInput) er
 	defer stop()
 	runCtx, release := a.abortable(ctx, in.Turn.TurnID)
 	runner := a.deviceRunner(in.Turn)
-	runner.run(runCtx, toolsJob(in.Job)) // the outcome is FinishDeviceTool's to read
+	runner.run(runCtx, in.Job) // the outcome is FinishDeviceTool's to read
 	if release() {
 		return abortedError()
 	}
@@ -100,7 +100,7 @@ func (a *Activities) FinishDeviceTool(ctx context.Context, in workflows.DeviceFi
 			first = r.CreatedAt
 		}
 	}
-	plan := toolsPlan(in.Plan)
+	plan := in.Plan
 	res := tools.DeviceResult(plan, planOutcomes(plan, byNode, in.Errors))
 	res.Metadata = map[string]any{"tool_name": in.Call.Name, "version": tools.FormatVersion}
 	if !first.IsZero() {
@@ -489,7 +489,7 @@ func (r *deviceRunner) use(ctx context.Context, job tools.DeviceJob, fn func(*de
 	if r.a.Devices.Locker != nil {
 		locker = timedLocker{Locker: r.a.Devices.Locker, m: r.a.Metrics}
 	}
-	return devices.Use(ctx, locker, job.Target, r.a.GNS3.Host(), opts, func(s *devices.Session) error {
+	return devices.Use(ctx, locker, devices.Target(job.Target), r.a.GNS3.Host(), opts, func(s *devices.Session) error {
 		defer r.a.Metrics.ConsoleSessionOpened()()
 		return fn(s)
 	})

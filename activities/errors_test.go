@@ -17,6 +17,7 @@ import (
 	"github.com/gns3-copilot/gns3-copilot/models"
 	"github.com/gns3-copilot/gns3-copilot/relay"
 	"github.com/gns3-copilot/gns3-copilot/tools"
+	"github.com/gns3-copilot/gns3-copilot/vocab"
 	"github.com/gns3-copilot/gns3-copilot/workflows"
 )
 
@@ -58,7 +59,7 @@ func TestPassingCredentialErrorsAreRetriedOnlyGoneIsFinal(t *testing.T) {
 	require.True(t, final(err), "a credential that is gone is final: %v", err)
 	var ae *temporal.ApplicationError
 	require.True(t, errors.As(err, &ae))
-	require.Equal(t, workflows.ErrTypeNoCredentials, ae.Type())
+	require.Equal(t, vocab.ErrTypeNoCredentials, ae.Type())
 
 	// Sealed under another key: bad configuration, final.
 	other, err := credentials.NewSealer(bytes.Repeat([]byte{9}, credentials.KeySize))

@@ -15,6 +15,7 @@ import (
 	"github.com/gns3-copilot/gns3-copilot/relay"
 	"github.com/gns3-copilot/gns3-copilot/skills"
 	"github.com/gns3-copilot/gns3-copilot/tools"
+	"github.com/gns3-copilot/gns3-copilot/vocab"
 	"github.com/gns3-copilot/gns3-copilot/workflows"
 )
 
@@ -77,7 +78,7 @@ func (a *Activities) VerifyExercise(ctx context.Context, in workflows.ExerciseVe
 		return out, fmt.Errorf("loading the exercise's faults: %w", err)
 	}
 	if len(faults) == 0 {
-		return out, temporal.NewNonRetryableApplicationError("the exercise has no recorded fault", "ExerciseEmpty", nil)
+		return out, temporal.NewNonRetryableApplicationError("the exercise has no recorded fault", vocab.ErrTypeExerciseEmpty, nil)
 	}
 	token, err := a.Credentials.Get(ctx, in.CredentialKey)
 	if err != nil {

@@ -28,6 +28,7 @@ import (
 	"github.com/gns3-copilot/gns3-copilot/models"
 	"github.com/gns3-copilot/gns3-copilot/relay"
 	"github.com/gns3-copilot/gns3-copilot/tools"
+	"github.com/gns3-copilot/gns3-copilot/vocab"
 	"github.com/gns3-copilot/gns3-copilot/workflows"
 )
 
@@ -50,7 +51,7 @@ func (a *Activities) LLMCall(ctx context.Context, in workflows.LLMInput) (workfl
 	}
 	mode, err := tools.ParseMode(in.Turn.Mode)
 	if err != nil {
-		return workflows.LLMResult{}, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeLLMConfig, nil)
+		return workflows.LLMResult{}, temporal.NewNonRetryableApplicationError(err.Error(), vocab.ErrTypeLLMConfig, nil)
 	}
 
 	system, snap := a.systemPrompt(ctx, in.Turn, mode)
@@ -273,7 +274,7 @@ func (a *Activities) stream(ctx context.Context, settings llmconfig.Settings, re
 		out.errClass = llmconfig.ErrorOther
 		return out, temporal.NewNonRetryableApplicationError(fmt.Sprintf(
 			"the LLM provider at %s answered with %q instead of an event stream: check the base URL of your LLM configuration (it usually ends in /v1).",
-			settings.BaseURL, providerMessage(ct)), workflows.ErrTypeLLMConfig, nil)
+			settings.BaseURL, providerMessage(ct)), vocab.ErrTypeLLMConfig, nil)
 	}
 
 	type acc struct {
@@ -351,7 +352,7 @@ func (a *Activities) stream(ctx context.Context, settings llmconfig.Settings, re
 		// A stream cut off cleanly looks like a short answer; without a finish reason it is not one.
 		out.errClass = llmconfig.ErrorServer
 		return out, temporal.NewApplicationError(fmt.Sprintf(
-			"the LLM provider at %s ended the answer without finishing it; retrying.", settings.BaseURL), "LLMUnavailable")
+			"the LLM provider at %s ended the answer without finishing it; retrying.", settings.BaseURL), vocab.ErrTypeLLMUnavailable)
 	}
 	idxs := make([]int, 0, len(calls))
 	for i := range calls {
@@ -419,7 +420,7 @@ func classifyLLMError(ctx context.Context, err error, s llmconfig.Settings) erro
 		return temporal.NewNonRetryableApplicationError(fmt.Sprintf(
 			"%s was not contacted: %v. LLM configurations saved by regular users may only reach public addresses: "+
 				"point base_url at a public endpoint, or ask the operator to allow this host (--llm-allow-hosts) "+
-				"or a GNS3 superadmin to save the configuration.", where, refused), workflows.ErrTypeLLMConfig, nil)
+				"or a GNS3 superadmin to save the configuration.", where, refused), vocab.ErrTypeLLMConfig, nil)
 	}
 	var apiErr *openai.APIError
 	var reqErr *openai.RequestError
@@ -430,7 +431,7 @@ func classifyLLMError(ctx context.Context, err error, s llmconfig.Settings) erro
 		if strings.HasPrefix(body, "<") || strings.Contains(strings.ToLower(body), "<html") {
 			return temporal.NewNonRetryableApplicationError(fmt.Sprintf(
 				"%s answered with an HTML page (HTTP %d) instead of the OpenAI API: check the base URL of your LLM configuration (it usually ends in /v1).",
-				where, status), workflows.ErrTypeLLMConfig, nil)
+				where, status), vocab.ErrTypeLLMConfig, nil)
 		}
 	}
 	if errors.As(err, &apiErr) {
@@ -447,29 +448,29 @@ func classifyLLMError(ctx context.Context, err error, s llmconfig.Settings) erro
 	case status == http.StatusUnauthorized || status == http.StatusForbidden:
 		return temporal.NewNonRetryableApplicationError(fmt.Sprintf(
 			"%s rejected the API key (%s): check the api_key of your LLM configuration.", where, said),
-			workflows.ErrTypeLLMAuth, nil)
+			vocab.ErrTypeLLMAuth, nil)
 	case status == http.StatusNotFound:
 		return temporal.NewNonRetryableApplicationError(fmt.Sprintf(
 			"%s answered %s: check the base URL and the model name of your LLM configuration.", where, said),
-			workflows.ErrTypeLLMConfig, nil)
+			vocab.ErrTypeLLMConfig, nil)
 	case status == http.StatusBadRequest || status == http.StatusUnprocessableEntity:
 		return temporal.NewNonRetryableApplicationError(fmt.Sprintf(
-			"%s refused the request (%s).", where, said), workflows.ErrTypeLLMBadRequest, nil)
+			"%s refused the request (%s).", where, said), vocab.ErrTypeLLMBadRequest, nil)
 	case status != 0:
-		return temporal.NewApplicationError(fmt.Sprintf("%s failed (%s).", where, said), "LLMUnavailable")
+		return temporal.NewApplicationError(fmt.Sprintf("%s failed (%s).", where, said), vocab.ErrTypeLLMUnavailable)
 	case apiErr != nil:
 		// An error object sent in the middle of a stream.
 		if msg == "" {
 			msg = "(no message)"
 		}
-		return temporal.NewApplicationError(fmt.Sprintf("%s reported an error: %s", where, msg), "LLMUnavailable")
+		return temporal.NewApplicationError(fmt.Sprintf("%s reported an error: %s", where, msg), vocab.ErrTypeLLMUnavailable)
 	}
 	var jsonErr *json.SyntaxError
 	if errors.As(err, &jsonErr) || strings.Contains(err.Error(), "invalid character '<'") {
 		return temporal.NewNonRetryableApplicationError(fmt.Sprintf(
-			"%s did not answer in JSON: check the base URL of your LLM configuration.", where), workflows.ErrTypeLLMConfig, nil)
+			"%s did not answer in JSON: check the base URL of your LLM configuration.", where), vocab.ErrTypeLLMConfig, nil)
 	}
-	return temporal.NewApplicationError(fmt.Sprintf("%s could not be reached: %s", where, transportProblem(err)), "LLMUnavailable")
+	return temporal.NewApplicationError(fmt.Sprintf("%s could not be reached: %s", where, transportProblem(err)), vocab.ErrTypeLLMUnavailable)
 }
 
 // providerMessage makes a provider's error message safe to show: one line, clipped.

@@ -13,6 +13,7 @@ import (
 	"github.com/gns3-copilot/gns3-copilot/models"
 	"github.com/gns3-copilot/gns3-copilot/relay"
 	"github.com/gns3-copilot/gns3-copilot/tools"
+	"github.com/gns3-copilot/gns3-copilot/vocab"
 	"github.com/gns3-copilot/gns3-copilot/workflows"
 )
 
@@ -35,7 +36,7 @@ func origin(ref workflows.TurnRef) string {
 func (a *Activities) storeMCPResult(ctx context.Context, ref workflows.TurnRef, call workflows.ToolCall, res tools.Result, full string) error {
 	err := a.MCPCalls.SaveResult(context.WithoutCancel(ctx), ref.TurnID, full)
 	if errors.Is(err, models.ErrNotFound) {
-		return temporal.NewNonRetryableApplicationError("the MCP call's record is gone", "MCPCallMissing", err)
+		return temporal.NewNonRetryableApplicationError("the MCP call's record is gone", vocab.ErrTypeMCPCallMissing, err)
 	}
 	if err != nil {
 		return fmt.Errorf("storing the MCP call's result: %w", err)

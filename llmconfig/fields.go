@@ -12,12 +12,13 @@ import (
 
 	"github.com/gns3-copilot/gns3-copilot/contextwindow"
 	"github.com/gns3-copilot/gns3-copilot/models"
+	"github.com/gns3-copilot/gns3-copilot/vocab"
 )
 
 // Copilot modes: what the copilot may do in a user's lab.
 const (
-	ModeTeachingAssistant = "teaching_assistant"
-	ModeLabAutomation     = "lab_automation_assistant"
+	ModeTeachingAssistant = vocab.ModeTeachingAssistant
+	ModeLabAutomation     = vocab.ModeLabAutomation
 )
 
 // CopilotModes lists the modes a configuration may choose.

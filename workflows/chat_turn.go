@@ -7,6 +7,8 @@ import (
 
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
+
+	"github.com/gns3-copilot/gns3-copilot/vocab"
 )
 
 // ChatTurn answers one user message: it calls the model, runs the tools it asks for, feeds their
@@ -61,7 +63,7 @@ func ChatTurn(ctx workflow.Context, in ChatTurnInput) (ChatTurnResult, error) {
 		startRenewing()
 	}
 
-	res := ChatTurnResult{Status: TurnCompleted}
+	res := ChatTurnResult{Status: vocab.TurnCompleted}
 	var inTokens, outTokens int64
 	idx := 1 // 0 is the user message, stored when the turn was created
 
@@ -76,9 +78,9 @@ loop:
 		res.LLMCalls++
 		if err != nil {
 			if isCancel(ctx, err) {
-				res.Status = TurnCancelled
+				res.Status = vocab.TurnCancelled
 			} else {
-				res.Status, res.Error = TurnFailed, failureMessage(err)
+				res.Status, res.Error = vocab.TurnFailed, failureMessage(err)
 			}
 			break
 		}
@@ -93,7 +95,7 @@ loop:
 		// Parallel tool calls run concurrently; each result has a fixed slot in the transcript.
 		futures := make([]workflow.Future, len(llm.ToolCalls))
 		for i, call := range llm.ToolCalls {
-			if approvals && (configJobTool(call.Name) || IsDestructiveTool(call.Name)) && in.SearchAttributes {
+			if approvals && (vocab.IsConfigJobTool(call.Name) || vocab.IsDestructiveTool(call.Name)) && in.SearchAttributes {
 				if err := workflow.UpsertTypedSearchAttributes(ctx, temporal.NewSearchAttributeKeyKeyword(SearchAttrToolName).ValueSet(call.Name)); err != nil {
 					workflow.GetLogger(ctx).Warn("setting the ToolName search attribute", "error", err)
 				}
@@ -150,13 +152,13 @@ loop:
 					cancelled = true
 					continue
 				}
-				res.Status, res.Error = TurnFailed, failureMessage(ferr)
+				res.Status, res.Error = vocab.TurnFailed, failureMessage(ferr)
 				break loop
 			}
 		}
 		idx += len(llm.ToolCalls)
 		if cancelled || ctx.Err() != nil {
-			res.Status = TurnCancelled
+			res.Status = vocab.TurnCancelled
 			break
 		}
 	}
@@ -168,7 +170,7 @@ loop:
 	fctx = workflow.WithActivityOptions(fctx, finalizeOptions())
 	if lean {
 		var fin FinalizeResult
-		title := res.Status == TurnCompleted
+		title := res.Status == vocab.TurnCompleted
 		what := "finish the turn"
 		if title {
 			what = "finish the turn and name a new session"
@@ -186,7 +188,7 @@ loop:
 		return res, nil
 	}
 	var title TitleResult
-	if res.Status == TurnCompleted {
+	if res.Status == vocab.TurnCompleted {
 		tctx := workflow.WithActivityOptions(fctx, titleOptions())
 		// A title is a nicety: if it cannot be made the session keeps its first-message title.
 		if err := workflow.ExecuteActivity(summarized(tctx, "session title"), TitleActivity, TitleInput{Turn: ref}).Get(fctx, &title); err != nil {
@@ -223,11 +225,11 @@ const (
 // for a turn, was started after they existed); approval is the operator's setting.
 func routeTool(approvals bool, approval, mode, tool string) toolRoute {
 	switch {
-	case approvals && configJobTool(tool):
+	case approvals && vocab.IsConfigJobTool(tool):
 		return routeConfigJob
-	case approvals && approval == ApprovalChanges && IsDestructiveTool(tool) && mode == ModeLabAutomation:
+	case approvals && approval == vocab.ApprovalChanges && vocab.IsDestructiveTool(tool) && mode == vocab.ModeLabAutomation:
 		return routeApproved
-	case IsDeviceTool(tool):
+	case vocab.IsDeviceTool(tool):
 		return routeDevices
 	}
 	return routeActivity
@@ -236,7 +238,7 @@ func routeTool(approvals bool, approval, mode, tool string) toolRoute {
 // runApprovedTool asks the owner before a destructive lab tool runs; a refusal (or silence)
 // becomes the tool's result, with the owner's comment, so the model can answer it.
 func runApprovedTool(ctx, toolCtx, recordCtx workflow.Context, gate *approvalGate, ref TurnRef, call ToolCall, slot int, timeout time.Duration) error {
-	out, err := gate.ask(ctx, ApprovalRequest{Call: call, Kind: ApprovalKindDestructive, MessageIndex: slot}, timeout)
+	out, err := gate.ask(ctx, ApprovalRequest{Call: call, Kind: vocab.ApprovalKindDestructive, MessageIndex: slot}, timeout)
 	if err != nil {
 		return err
 	}
@@ -263,7 +265,7 @@ func runDeviceTool(ctx, toolCtx workflow.Context, ref TurnRef, call ToolCall, sl
 }
 
 // runPlannedDevices applies a validated plan and stores the call's aggregated result.
-func runPlannedDevices(ctx workflow.Context, ref TurnRef, call ToolCall, slot int, plan DevicePlan, concurrency int) error {
+func runPlannedDevices(ctx workflow.Context, ref TurnRef, call ToolCall, slot int, plan vocab.DevicePlan, concurrency int) error {
 	errs, cancelErr := applyDevices(ctx, ToolCallRef{TurnRef: ref, CallID: call.ID, ToolName: call.Name}, plan, concurrency)
 	fctx, _ := workflow.NewDisconnectedContext(ctx)
 	fctx = workflow.WithActivityOptions(fctx, deviceFinishOptions())
@@ -280,10 +282,10 @@ func runPlannedDevices(ctx workflow.Context, ref TurnRef, call ToolCall, slot in
 
 // applyDevices runs every device's job, one activity per device and a bounded number at once.
 // It returns the devices whose activity failed for good, and the cancellation if one stopped it.
-func applyDevices(ctx workflow.Context, ref ToolCallRef, plan DevicePlan, concurrency int) (map[string]string, error) {
+func applyDevices(ctx workflow.Context, ref ToolCallRef, plan vocab.DevicePlan, concurrency int) (map[string]string, error) {
 	errs := map[string]string{}
 	var cancelErr error
-	notRun := forEachDevice(ctx, plan, concurrency, func(gctx workflow.Context, job DeviceJob) {
+	notRun := forEachDevice(ctx, plan, concurrency, func(gctx workflow.Context, job vocab.DeviceJob) {
 		opts := deviceOptions(deviceTimeout(job))
 		opts.Summary = clipSummary(deviceSummary(job))
 		dctx := workflow.WithActivityOptions(gctx, opts)
@@ -304,7 +306,7 @@ func isCancel(ctx workflow.Context, err error) bool {
 	var ce *temporal.CanceledError
 	var ae *temporal.ApplicationError
 	return errors.As(err, &ce) || errors.Is(ctx.Err(), workflow.ErrCanceled) ||
-		(errors.As(err, &ae) && ae.Type() == ErrTypeTurnAborted)
+		(errors.As(err, &ae) && ae.Type() == vocab.ErrTypeTurnAborted)
 }
 
 // failureMessage extracts the innermost application message, which is the one written for people.

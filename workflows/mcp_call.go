@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"go.temporal.io/sdk/workflow"
+
+	"github.com/gns3-copilot/gns3-copilot/vocab"
 )
 
 // MCP calls: a tool call that arrives over the Model Context Protocol runs as a workflow of its
@@ -16,10 +18,6 @@ const (
 	FinishMCPCallActivity = "FinishMCPCall"
 	// OriginMCPPrefix starts the Origin of every MCP call ("mcp:<client name>").
 	OriginMCPPrefix = "mcp:"
-	// MCP call statuses, as the call's record and result keep them.
-	MCPCallRunning   = "running"
-	MCPCallCompleted = "completed"
-	MCPCallFailed    = "failed"
 )
 
 // MCPCallID makes an MCP call readable in the Temporal UI ("mcp-call-<tool>-<call id>") and
@@ -65,7 +63,7 @@ type FinishMCPCallInput struct {
 
 // MCPCall runs one tool call for an MCP client: a configuration tool as a ConfigJob child
 // (approval, read before and after, diff), a destructive lab tool behind an approval under
-// ApprovalChanges, a device tool fanned out per device, any other tool as one activity. It
+// vocab.ApprovalChanges, a device tool fanned out per device, any other tool as one activity. It
 // always ends by finishing the call's record, so a client that comes back by call id finds
 // the result.
 func MCPCall(ctx workflow.Context, in MCPCallInput) (MCPCallResult, error) {
@@ -108,9 +106,9 @@ func MCPCall(ctx workflow.Context, in MCPCallInput) (MCPCallResult, error) {
 	}
 	stopRenewing()
 
-	res := MCPCallResult{Status: MCPCallCompleted}
+	res := MCPCallResult{Status: vocab.MCPCallCompleted}
 	if err != nil {
-		res = MCPCallResult{Status: MCPCallFailed, Error: failureMessage(err)}
+		res = MCPCallResult{Status: vocab.MCPCallFailed, Error: failureMessage(err)}
 	}
 	// The record must be closed even when the call was cancelled, or its result would never come.
 	fctx, _ := workflow.NewDisconnectedContext(ctx)

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/gns3-copilot/gns3-copilot/vocab"
 )
 
 // TaskQueue is the queue workers poll and turns are started on.
@@ -15,31 +17,17 @@ const TaskQueue = "gns3-copilot"
 // Workflow and activity names. Activities are registered under these names so the workflow
 // does not depend on the activities package.
 const (
-	ChatTurnWorkflow     = "ChatTurn"
-	LLMActivity          = "LLMCall"
-	ToolActivity         = "RunTool"
-	ToolFailedActivity   = "RecordToolFailure"
-	TitleActivity        = "GenerateTitle"
-	FinalizeActivity     = "FinalizeTurn"
-	DefaultMaxSteps      = 12
-	SearchAttrProjectID  = "ProjectId"
-	SearchAttrSessionID  = "SessionId"
-	SearchAttrUserID     = "UserId"
-	SearchAttrToolName   = "ToolName"
-	ErrTypeLLMAuth       = "LLMAuthError"
-	ErrTypeLLMBadRequest = "LLMBadRequest"
-	ErrTypeLLMConfig     = "LLMConfigError"
-	ErrTypeNoCredentials = "CredentialsExpired"
-	// ErrTypeTurnAborted is how an activity that stopped on the user's abort reports it.
-	ErrTypeTurnAborted = "TurnAborted"
-)
-
-// How a turn ends (ChatTurnResult.Status, FinalizeInput.Status): the words the database stores
-// for a turn, which the activities' tests hold equal to the models package's.
-const (
-	TurnCompleted = "completed"
-	TurnFailed    = "failed"
-	TurnCancelled = "cancelled"
+	ChatTurnWorkflow    = "ChatTurn"
+	LLMActivity         = "LLMCall"
+	ToolActivity        = "RunTool"
+	ToolFailedActivity  = "RecordToolFailure"
+	TitleActivity       = "GenerateTitle"
+	FinalizeActivity    = "FinalizeTurn"
+	DefaultMaxSteps     = 12
+	SearchAttrProjectID = "ProjectId"
+	SearchAttrSessionID = "SessionId"
+	SearchAttrUserID    = "UserId"
+	SearchAttrToolName  = "ToolName"
 )
 
 // WorkflowID makes a turn readable in the Temporal UI and unique per turn.
@@ -67,7 +55,7 @@ type ChatTurnInput struct {
 	MaxSteps  int
 	// DeviceConcurrency bounds the devices one tool call talks to at once (0: the default).
 	DeviceConcurrency int
-	// Approval is the operator's setting (ApprovalChanges, ApprovalConfig, ApprovalNever).
+	// Approval is the operator's setting (vocab.ApprovalChanges, vocab.ApprovalConfig, vocab.ApprovalNever).
 	// Empty, as in turns started before approvals existed, runs device tools directly.
 	Approval string
 	// ApprovalTimeout is how long an approval waits (0: DefaultApprovalTimeout).
@@ -200,7 +188,7 @@ const (
 // DevicePlanResult is the validated call; Done means it already failed as a whole and its
 // result is stored.
 type DevicePlanResult struct {
-	Plan DevicePlan
+	Plan vocab.DevicePlan
 	Done bool
 	// Changes is set when some line would change a device's configuration (as opposed to show
 	// and ping), which is what a configuration job asks approval for.
@@ -210,7 +198,7 @@ type DevicePlanResult struct {
 // DeviceInput runs one device's job.
 type DeviceInput struct {
 	Turn ToolCallRef
-	Job  DeviceJob
+	Job  vocab.DeviceJob
 }
 
 // ToolCallRef names the tool call a device job belongs to.
@@ -225,7 +213,7 @@ type DeviceFinishInput struct {
 	Turn         TurnRef
 	Call         ToolCall
 	MessageIndex int
-	Plan         DevicePlan
+	Plan         vocab.DevicePlan
 	// Errors are devices whose activity failed for good, by node id.
 	Errors map[string]string
 }

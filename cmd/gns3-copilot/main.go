@@ -18,6 +18,7 @@ import (
 
 	"github.com/gns3-copilot/gns3-copilot/devices"
 	"github.com/gns3-copilot/gns3-copilot/service"
+	"github.com/gns3-copilot/gns3-copilot/vocab"
 )
 
 const usage = `gns3-copilot — an AI copilot for GNS3 labs
@@ -191,7 +192,7 @@ func newFlagSet(cmd string) (*flag.FlagSet, *service.Config, func() error) {
 				return fmt.Errorf("--%s must be 0 (no limit) or more, got %d", name, v)
 			}
 		}
-		if c.Approval != "changes" && c.Approval != "config" && c.Approval != "never" {
+		if !vocab.ValidApprovalSetting(c.Approval) {
 			return fmt.Errorf("--approval must be changes, config or never, not %q", c.Approval)
 		}
 		if c.ExerciseTTL < time.Minute || c.ExerciseTTL > 365*24*time.Hour {
