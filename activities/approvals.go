@@ -99,7 +99,7 @@ func (a *Activities) RequestApproval(ctx context.Context, req workflows.Approval
 // answer) at the slot of the call's result, sub placing it before or after that result (see
 // models.ChatMessage.Aside). MCP calls have no transcript, and workflows from before slots
 // were passed give none.
-func (a *Activities) storeAside(ctx context.Context, ref workflows.TurnRef, idx, sub int, part, of, role, content string) error {
+func (a *Activities) storeAside(ctx context.Context, ref workflows.WorkRef, idx, sub int, part, of, role, content string) error {
 	if idx <= 0 || isMCP(ref) {
 		return nil
 	}

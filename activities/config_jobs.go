@@ -59,7 +59,7 @@ func (a *Activities) SaveConfigJobStatus(ctx context.Context, in workflows.Confi
 }
 
 // configJobRow is a configuration job's row as its status and its end store it.
-func configJobRow(jobID string, turn workflows.TurnRef, call workflows.ToolCall, approvalID, status string, deviceCount int) *models.ConfigJob {
+func configJobRow(jobID string, turn workflows.WorkRef, call workflows.ToolCall, approvalID, status string, deviceCount int) *models.ConfigJob {
 	return &models.ConfigJob{ID: jobID, SessionID: turn.SessionID, TurnID: turn.TurnID, ToolCallID: call.ID,
 		ProjectID: turn.ProjectID, UserID: turn.UserID, ToolName: call.Name, ApprovalID: approvalID, Status: status, Devices: deviceCount}
 }

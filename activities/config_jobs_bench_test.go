@@ -88,7 +88,7 @@ func benchConfigJob(b *testing.B, lab func(*testing.B, int) ([]tools.DeviceJob, 
 	iter := 0
 	for b.Loop() {
 		iter++
-		ref := workflows.ToolCallRef{TurnRef: workflows.TurnRef{TurnID: fmt.Sprintf("t%d", iter), SessionID: "s", ProjectID: "p", UserID: "u"},
+		ref := workflows.ToolCallRef{WorkRef: workflows.WorkRef{TurnID: fmt.Sprintf("t%d", iter), SessionID: "s", ProjectID: "p", UserID: "u"},
 			CallID: "c", ToolName: tool}
 		for k := range jobs {
 			jobs[k].Commands = lines(iter)

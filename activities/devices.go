@@ -171,13 +171,13 @@ func (a *Activities) deviceRunner(ref workflows.ToolCallRef) *deviceRunner {
 }
 
 func (r *deviceRunner) progress(ctx context.Context, job tools.DeviceJob, status, msg string) {
-	r.a.publishTurn(ctx, r.ref.TurnRef, relay.Payload{Type: relay.TypeToolProgress, SessionID: r.ref.SessionID, ToolName: r.ref.ToolName,
+	r.a.publishTurn(ctx, r.ref.WorkRef, relay.Payload{Type: relay.TypeToolProgress, SessionID: r.ref.SessionID, ToolName: r.ref.ToolName,
 		ToolCallID: r.ref.CallID, Progress: tools.Progress{ItemID: job.NodeID, ItemName: job.Name, Status: status, Message: msg}})
 }
 
 func (r *deviceRunner) record(job tools.DeviceJob, seq int, cmd, status string) *models.DeviceCommand {
 	return &models.DeviceCommand{TurnID: r.ref.TurnID, ToolCallID: r.ref.CallID, NodeID: job.NodeID, Seq: seq,
-		SessionID: r.ref.SessionID, Origin: origin(r.ref.TurnRef), UserID: r.ref.UserID, ProjectID: r.ref.ProjectID, DeviceName: job.Name,
+		SessionID: r.ref.SessionID, Origin: origin(r.ref.WorkRef), UserID: r.ref.UserID, ProjectID: r.ref.ProjectID, DeviceName: job.Name,
 		Tool: r.ref.ToolName, Command: cmd, Config: job.Config, Status: status}
 }
 

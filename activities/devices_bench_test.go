@@ -38,7 +38,7 @@ func benchDeviceTool(b *testing.B, n int) {
 	iter := 0
 	for b.Loop() {
 		iter++
-		ref := workflows.ToolCallRef{TurnRef: workflows.TurnRef{TurnID: fmt.Sprintf("t%d", iter), SessionID: "s", ProjectID: "p", UserID: "u"},
+		ref := workflows.ToolCallRef{WorkRef: workflows.WorkRef{TurnID: fmt.Sprintf("t%d", iter), SessionID: "s", ProjectID: "p", UserID: "u"},
 			CallID: "c", ToolName: tools.ShowCommandsTool}
 		var wg sync.WaitGroup
 		for _, job := range jobs {

@@ -42,7 +42,7 @@ func deviceFixture(t *testing.T) (*Activities, *fakeios.Server, tools.DeviceJob,
 		Target: vocab.DeviceTarget{NodeID: "node-r1", Name: "R1", NodeType: "dynamips", Tags: []string{"device_type:cisco_ios"},
 			ConsoleType: "telnet", ConsoleHost: host, ConsolePort: p},
 		Commands: []string{"interface GigabitEthernet0/0", "ip address 10.0.0.1 255.255.255.0", "no shutdown"}}
-	ref := workflows.ToolCallRef{TurnRef: workflows.TurnRef{SessionID: "s", TurnID: "turn", ProjectID: "p", UserID: "u"},
+	ref := workflows.ToolCallRef{WorkRef: workflows.WorkRef{SessionID: "s", TurnID: "turn", ProjectID: "p", UserID: "u"},
 		CallID: "call", ToolName: tools.ConfigCommandsTool}
 	return a, ios, job, ref
 }

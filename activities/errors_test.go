@@ -41,7 +41,7 @@ func TestPassingCredentialErrorsAreRetriedOnlyGoneIsFinal(t *testing.T) {
 	defer events.Close()
 	a := &Activities{Credentials: store, Events: events, GNS3: gns3.NewServer("http://127.0.0.1:9", time.Second)}
 	ctx := context.Background()
-	in := workflows.ToolInput{Turn: workflows.TurnRef{TurnID: "turn-1", SessionID: "s", Mode: string(tools.TeachingAssistant)},
+	in := workflows.ToolInput{Turn: workflows.WorkRef{TurnID: "turn-1", SessionID: "s", Mode: string(tools.TeachingAssistant)},
 		Call: workflows.ToolCall{ID: "c", Name: "get_gns3_topology", Arguments: "{}"}}
 	require.NoError(t, store.Put(ctx, "turn-1", "token", time.Hour))
 

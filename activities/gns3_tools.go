@@ -81,7 +81,7 @@ func (a *Activities) RecordToolFailure(ctx context.Context, in workflows.ToolFai
 // storeToolResult stages the tool message and then announces it with the full result in
 // tool_end. The message joins the session's history when the turn is finalized, so a client
 // reads the result from tool_end while the turn runs, and from the history afterwards.
-func (a *Activities) storeToolResult(ctx context.Context, ref workflows.TurnRef, call workflows.ToolCall, idx int, res tools.Result) error {
+func (a *Activities) storeToolResult(ctx context.Context, ref workflows.WorkRef, call workflows.ToolCall, idx int, res tools.Result) error {
 	full := res.JSON()
 	if isMCP(ref) {
 		return a.storeMCPResult(ctx, ref, call, res, full)

@@ -174,7 +174,7 @@ func (a *Activities) leftOver(ctx context.Context, turnID, msgID string) bool {
 // systemPrompt is the mode's prompt plus the project as it is now, so the user never has to tell
 // the model ids the copilot can look up itself. It also returns that project (nil when it could
 // not be read).
-func (a *Activities) systemPrompt(ctx context.Context, ref workflows.TurnRef, mode tools.Mode) (string, *livetopo.Snapshot) {
+func (a *Activities) systemPrompt(ctx context.Context, ref workflows.WorkRef, mode tools.Mode) (string, *livetopo.Snapshot) {
 	var b strings.Builder
 	// One set for both: a reload in between must not pair one set's prompt with another's recipes.
 	sk := a.Skills.Current()
@@ -254,7 +254,7 @@ type streamOutput struct {
 // stream runs the request and publishes deltas. Tool calls are accumulated by index, so
 // parallel calls whose fragments interleave come out whole.
 func (a *Activities) stream(ctx context.Context, settings llmconfig.Settings, req openai.ChatCompletionRequest,
-	ref workflows.TurnRef, msgID string) (streamOutput, error) {
+	ref workflows.WorkRef, msgID string) (streamOutput, error) {
 	sessionID := ref.SessionID
 	var out streamOutput
 	began := time.Now()

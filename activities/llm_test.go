@@ -29,7 +29,7 @@ func TestToolCallArgumentsAreNotResentOnEveryChunk(t *testing.T) {
 	a := &Activities{Events: events}
 	settings := llmconfig.Settings{BaseURL: llm.URL, Model: "m", Trusted: true} // the operator's own endpoint, on loopback
 	out, err := a.stream(context.Background(), settings, openai.ChatCompletionRequest{Model: "m", Stream: true,
-		Messages: []openai.ChatCompletionMessage{{Role: "user", Content: "hi"}}}, workflows.TurnRef{SessionID: "s", TurnID: "turn"}, "msg")
+		Messages: []openai.ChatCompletionMessage{{Role: "user", Content: "hi"}}}, workflows.WorkRef{SessionID: "s", TurnID: "turn"}, "msg")
 	require.NoError(t, err)
 	require.Len(t, out.calls, 1)
 	require.Equal(t, string(args), out.calls[0].Arguments)

@@ -26,20 +26,20 @@ const (
 
 // RenewCredentialInput extends the lifetime of a turn's stored GNS3 credential.
 type RenewCredentialInput struct {
-	Turn TurnRef
+	Turn WorkRef
 	TTL  time.Duration
 }
 
 // keepCredential renews the turn's credential every half of its lifetime until ctx ends, so a
 // turn that waits for hours on an approval can still act for its user afterwards. Renewal
 // failures are left to the activities that need the credential to report.
-func keepCredential(ctx workflow.Context, ref TurnRef, ttl time.Duration) {
+func keepCredential(ctx workflow.Context, ref WorkRef, ttl time.Duration) {
 	keepCredentialFrom(ctx, ref, ttl, ttl/2)
 }
 
 // keepCredentialFrom is keepCredential with the first renewal due after first (at once when
 // it is not positive): a turn that starts renewing late keeps the schedule it started with.
-func keepCredentialFrom(ctx workflow.Context, ref TurnRef, ttl, first time.Duration) {
+func keepCredentialFrom(ctx workflow.Context, ref WorkRef, ttl, first time.Duration) {
 	if ttl <= 0 {
 		return
 	}
@@ -109,7 +109,7 @@ func (o ApprovalOutcome) Approved() bool { return o.Status == vocab.ApprovalAppr
 
 // ApprovalRequest asks the activity to store a pending approval and announce it.
 type ApprovalRequest struct {
-	Turn       TurnRef
+	Turn       WorkRef
 	Call       ToolCall
 	ApprovalID string
 	Kind       string
@@ -130,7 +130,7 @@ type ApprovalRequest struct {
 
 // DecisionRecord asks the activity to store a decision and announce it.
 type DecisionRecord struct {
-	Turn    TurnRef
+	Turn    WorkRef
 	Call    ToolCall
 	Outcome ApprovalOutcome
 	// Reply and MessageIndex: the person's answer in the conversation, stored in the
@@ -143,7 +143,7 @@ type DecisionRecord struct {
 // and what each approval it asked for has become. The wait is a timer and a condition, so it
 // holds no activity while the person thinks and survives any restart.
 type approvalGate struct {
-	turn    TurnRef
+	turn    WorkRef
 	waiting map[string]*approvalState
 	// standing is the turn's "approve all", once given: later approvals are decided by it.
 	standing *ApprovalOutcome
@@ -169,7 +169,7 @@ func (g *approvalGate) stand(o ApprovalOutcome) {
 	}
 }
 
-func newApprovalGate(ctx workflow.Context, turn TurnRef) (*approvalGate, error) {
+func newApprovalGate(ctx workflow.Context, turn WorkRef) (*approvalGate, error) {
 	g := &approvalGate{turn: turn, waiting: map[string]*approvalState{}}
 	err := workflow.SetUpdateHandlerWithOptions(ctx, ApprovalUpdate, g.decide, workflow.UpdateHandlerOptions{Validator: g.validate})
 	return g, err

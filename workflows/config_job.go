@@ -31,7 +31,7 @@ func ConfigJobID(turnID, callID string) string {
 
 // jobSearchAttributes make a job findable by project, session, user and tool; a turn sets
 // ToolName to the last tool that asked for approval or ran as a job.
-func jobSearchAttributes(ref TurnRef, tool string) temporal.SearchAttributes {
+func jobSearchAttributes(ref WorkRef, tool string) temporal.SearchAttributes {
 	return temporal.NewSearchAttributes(
 		temporal.NewSearchAttributeKeyKeyword(SearchAttrProjectID).ValueSet(ref.ProjectID),
 		temporal.NewSearchAttributeKeyKeyword(SearchAttrSessionID).ValueSet(ref.SessionID),
@@ -42,7 +42,7 @@ func jobSearchAttributes(ref TurnRef, tool string) temporal.SearchAttributes {
 
 // ConfigJobInput carries identifiers and settings only, like the turn's input.
 type ConfigJobInput struct {
-	Turn              TurnRef
+	Turn              WorkRef
 	Call              ToolCall
 	MessageIndex      int
 	Approval          string
@@ -69,7 +69,7 @@ type ReadConfigInput struct {
 // ConfigJobStatusInput records where a job stands.
 type ConfigJobStatusInput struct {
 	JobID      string
-	Turn       TurnRef
+	Turn       WorkRef
 	Call       ToolCall
 	Status     string
 	ApprovalID string
@@ -80,7 +80,7 @@ type ConfigJobStatusInput struct {
 // shows, and the diff of before and after.
 type FinishConfigJobInput struct {
 	JobID        string
-	Turn         TurnRef
+	Turn         WorkRef
 	Call         ToolCall
 	MessageIndex int
 	Plan         vocab.DevicePlan
@@ -130,7 +130,7 @@ func ConfigJob(ctx workflow.Context, in ConfigJobInput) (ConfigJobResult, error)
 	if err := status(vocab.JobPlanning, ""); err != nil {
 		return ConfigJobResult{}, err
 	}
-	ref := ToolCallRef{TurnRef: in.Turn, CallID: in.Call.ID, ToolName: in.Call.Name}
+	ref := ToolCallRef{WorkRef: in.Turn, CallID: in.Call.ID, ToolName: in.Call.Name}
 
 	readErrs := map[string]map[string]string{ReadBefore: readConfigs(ctx, ref, planned.Plan, ReadBefore, in.DeviceConcurrency)}
 

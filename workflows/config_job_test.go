@@ -87,7 +87,7 @@ func (j *jobActs) register(env *testsuite.TestWorkflowEnvironment) {
 }
 
 var jobInput = workflows.ConfigJobInput{
-	Turn: workflows.TurnRef{SessionID: "s1", TurnID: "t1", ProjectID: "p1", UserID: "u1", Mode: "lab_automation_assistant"},
+	Turn: workflows.WorkRef{SessionID: "s1", TurnID: "t1", ProjectID: "p1", UserID: "u1", Mode: "lab_automation_assistant"},
 	Call: workflows.ToolCall{ID: "c1", Name: vocab.VPCSCommandsTool, Arguments: "{}"}, MessageIndex: 2,
 	Approval: vocab.ApprovalChanges, ApprovalTimeout: 30 * time.Minute,
 }
@@ -454,4 +454,28 @@ func (j *jobActs) registerApprovals(env *testsuite.TestWorkflowEnvironment) {
 	} {
 		env.RegisterActivityWithOptions(fn, activity.RegisterOptions{Name: name})
 	}
+}
+
+// An injection turn skips approvals whatever the operator's setting: its destructive tool runs
+// at once and nobody is asked.
+func TestSkipApprovalRunsDestructiveToolsWithoutAsking(t *testing.T) {
+	f := &fakeActs{}
+	f.llm = func(_ context.Context, in workflows.LLMInput) (workflows.LLMResult, error) {
+		if in.Step == 1 {
+			return workflows.LLMResult{ToolCalls: []workflows.ToolCall{{ID: "c1", Name: vocab.DeleteNodeTool, Arguments: `{"node_ids":["PC1"]}`}}}, nil
+		}
+		return workflows.LLMResult{}, nil
+	}
+	env := newEnv(t, f)
+	j := turnApprovalActs(env)
+	in := input
+	in.Mode = vocab.ModeLabAutomation
+	in.Approval = vocab.ApprovalChanges
+	in.SkipApproval = true
+	env.ExecuteWorkflow(workflows.ChatTurnWorkflow, in)
+	r := result(t, env)
+	require.Equal(t, vocab.TurnCompleted, r.Status)
+	require.Empty(t, j.requests)
+	require.Len(t, f.toolCalls, 1)
+	require.Equal(t, "c1", f.toolCalls[0].Call.ID)
 }

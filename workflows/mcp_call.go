@@ -32,7 +32,7 @@ func MCPCallID(tool, callID string) string {
 type MCPCallInput struct {
 	// Call is the call's reference: TurnID is the call id, SessionID the MCP session, Origin
 	// "mcp:<client>".
-	Call TurnRef
+	Call WorkRef
 	Tool ToolCall
 	// Approval and ApprovalTimeout are the operator's settings, as for chat turns.
 	Approval        string
@@ -56,7 +56,7 @@ type MCPCallResult struct {
 // FinishMCPCallInput closes an MCP call. Error is set when the tool could not run at all (its
 // activity failed for good); the record then gets a failed standard result saying why.
 type FinishMCPCallInput struct {
-	Call  TurnRef
+	Call  WorkRef
 	Tool  ToolCall
 	Error string
 }
@@ -68,16 +68,15 @@ type FinishMCPCallInput struct {
 // the result.
 func MCPCall(ctx workflow.Context, in MCPCallInput) (MCPCallResult, error) {
 	ref := in.Call
-	call := in.Tool
-	// The same options as a turn's tool calls: a call is a turn's tool call without the model.
-	toolCtx := workflow.WithActivityOptions(ctx, toolOptions())
-	recordCtx := workflow.WithActivityOptions(ctx, toolFailureOptions())
-
 	approvals := in.Approval != ""
 	gate, err := newApprovalGate(ctx, ref)
 	if err != nil {
 		return MCPCallResult{}, err
 	}
+	// A call is a turn's tool call without the model: the same runner, options and summaries.
+	tools := newToolRunner(ctx, ref, gate)
+	tools.approvals, tools.approval, tools.approvalTimeout = approvals, in.Approval, in.ApprovalTimeout
+	tools.deviceConcurrency, tools.searchAttributes = in.DeviceConcurrency, in.SearchAttributes
 	stopRenewing := func() {}
 	if approvals {
 		var rctx workflow.Context
@@ -87,23 +86,7 @@ func MCPCall(ctx workflow.Context, in MCPCallInput) (MCPCallResult, error) {
 
 	// The slot is a transcript position in a turn; an MCP call has one result and no transcript.
 	const slot = 0
-	switch routeTool(approvals, in.Approval, ref.Mode, call.Name) {
-	case routeConfigJob:
-		copts := workflow.ChildWorkflowOptions{WorkflowID: ConfigJobID(ref.TurnID, call.ID), WaitForCancellation: true}
-		if in.SearchAttributes {
-			copts.TypedSearchAttributes = jobSearchAttributes(ref, call.Name)
-		}
-		err = workflow.ExecuteChildWorkflow(workflow.WithChildOptions(ctx, copts), ConfigJobWorkflow, ConfigJobInput{
-			Turn: ref, Call: call, MessageIndex: slot, Approval: in.Approval,
-			ApprovalTimeout: in.ApprovalTimeout, DeviceConcurrency: in.DeviceConcurrency,
-		}).Get(ctx, nil)
-	case routeApproved:
-		err = runApprovedTool(ctx, toolCtx, recordCtx, gate, ref, call, slot, in.ApprovalTimeout)
-	case routeDevices:
-		err = runDeviceTool(ctx, toolCtx, ref, call, slot, in.DeviceConcurrency)
-	default:
-		err = workflow.ExecuteActivity(toolCtx, ToolActivity, ToolInput{Turn: ref, Call: call, MessageIndex: slot}).Get(ctx, nil)
-	}
+	err = tools.run(ctx, in.Tool, slot)
 	stopRenewing()
 
 	res := MCPCallResult{Status: vocab.MCPCallCompleted}
@@ -113,7 +96,7 @@ func MCPCall(ctx workflow.Context, in MCPCallInput) (MCPCallResult, error) {
 	// The record must be closed even when the call was cancelled, or its result would never come.
 	fctx, _ := workflow.NewDisconnectedContext(ctx)
 	fctx = workflow.WithActivityOptions(fctx, finalizeOptions())
-	if ferr := workflow.ExecuteActivity(fctx, FinishMCPCallActivity, FinishMCPCallInput{Call: ref, Tool: call, Error: res.Error}).Get(fctx, nil); ferr != nil {
+	if ferr := workflow.ExecuteActivity(summarized(fctx, "finish the MCP call: "+res.Status), FinishMCPCallActivity, FinishMCPCallInput{Call: ref, Tool: in.Tool, Error: res.Error}).Get(fctx, nil); ferr != nil {
 		return res, fmt.Errorf("finishing the MCP call: %w", ferr)
 	}
 	return res, nil

@@ -54,7 +54,7 @@ func (m *mcpActs) register(env *testsuite.TestWorkflowEnvironment) {
 
 func mcpInput(tool string) workflows.MCPCallInput {
 	return workflows.MCPCallInput{
-		Call: workflows.TurnRef{SessionID: "mcp-session", TurnID: "call-1", ProjectID: "p1", UserID: "u1",
+		Call: workflows.WorkRef{SessionID: "mcp-session", TurnID: "call-1", ProjectID: "p1", UserID: "u1",
 			Mode: vocab.ModeLabAutomation, Origin: workflows.OriginMCPPrefix + "agent"},
 		Tool: workflows.ToolCall{ID: "call-1", Name: tool, Arguments: "{}"},
 	}

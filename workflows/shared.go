@@ -55,9 +55,14 @@ type ChatTurnInput struct {
 	MaxSteps  int
 	// DeviceConcurrency bounds the devices one tool call talks to at once (0: the default).
 	DeviceConcurrency int
-	// Approval is the operator's setting (vocab.ApprovalChanges, vocab.ApprovalConfig, vocab.ApprovalNever).
-	// Empty, as in turns started before approvals existed, runs device tools directly.
+	// Approval is the operator's setting (vocab.ApprovalChanges, ApprovalConfig or
+	// ApprovalNever). Empty runs device tools directly, as in turns started before approvals
+	// existed.
 	Approval string
+	// SkipApproval runs the turn without approvals whatever Approval says: an injection turn
+	// breaks the lab on purpose, and nobody is asked to approve that (the forbidden-command list
+	// still applies to every line).
+	SkipApproval bool `json:",omitempty"`
 	// ApprovalTimeout is how long an approval waits (0: DefaultApprovalTimeout).
 	ApprovalTimeout time.Duration
 	// SearchAttributes says the cluster knows ProjectId, SessionId, UserId and ToolName (the
@@ -79,8 +84,9 @@ type ChatTurnResult struct {
 	Steps    int
 }
 
-// TurnRef identifies the turn an activity works for.
-type TurnRef struct {
+// WorkRef identifies the durable work an activity acts for: a chat turn, or a tool call that
+// came over MCP.
+type WorkRef struct {
 	SessionID string
 	TurnID    string
 	ProjectID string
@@ -94,7 +100,7 @@ type TurnRef struct {
 // LLMInput asks for one model call. MessageIndex is where the assistant message is stored, so
 // a retried attempt overwrites its own row.
 type LLMInput struct {
-	Turn         TurnRef
+	Turn         WorkRef
 	Step         int
 	MessageIndex int
 	// NoTools is set on the last allowed step so the model must answer in words.
@@ -120,7 +126,7 @@ type LLMResult struct {
 
 // ToolInput runs one tool call.
 type ToolInput struct {
-	Turn         TurnRef
+	Turn         WorkRef
 	Call         ToolCall
 	MessageIndex int
 }
@@ -133,7 +139,7 @@ type ToolResult struct {
 // ToolFailureInput records a tool call whose activity failed for good, so the model still gets
 // a result for it.
 type ToolFailureInput struct {
-	Turn         TurnRef
+	Turn         WorkRef
 	Call         ToolCall
 	MessageIndex int
 	Error        string
@@ -141,7 +147,7 @@ type ToolFailureInput struct {
 
 // TitleInput asks for a session title after a completed turn.
 type TitleInput struct {
-	Turn TurnRef
+	Turn WorkRef
 }
 
 // TitleResult is the generated title ("" when none was needed) and the call's usage.
@@ -154,7 +160,7 @@ type TitleResult struct {
 
 // FinalizeInput closes the turn.
 type FinalizeInput struct {
-	Turn         TurnRef
+	Turn         WorkRef
 	Status       string
 	Error        string
 	LLMCalls     int64
@@ -203,14 +209,14 @@ type DeviceInput struct {
 
 // ToolCallRef names the tool call a device job belongs to.
 type ToolCallRef struct {
-	TurnRef
+	WorkRef
 	CallID   string
 	ToolName string
 }
 
 // DeviceFinishInput aggregates a device tool call.
 type DeviceFinishInput struct {
-	Turn         TurnRef
+	Turn         WorkRef
 	Call         ToolCall
 	MessageIndex int
 	Plan         vocab.DevicePlan

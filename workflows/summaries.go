@@ -26,12 +26,12 @@ func summarized(ctx workflow.Context, summary string) workflow.Context {
 	return workflow.WithActivityOptions(ctx, o)
 }
 
-// inTurn runs one of the turn's own steps (a model call, the finalizer) with ctx's activity
-// options: as a local activity when local, else as an activity. A local activity keeps the
+// runStep runs one of the turn's own steps (a model call, the finalizer) with ctx's activity
+// options: as a local activity when asLocal, else as an activity. A local activity keeps the
 // options' timeout and retry policy; it has no heartbeat, and needs none, since it lives and dies
 // with the workflow task of the worker that runs it.
-func inTurn(ctx workflow.Context, local bool, summary, name string, in any) workflow.Future {
-	if !local {
+func runStep(ctx workflow.Context, asLocal bool, summary, name string, in any) workflow.Future {
+	if !asLocal {
 		return workflow.ExecuteActivity(summarized(ctx, summary), name, in)
 	}
 	o := workflow.GetActivityOptions(ctx)
