@@ -1,6 +1,3 @@
-// Package workflows holds the ChatTurn workflow: the durable loop of LLM calls and tool runs that
-// answers one user message. Code here must stay deterministic; everything that talks to the
-// outside world is an activity in package activities.
 package workflows
 
 import (
