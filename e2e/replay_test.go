@@ -75,14 +75,5 @@ func TestRealMCPCallHistoryReplays(t *testing.T) {
 	require.True(t, out.Success, "%+v", out)
 	callID := res.Meta["call_id"].(string)
 
-	hist := closedHistory(t, env, workflows.MCPCallID("execute_multiple_device_commands", callID))
-	replayer := worker.NewWorkflowReplayer()
-	replayer.RegisterWorkflowWithOptions(workflows.MCPCall, workflow.RegisterOptions{Name: workflows.MCPCallWorkflow})
-	require.NoError(t, replayer.ReplayWorkflowHistory(nil, hist))
-
-	if os.Getenv("GNS3COPILOT_WRITE_REPLAY") == "1" {
-		b, err := protojson.MarshalOptions{Indent: "  "}.Marshal(hist)
-		require.NoError(t, err)
-		require.NoError(t, os.WriteFile(filepath.Join("..", "workflows", "testdata", "mcp_call_history.json"), b, 0o644))
-	}
+	replayAndSave(t, env, workflows.MCPCallID("execute_multiple_device_commands", callID), "mcp_call_history.json")
 }

@@ -28,19 +28,20 @@ type DeviceJob struct {
 	Timeout time.Duration `json:"timeout,omitempty"`
 }
 
-// DeviceTarget is how the console driver finds and recognises a device: the devices package's
-// Target, field for field (untagged, so the JSON keys are the field names), which converts to
-// and from it.
+// DeviceTarget is how the console driver finds and recognises a device (the devices package's
+// Target is this type with the driver's methods). Untagged, so the JSON keys are the field names.
 type DeviceTarget struct {
 	NodeID       string
 	Name         string
 	NodeType     string
 	TemplateName string
-	Image        string
-	Tags         []string
-	ConsoleType  string
-	ConsoleHost  string
-	ConsolePort  int
+	// Image holds the node's image file names (hda_disk_image, image, path, …), separated by
+	// spaces.
+	Image       string
+	Tags        []string
+	ConsoleType string
+	ConsoleHost string
+	ConsolePort int
 }
 
 // BlockedCommand is a command the safety policy refused; it is never sent.
