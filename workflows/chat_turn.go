@@ -29,9 +29,8 @@ func ChatTurn(ctx workflow.Context, in ChatTurnInput) (ChatTurnResult, error) {
 	if err != nil {
 		return ChatTurnResult{}, err
 	}
-	tools := newToolRunner(ctx, ref, gate)
-	tools.approvals, tools.approval, tools.approvalTimeout = approvals, in.Approval, in.ApprovalTimeout
-	tools.deviceConcurrency, tools.searchAttributes = in.DeviceConcurrency, in.SearchAttributes
+	tools := newToolRunner(ctx, gate, toolSettings{ref: ref, approvals: approvals, approval: in.Approval, approvalTimeout: in.ApprovalTimeout,
+		deviceConcurrency: in.DeviceConcurrency, searchAttributes: in.SearchAttributes})
 	// Every turn since "lean-turn" starts renewing its credential only when it first runs a
 	// tool, so a turn that only talks costs no timer, and names a new session inside the
 	// finalizer: one activity and one workflow task fewer per turn.

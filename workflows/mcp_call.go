@@ -74,9 +74,8 @@ func MCPCall(ctx workflow.Context, in MCPCallInput) (MCPCallResult, error) {
 		return MCPCallResult{}, err
 	}
 	// A call is a turn's tool call without the model: the same runner, options and summaries.
-	tools := newToolRunner(ctx, ref, gate)
-	tools.approvals, tools.approval, tools.approvalTimeout = approvals, in.Approval, in.ApprovalTimeout
-	tools.deviceConcurrency, tools.searchAttributes = in.DeviceConcurrency, in.SearchAttributes
+	tools := newToolRunner(ctx, gate, toolSettings{ref: ref, approvals: approvals, approval: in.Approval, approvalTimeout: in.ApprovalTimeout,
+		deviceConcurrency: in.DeviceConcurrency, searchAttributes: in.SearchAttributes})
 	stopRenewing := func() {}
 	if approvals {
 		var rctx workflow.Context

@@ -33,9 +33,8 @@ func routeTool(approvals bool, approval, mode, tool string) toolRoute {
 	return routeActivity
 }
 
-// toolRunner runs the tool calls of one chat turn or one MCP call: the same routes, activity
-// options and summaries for both, so a call behaves alike whichever door it came through.
-type toolRunner struct {
+// toolSettings say how a chat turn or an MCP call runs its tool calls.
+type toolSettings struct {
 	ref WorkRef
 	// approvals says the work runs with approvals; approval and approvalTimeout are the
 	// operator's settings.
@@ -47,14 +46,20 @@ type toolRunner struct {
 	// searchAttributes says the cluster knows the copilot's search attributes, so a
 	// configuration job may carry them.
 	searchAttributes bool
-	gate             *approvalGate
+}
+
+// toolRunner runs the tool calls of one chat turn or one MCP call: the same routes, activity
+// options and summaries for both, so a call behaves alike whichever door it came through.
+type toolRunner struct {
+	toolSettings
+	gate *approvalGate
 	// toolCtx carries the tools' activity options, recordCtx those of storing a failed or
 	// refused call's result.
 	toolCtx, recordCtx workflow.Context
 }
 
-func newToolRunner(ctx workflow.Context, ref WorkRef, gate *approvalGate) *toolRunner {
-	return &toolRunner{ref: ref, gate: gate,
+func newToolRunner(ctx workflow.Context, gate *approvalGate, settings toolSettings) *toolRunner {
+	return &toolRunner{toolSettings: settings, gate: gate,
 		toolCtx:   workflow.WithActivityOptions(ctx, toolOptions()),
 		recordCtx: workflow.WithActivityOptions(ctx, toolFailureOptions())}
 }
