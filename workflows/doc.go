@@ -15,5 +15,6 @@
 // that talks to the outside world and are registered under the names declared here. The code is
 // deterministic; of ours it imports only package vocab, beyond the Temporal SDK and uuid (a test
 // holds it to that).
-// VERSIONING.md says how a change stays replayable for the workflows already running.
+// VERSIONING.md says how a change stays replayable for the workflows already running, and when
+// an old version branch may go.
 package workflows
