@@ -23,7 +23,7 @@ func ChatTurn(ctx workflow.Context, in ChatTurnInput) (ChatTurnResult, error) {
 
 	llmCtx := workflow.WithActivityOptions(ctx, llmOptions())
 
-	// Turns recorded before approvals existed replay without them.
+	// Turns recorded before approvals existed replay without them; injection turns run without.
 	approvals := workflow.GetVersion(ctx, "approvals", workflow.DefaultVersion, 1) >= 1 && in.Approval != "" && !in.SkipApproval
 	gate, err := newApprovalGate(ctx, ref)
 	if err != nil {
@@ -34,14 +34,14 @@ func ChatTurn(ctx workflow.Context, in ChatTurnInput) (ChatTurnResult, error) {
 	// Every turn since "lean-turn" starts renewing its credential only when it first runs a
 	// tool, so a turn that only talks costs no timer, and names a new session inside the
 	// finalizer: one activity and one workflow task fewer per turn.
-	lean := workflow.GetVersion(ctx, "lean-turn", workflow.DefaultVersion, 1) >= 1
-	renewOnFirstTool, titleInFinalizer := lean, lean
+	renewOnFirstTool := workflow.GetVersion(ctx, "lean-turn", workflow.DefaultVersion, 1) >= 1
+	titleInFinalizer := renewOnFirstTool
 	// Every turn since "local-model-finalize" calls its model and finalizes as local activities:
 	// inside the worker's own workflow task, so its first model call starts as soon as the
 	// (eager) start hands the worker that task, and a turn that only talks costs the Temporal
 	// server a start and one more write. A crash mid-call fails the workflow task; its retry runs
 	// the call again (LLMCall then tells the client to drop the partial text).
-	stepsAsLocalActivities := lean && workflow.GetVersion(ctx, "local-model-finalize", workflow.DefaultVersion, 1) >= 1
+	stepsAsLocalActivities := titleInFinalizer && workflow.GetVersion(ctx, "local-model-finalize", workflow.DefaultVersion, 1) >= 1
 	stopRenewing := func() {}
 	renewing := false
 	startRenewing := func() {
