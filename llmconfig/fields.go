@@ -15,14 +15,8 @@ import (
 	"github.com/gns3-copilot/gns3-copilot/vocab"
 )
 
-// Copilot modes: what the copilot may do in a user's lab.
-const (
-	ModeTeachingAssistant = vocab.ModeTeachingAssistant
-	ModeLabAutomation     = vocab.ModeLabAutomation
-)
-
 // CopilotModes lists the modes a configuration may choose.
-func CopilotModes() []string { return []string{ModeTeachingAssistant, ModeLabAutomation} }
+func CopilotModes() []string { return []string{vocab.ModeTeachingAssistant, vocab.ModeLabAutomation} }
 
 // Model types of the reference API. Only the chat-capable ones can be a default, since the
 // default is what a chat turn runs with.
@@ -203,7 +197,7 @@ func applyChange(c *models.LLMModelConfig, ch Change, creating bool) (*string, e
 		c.CopilotMode = strings.ToLower(strings.TrimSpace(*ch.CopilotMode))
 	}
 	if c.CopilotMode == "" {
-		c.CopilotMode = ModeTeachingAssistant
+		c.CopilotMode = vocab.ModeTeachingAssistant
 	}
 	if !contains(CopilotModes(), c.CopilotMode) {
 		bad("copilot_mode %q is not one of %s", c.CopilotMode, strings.Join(CopilotModes(), ", "))
