@@ -187,7 +187,7 @@ func TestLLMIsRetriedThenSucceeds(t *testing.T) {
 	f.llm = func(ctx context.Context, _ workflows.LLMInput) (workflows.LLMResult, error) {
 		attempts++
 		if attempts < 3 {
-			return workflows.LLMResult{}, temporal.NewApplicationError("provider overloaded", "LLMUnavailable")
+			return workflows.LLMResult{}, temporal.NewApplicationError("provider overloaded", vocab.ErrTypeLLMUnavailable)
 		}
 		return workflows.LLMResult{OutputTokens: 5}, nil
 	}
