@@ -29,6 +29,7 @@ import (
 	"github.com/gns3-copilot/gns3-copilot/relay"
 	"github.com/gns3-copilot/gns3-copilot/skills"
 	"github.com/gns3-copilot/gns3-copilot/tools"
+	"github.com/gns3-copilot/gns3-copilot/vocab"
 	"github.com/gns3-copilot/gns3-copilot/workflows"
 )
 
@@ -171,11 +172,11 @@ func credentialsError(err error) error {
 	switch {
 	case errors.Is(err, credentials.ErrNotFound):
 		return temporal.NewNonRetryableApplicationError(
-			"The turn's GNS3 credentials have expired; send the message again.", workflows.ErrTypeNoCredentials, err)
+			"The turn's GNS3 credentials have expired; send the message again.", vocab.ErrTypeNoCredentials, err)
 	case errors.Is(err, credentials.ErrWrongKey), errors.Is(err, credentials.ErrCorrupt):
 		return temporal.NewNonRetryableApplicationError(
 			"The turn's GNS3 credentials cannot be decrypted (was the server's secret key changed?); send the message again.",
-			workflows.ErrTypeNoCredentials, err)
+			vocab.ErrTypeNoCredentials, err)
 	}
 	return fmt.Errorf("reading the turn's GNS3 credentials: %w", err)
 }
@@ -185,7 +186,7 @@ func credentialsError(err error) error {
 func llmSettingsError(err error) error {
 	var bad *llmconfig.BadConfigError
 	if errors.Is(err, llmconfig.ErrNotConfigured) || errors.As(err, &bad) {
-		return temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeLLMConfig, nil)
+		return temporal.NewNonRetryableApplicationError(err.Error(), vocab.ErrTypeLLMConfig, nil)
 	}
 	return fmt.Errorf("loading the LLM configuration: %w", err)
 }
@@ -203,7 +204,7 @@ func (a *Activities) appendDone(ctx context.Context, turnID string, data []byte)
 
 // abortedError tells the workflow the activity stopped because the user aborted the turn.
 func abortedError() error {
-	return temporal.NewNonRetryableApplicationError("the turn was aborted", workflows.ErrTypeTurnAborted, nil)
+	return temporal.NewNonRetryableApplicationError("the turn was aborted", vocab.ErrTypeTurnAborted, nil)
 }
 
 func attempt(ctx context.Context) int {

@@ -14,6 +14,7 @@ import (
 	"github.com/gns3-copilot/gns3-copilot/models"
 	"github.com/gns3-copilot/gns3-copilot/relay"
 	"github.com/gns3-copilot/gns3-copilot/tools"
+	"github.com/gns3-copilot/gns3-copilot/vocab"
 	"github.com/gns3-copilot/gns3-copilot/workflows"
 )
 
@@ -50,9 +51,9 @@ type PlanLine struct {
 }
 
 var destructiveVerbs = map[string]string{
-	"delete_gns3_node": "Delete nodes", "delete_gns3_link": "Delete links",
-	"stop_gns3_node":   "Stop (power off) nodes; unsaved configuration is lost",
-	"reload_gns3_node": "Reload (power-cycle) nodes; unsaved configuration is lost",
+	vocab.DeleteNodeTool: "Delete nodes", vocab.DeleteLinkTool: "Delete links",
+	vocab.StopNodeTool:   "Stop (power off) nodes; unsaved configuration is lost",
+	vocab.ReloadNodeTool: "Reload (power-cycle) nodes; unsaved configuration is lost",
 }
 
 // RequestApproval stores a pending approval with its plan and announces it to the turn's
@@ -83,7 +84,7 @@ func (a *Activities) RequestApproval(ctx context.Context, req workflows.Approval
 	if req.Plan != nil {
 		for _, j := range req.Plan.Jobs {
 			a.publish(ctx, req.Turn.TurnID, relay.Payload{Type: relay.TypeToolProgress, SessionID: req.Turn.SessionID, ToolName: req.Call.Name,
-				ToolCallID: req.Call.ID, Progress: tools.Progress{ItemID: j.NodeID, ItemName: j.Name, Status: "waiting_approval",
+				ToolCallID: req.Call.ID, Progress: tools.Progress{ItemID: j.NodeID, ItemName: j.Name, Status: vocab.JobWaiting,
 					Message: "configuration read; waiting for approval"}})
 		}
 	}
@@ -98,7 +99,7 @@ func (a *Activities) RequestApproval(ctx context.Context, req workflows.Approval
 // answer) at the slot of the call's result, sub placing it before or after that result (see
 // models.ChatMessage.Aside). MCP calls have no transcript, and workflows from before slots
 // were passed give none.
-func (a *Activities) storeAside(ctx context.Context, ref workflows.TurnRef, idx, sub int, part, of, role, content string) error {
+func (a *Activities) storeAside(ctx context.Context, ref workflows.WorkRef, idx, sub int, part, of, role, content string) error {
 	if idx <= 0 || isMCP(ref) {
 		return nil
 	}
@@ -139,7 +140,7 @@ func (a *Activities) approvalPlan(ctx context.Context, req workflows.ApprovalReq
 			before[r.NodeID] = r
 		}
 	}
-	plan := toolsPlan(*req.Plan)
+	plan := *req.Plan
 	p.Failed = plan.Failed
 	lines := 0
 	for _, job := range plan.Jobs {
@@ -195,8 +196,8 @@ func destructiveSummary(tool string, args json.RawMessage) string {
 // RecordApprovalDecision stores how an approval ended and announces it. The first decision
 // stands: recording a different one later changes nothing.
 func (a *Activities) RecordApprovalDecision(ctx context.Context, rec workflows.DecisionRecord) error {
-	status := map[string]string{workflows.OutcomeApproved: models.ApprovalApproved, workflows.OutcomeRejected: models.ApprovalRejected,
-		workflows.OutcomeExpired: models.ApprovalExpired}[rec.Outcome.Status]
+	status := map[string]string{vocab.ApprovalApproved: models.ApprovalApproved, vocab.ApprovalRejected: models.ApprovalRejected,
+		vocab.ApprovalExpired: models.ApprovalExpired}[rec.Outcome.Status]
 	if status == "" {
 		return fmt.Errorf("unknown approval outcome %q", rec.Outcome.Status)
 	}
@@ -224,7 +225,7 @@ func (a *Activities) RecordApprovalDecision(ctx context.Context, rec workflows.D
 func (a *Activities) RenewTurnCredential(ctx context.Context, in workflows.RenewCredentialInput) error {
 	token, err := a.Credentials.Get(ctx, in.Turn.TurnID)
 	if err != nil {
-		return temporal.NewNonRetryableApplicationError("the turn's GNS3 credential is gone; it cannot be renewed", workflows.ErrTypeNoCredentials, err)
+		return temporal.NewNonRetryableApplicationError("the turn's GNS3 credential is gone; it cannot be renewed", vocab.ErrTypeNoCredentials, err)
 	}
 	return a.Credentials.Put(ctx, in.Turn.TurnID, token, in.TTL)
 }

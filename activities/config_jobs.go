@@ -10,6 +10,7 @@ import (
 	"github.com/gns3-copilot/gns3-copilot/devices"
 	"github.com/gns3-copilot/gns3-copilot/models"
 	"github.com/gns3-copilot/gns3-copilot/tools"
+	"github.com/gns3-copilot/gns3-copilot/vocab"
 	"github.com/gns3-copilot/gns3-copilot/workflows"
 )
 
@@ -21,7 +22,7 @@ func (a *Activities) ReadDeviceConfig(ctx context.Context, in workflows.ReadConf
 		seq = models.SeqReadAfter
 	}
 	r := a.deviceRunner(in.Turn)
-	job := toolsJob(in.Job)
+	job := in.Job
 	// Only a retry can find its read done: a first attempt has no earlier one, and skipping the
 	// lookup spares every device of a 200-device job a query in each read phase.
 	if attempt(ctx) > 1 {
@@ -58,7 +59,7 @@ func (a *Activities) SaveConfigJobStatus(ctx context.Context, in workflows.Confi
 }
 
 // configJobRow is a configuration job's row as its status and its end store it.
-func configJobRow(jobID string, turn workflows.TurnRef, call workflows.ToolCall, approvalID, status string, deviceCount int) *models.ConfigJob {
+func configJobRow(jobID string, turn workflows.WorkRef, call workflows.ToolCall, approvalID, status string, deviceCount int) *models.ConfigJob {
 	return &models.ConfigJob{ID: jobID, SessionID: turn.SessionID, TurnID: turn.TurnID, ToolCallID: call.ID,
 		ProjectID: turn.ProjectID, UserID: turn.UserID, ToolName: call.Name, ApprovalID: approvalID, Status: status, Devices: deviceCount}
 }
@@ -82,14 +83,14 @@ type DeviceChange struct {
 // the device partial_success). A job that sent nothing says why. The result is stored as the
 // tool's answer and the job's summary.
 func (a *Activities) FinishConfigJob(ctx context.Context, in workflows.FinishConfigJobInput) (workflows.FinishConfigJobResult, error) {
-	plan := toolsPlan(in.Plan)
+	plan := in.Plan
 	var res tools.Result
 	var changes []DeviceChange
 	var status string
 	if !in.Applied {
 		msg := workflows.RejectionMessage(in.Approval)
-		status = map[string]string{workflows.OutcomeExpired: models.JobExpired, workflows.OutcomeRejected: models.JobRejected}[in.Approval.Status]
-		if msg == "" || (in.Approval.Status == workflows.OutcomeRejected && in.Approval.Comment == workflows.CommentTurnAborted) {
+		status = map[string]string{vocab.ApprovalExpired: models.JobExpired, vocab.ApprovalRejected: models.JobRejected}[in.Approval.Status]
+		if msg == "" || (in.Approval.Status == vocab.ApprovalRejected && in.Approval.Comment == workflows.CommentTurnAborted) {
 			msg, status = "Nothing was sent: the turn was cancelled before the change was approved.", models.JobCancelled
 		}
 		items := append([]tools.Item(nil), plan.Failed...)

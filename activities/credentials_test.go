@@ -50,7 +50,7 @@ func TestRenewingKeepsTheTurnsCredentialAliveAndNeverRevivesAGoneOne(t *testing.
 	store := &clockStore{clock: clock, secrets: map[string]string{}, expires: map[string]time.Time{}}
 	a := &Activities{Credentials: store}
 	ctx := context.Background()
-	in := workflows.RenewCredentialInput{Turn: workflows.TurnRef{TurnID: "t1"}, TTL: time.Hour}
+	in := workflows.RenewCredentialInput{Turn: workflows.WorkRef{TurnID: "t1"}, TTL: time.Hour}
 	require.NoError(t, store.Put(ctx, "t1", "alice-token", time.Hour))
 
 	// Renewed every half hour, as the workflow does, it outlives its first hour by far.
@@ -71,7 +71,7 @@ func TestRenewingKeepsTheTurnsCredentialAliveAndNeverRevivesAGoneOne(t *testing.
 	// A finished turn's credential is removed; renewal does not revive it either.
 	require.NoError(t, store.Put(ctx, "t2", "bob-token", time.Hour))
 	require.NoError(t, store.Delete(ctx, "t2"))
-	require.Error(t, a.RenewTurnCredential(ctx, workflows.RenewCredentialInput{Turn: workflows.TurnRef{TurnID: "t2"}, TTL: time.Hour}))
+	require.Error(t, a.RenewTurnCredential(ctx, workflows.RenewCredentialInput{Turn: workflows.WorkRef{TurnID: "t2"}, TTL: time.Hour}))
 	_, err = store.Get(ctx, "t2")
 	require.Error(t, err)
 }

@@ -62,7 +62,7 @@ func (a *Activities) PlanDeviceTool(ctx context.Context, in workflows.ToolInput)
 			changes = changes || j.Config || devices.ChangesConfig(j.Platform, c)
 		}
 	}
-	return workflows.DevicePlanResult{Plan: workflowPlan(plan), Changes: changes}, nil
+	return workflows.DevicePlanResult{Plan: withTimeouts(plan), Changes: changes}, nil
 }
 
 // RunDevice runs one device's commands under the device's lock. Every command is recorded
@@ -74,7 +74,7 @@ func (a *Activities) RunDevice(ctx context.Context, in workflows.DeviceInput) er
 	defer stop()
 	runCtx, release := a.abortable(ctx, in.Turn.TurnID)
 	runner := a.deviceRunner(in.Turn)
-	runner.run(runCtx, toolsJob(in.Job)) // the outcome is FinishDeviceTool's to read
+	runner.run(runCtx, in.Job) // the outcome is FinishDeviceTool's to read
 	if release() {
 		return abortedError()
 	}
@@ -100,7 +100,7 @@ func (a *Activities) FinishDeviceTool(ctx context.Context, in workflows.DeviceFi
 			first = r.CreatedAt
 		}
 	}
-	plan := toolsPlan(in.Plan)
+	plan := in.Plan
 	res := tools.DeviceResult(plan, planOutcomes(plan, byNode, in.Errors))
 	res.Metadata = map[string]any{"tool_name": in.Call.Name, "version": tools.FormatVersion}
 	if !first.IsZero() {
@@ -171,13 +171,13 @@ func (a *Activities) deviceRunner(ref workflows.ToolCallRef) *deviceRunner {
 }
 
 func (r *deviceRunner) progress(ctx context.Context, job tools.DeviceJob, status, msg string) {
-	r.a.publishTurn(ctx, r.ref.TurnRef, relay.Payload{Type: relay.TypeToolProgress, SessionID: r.ref.SessionID, ToolName: r.ref.ToolName,
+	r.a.publishTurn(ctx, r.ref.WorkRef, relay.Payload{Type: relay.TypeToolProgress, SessionID: r.ref.SessionID, ToolName: r.ref.ToolName,
 		ToolCallID: r.ref.CallID, Progress: tools.Progress{ItemID: job.NodeID, ItemName: job.Name, Status: status, Message: msg}})
 }
 
 func (r *deviceRunner) record(job tools.DeviceJob, seq int, cmd, status string) *models.DeviceCommand {
 	return &models.DeviceCommand{TurnID: r.ref.TurnID, ToolCallID: r.ref.CallID, NodeID: job.NodeID, Seq: seq,
-		SessionID: r.ref.SessionID, Origin: origin(r.ref.TurnRef), UserID: r.ref.UserID, ProjectID: r.ref.ProjectID, DeviceName: job.Name,
+		SessionID: r.ref.SessionID, Origin: origin(r.ref.WorkRef), UserID: r.ref.UserID, ProjectID: r.ref.ProjectID, DeviceName: job.Name,
 		Tool: r.ref.ToolName, Command: cmd, Config: job.Config, Status: status}
 }
 
@@ -489,7 +489,7 @@ func (r *deviceRunner) use(ctx context.Context, job tools.DeviceJob, fn func(*de
 	if r.a.Devices.Locker != nil {
 		locker = timedLocker{Locker: r.a.Devices.Locker, m: r.a.Metrics}
 	}
-	return devices.Use(ctx, locker, job.Target, r.a.GNS3.Host(), opts, func(s *devices.Session) error {
+	return devices.Use(ctx, locker, devices.Target(job.Target), r.a.GNS3.Host(), opts, func(s *devices.Session) error {
 		defer r.a.Metrics.ConsoleSessionOpened()()
 		return fn(s)
 	})

@@ -14,6 +14,7 @@ import (
 	"github.com/gns3-copilot/gns3-copilot/models"
 	"github.com/gns3-copilot/gns3-copilot/relay"
 	"github.com/gns3-copilot/gns3-copilot/tools"
+	"github.com/gns3-copilot/gns3-copilot/vocab"
 	"github.com/gns3-copilot/gns3-copilot/workflows"
 )
 
@@ -31,13 +32,13 @@ func benchDeviceTool(b *testing.B, n int) {
 	jobs := make([]tools.DeviceJob, n)
 	for i, node := range lab.Nodes {
 		jobs[i] = tools.DeviceJob{NodeID: fmt.Sprintf("n%d", i), Name: node.Name, Platform: "vpcs", Commands: []string{"show ip"},
-			Target: devices.Target{NodeID: fmt.Sprintf("n%d", i), Name: node.Name, NodeType: "vpcs", ConsoleType: "telnet",
+			Target: vocab.DeviceTarget{NodeID: fmt.Sprintf("n%d", i), Name: node.Name, NodeType: "vpcs", ConsoleType: "telnet",
 				ConsoleHost: "127.0.0.1", ConsolePort: node.ConsolePort}}
 	}
 	iter := 0
 	for b.Loop() {
 		iter++
-		ref := workflows.ToolCallRef{TurnRef: workflows.TurnRef{TurnID: fmt.Sprintf("t%d", iter), SessionID: "s", ProjectID: "p", UserID: "u"},
+		ref := workflows.ToolCallRef{WorkRef: workflows.WorkRef{TurnID: fmt.Sprintf("t%d", iter), SessionID: "s", ProjectID: "p", UserID: "u"},
 			CallID: "c", ToolName: tools.ShowCommandsTool}
 		var wg sync.WaitGroup
 		for _, job := range jobs {

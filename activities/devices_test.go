@@ -18,6 +18,7 @@ import (
 	"github.com/gns3-copilot/gns3-copilot/models"
 	"github.com/gns3-copilot/gns3-copilot/relay"
 	"github.com/gns3-copilot/gns3-copilot/tools"
+	"github.com/gns3-copilot/gns3-copilot/vocab"
 	"github.com/gns3-copilot/gns3-copilot/workflows"
 )
 
@@ -38,10 +39,10 @@ func deviceFixture(t *testing.T) (*Activities, *fakeios.Server, tools.DeviceJob,
 		Devices:       DeviceAccess{Locker: devices.NewMemoryLocker(5 * time.Second), Policy: devices.DefaultPolicy()},
 	}
 	job := tools.DeviceJob{NodeID: "node-r1", Name: "R1", Config: true, Platform: "cisco_ios",
-		Target: devices.Target{NodeID: "node-r1", Name: "R1", NodeType: "dynamips", Tags: []string{"device_type:cisco_ios"},
+		Target: vocab.DeviceTarget{NodeID: "node-r1", Name: "R1", NodeType: "dynamips", Tags: []string{"device_type:cisco_ios"},
 			ConsoleType: "telnet", ConsoleHost: host, ConsolePort: p},
 		Commands: []string{"interface GigabitEthernet0/0", "ip address 10.0.0.1 255.255.255.0", "no shutdown"}}
-	ref := workflows.ToolCallRef{TurnRef: workflows.TurnRef{SessionID: "s", TurnID: "turn", ProjectID: "p", UserID: "u"},
+	ref := workflows.ToolCallRef{WorkRef: workflows.WorkRef{SessionID: "s", TurnID: "turn", ProjectID: "p", UserID: "u"},
 		CallID: "call", ToolName: tools.ConfigCommandsTool}
 	return a, ios, job, ref
 }
@@ -108,7 +109,7 @@ func TestALineThatTookEffectBeforeTheCrashIsVerifiedAndTheRestIsSent(t *testing.
 	a, ios, job, ref := deviceFixture(t)
 	ctx := context.Background()
 	// The device already holds the address, as if the dying worker's line had gone through.
-	s, err := devices.Connect(ctx, job.Target, "", devices.Options{})
+	s, err := devices.Connect(ctx, devices.Target(job.Target), "", devices.Options{})
 	require.NoError(t, err)
 	_, err = s.Configure(ctx, job.Commands[:2])
 	require.NoError(t, err)
@@ -155,7 +156,7 @@ func TestABusyDeviceIsReportedNotRetriedForever(t *testing.T) {
 	a, _, job, ref := deviceFixture(t)
 	a.Devices.Locker = devices.NewMemoryLocker(50 * time.Millisecond)
 	a.Metrics = metrics.New()
-	unlock, err := a.Devices.Locker.Lock(context.Background(), job.Target.LockKey(), time.Minute)
+	unlock, err := a.Devices.Locker.Lock(context.Background(), devices.Target(job.Target).LockKey(), time.Minute)
 	require.NoError(t, err)
 	defer unlock()
 	out := a.deviceRunner(ref).RunDevice(context.Background(), job)
@@ -176,7 +177,7 @@ func TestACommandThatCannotBeRecordedIsNotSent(t *testing.T) {
 	require.Contains(t, out.Err, "not sent")
 	require.Empty(t, sentConfigLines(ios, job), "no configuration line reached the device")
 
-	err := a.RunDevice(context.Background(), workflows.DeviceInput{Turn: ref, Job: workflowJob(job)})
+	err := a.RunDevice(context.Background(), workflows.DeviceInput{Turn: ref, Job: job})
 	require.ErrorContains(t, err, "could not be recorded first")
 	require.Empty(t, sentConfigLines(ios, job))
 
@@ -203,7 +204,7 @@ func TestALineAnotherAttemptTookOverIsNotSentTwice(t *testing.T) {
 		WHEN NEW.seq = 1 AND NEW.status = 'queued'
 		BEGIN UPDATE device_commands SET status = 'sent' WHERE id = NEW.id; END`).Error)
 
-	err := a.RunDevice(context.Background(), workflows.DeviceInput{Turn: ref, Job: workflowJob(job)})
+	err := a.RunDevice(context.Background(), workflows.DeviceInput{Turn: ref, Job: job})
 	require.ErrorContains(t, err, "another attempt")
 	require.Equal(t, job.Commands[:1], sentConfigLines(ios, job), "only the line this attempt claimed went out")
 	require.Equal(t, []string{"interface GigabitEthernet0/0=ok", "ip address 10.0.0.1 255.255.255.0=sent", "no shutdown=queued"}, statuses(t, a, ref),

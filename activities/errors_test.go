@@ -17,6 +17,7 @@ import (
 	"github.com/gns3-copilot/gns3-copilot/models"
 	"github.com/gns3-copilot/gns3-copilot/relay"
 	"github.com/gns3-copilot/gns3-copilot/tools"
+	"github.com/gns3-copilot/gns3-copilot/vocab"
 	"github.com/gns3-copilot/gns3-copilot/workflows"
 )
 
@@ -40,7 +41,7 @@ func TestPassingCredentialErrorsAreRetriedOnlyGoneIsFinal(t *testing.T) {
 	defer events.Close()
 	a := &Activities{Credentials: store, Events: events, GNS3: gns3.NewServer("http://127.0.0.1:9", time.Second)}
 	ctx := context.Background()
-	in := workflows.ToolInput{Turn: workflows.TurnRef{TurnID: "turn-1", SessionID: "s", Mode: string(tools.TeachingAssistant)},
+	in := workflows.ToolInput{Turn: workflows.WorkRef{TurnID: "turn-1", SessionID: "s", Mode: string(tools.TeachingAssistant)},
 		Call: workflows.ToolCall{ID: "c", Name: "get_gns3_topology", Arguments: "{}"}}
 	require.NoError(t, store.Put(ctx, "turn-1", "token", time.Hour))
 
@@ -58,7 +59,7 @@ func TestPassingCredentialErrorsAreRetriedOnlyGoneIsFinal(t *testing.T) {
 	require.True(t, final(err), "a credential that is gone is final: %v", err)
 	var ae *temporal.ApplicationError
 	require.True(t, errors.As(err, &ae))
-	require.Equal(t, workflows.ErrTypeNoCredentials, ae.Type())
+	require.Equal(t, vocab.ErrTypeNoCredentials, ae.Type())
 
 	// Sealed under another key: bad configuration, final.
 	other, err := credentials.NewSealer(bytes.Repeat([]byte{9}, credentials.KeySize))

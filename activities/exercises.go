@@ -15,6 +15,7 @@ import (
 	"github.com/gns3-copilot/gns3-copilot/relay"
 	"github.com/gns3-copilot/gns3-copilot/skills"
 	"github.com/gns3-copilot/gns3-copilot/tools"
+	"github.com/gns3-copilot/gns3-copilot/vocab"
 	"github.com/gns3-copilot/gns3-copilot/workflows"
 )
 
@@ -26,7 +27,7 @@ type ExerciseStarter interface {
 
 // faultRecorder binds record_injected_fault to the turn and the call: the fault goes to the
 // private table, and the first one of a turn opens its exercise and starts its workflow.
-func (a *Activities) faultRecorder(ref workflows.TurnRef, call workflows.ToolCall) tools.FaultRecorder {
+func (a *Activities) faultRecorder(ref workflows.WorkRef, call workflows.ToolCall) tools.FaultRecorder {
 	return func(ctx context.Context, f tools.InjectedFault) error {
 		if a.Exercises.DB == nil || a.ExerciseStarter == nil {
 			return errors.New("exercises are not enabled on this worker")
@@ -77,7 +78,7 @@ func (a *Activities) VerifyExercise(ctx context.Context, in workflows.ExerciseVe
 		return out, fmt.Errorf("loading the exercise's faults: %w", err)
 	}
 	if len(faults) == 0 {
-		return out, temporal.NewNonRetryableApplicationError("the exercise has no recorded fault", "ExerciseEmpty", nil)
+		return out, temporal.NewNonRetryableApplicationError("the exercise has no recorded fault", vocab.ErrTypeExerciseEmpty, nil)
 	}
 	token, err := a.Credentials.Get(ctx, in.CredentialKey)
 	if err != nil {
@@ -99,7 +100,7 @@ func (a *Activities) VerifyExercise(ctx context.Context, in workflows.ExerciseVe
 			out.Problems = append(out.Problems, fmt.Sprintf("%s could not be checked: its verification command is not allowed", f.Device))
 			continue
 		}
-		ref := workflows.ToolCallRef{TurnRef: workflows.TurnRef{SessionID: in.SessionID, TurnID: fmt.Sprintf("%s-check-%d", in.ExerciseID, in.Check),
+		ref := workflows.ToolCallRef{WorkRef: workflows.WorkRef{SessionID: in.SessionID, TurnID: fmt.Sprintf("%s-check-%d", in.ExerciseID, in.Check),
 			ProjectID: in.ProjectID, UserID: in.UserID, Mode: string(tools.TroubleshootingInjection)},
 			CallID: fmt.Sprintf("verify-%d", f.ID), ToolName: tools.ShowCommandsTool}
 		o := a.deviceRunner(ref).RunDevice(ctx, job)
@@ -196,7 +197,7 @@ func (a *Activities) FinishExercise(ctx context.Context, in workflows.ExercisePr
 }
 
 // private reports whether a turn's events and messages are kept from the student.
-func private(ref workflows.TurnRef) bool { return tools.IsPrivateMode(ref.Mode) }
+func private(ref workflows.WorkRef) bool { return tools.IsPrivateMode(ref.Mode) }
 
 // redactEvent strips what an injection turn's events would tell the student: tool arguments,
 // results and progress, and the model's own words.
@@ -219,7 +220,7 @@ func redactEvent(p relay.Payload) (relay.Payload, bool) {
 }
 
 // publishTurn publishes an event of a turn, redacted when the turn is private.
-func (a *Activities) publishTurn(ctx context.Context, ref workflows.TurnRef, p relay.Payload) {
+func (a *Activities) publishTurn(ctx context.Context, ref workflows.WorkRef, p relay.Payload) {
 	if private(ref) {
 		var keep bool
 		if p, keep = redactEvent(p); !keep {

@@ -81,7 +81,7 @@ func (a *Activities) finalize(ctx context.Context, in workflows.FinalizeInput) e
 // publishAbort ends every tool call the client saw without an end with a tool_end saying it was
 // aborted, then announces the abort, as GNS3's own copilot does before its done. The turn's own
 // event log says which calls the client saw, including ones whose model call was cut off.
-func (a *Activities) publishAbort(ctx context.Context, turn workflows.TurnRef) {
+func (a *Activities) publishAbort(ctx context.Context, turn workflows.WorkRef) {
 	events, err := a.Events.Range(ctx, turn.TurnID, "", 0)
 	if err != nil {
 		a.logger(ctx).Warn("reading the aborted turn's events", "error", err)

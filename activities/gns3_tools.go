@@ -11,6 +11,7 @@ import (
 	"github.com/gns3-copilot/gns3-copilot/models"
 	"github.com/gns3-copilot/gns3-copilot/relay"
 	"github.com/gns3-copilot/gns3-copilot/tools"
+	"github.com/gns3-copilot/gns3-copilot/vocab"
 	"github.com/gns3-copilot/gns3-copilot/workflows"
 )
 
@@ -52,7 +53,7 @@ func (a *Activities) startTool(ctx context.Context, in workflows.ToolInput) (too
 	}
 	mode, err := tools.ParseMode(in.Turn.Mode)
 	if err != nil {
-		return tools.Env{}, "", temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeLLMConfig, nil)
+		return tools.Env{}, "", temporal.NewNonRetryableApplicationError(err.Error(), vocab.ErrTypeLLMConfig, nil)
 	}
 	a.publishTurn(ctx, in.Turn, relay.Payload{Type: relay.TypeToolStart, SessionID: in.Turn.SessionID,
 		ToolName: in.Call.Name, ToolCallID: in.Call.ID})
@@ -80,7 +81,7 @@ func (a *Activities) RecordToolFailure(ctx context.Context, in workflows.ToolFai
 // storeToolResult stages the tool message and then announces it with the full result in
 // tool_end. The message joins the session's history when the turn is finalized, so a client
 // reads the result from tool_end while the turn runs, and from the history afterwards.
-func (a *Activities) storeToolResult(ctx context.Context, ref workflows.TurnRef, call workflows.ToolCall, idx int, res tools.Result) error {
+func (a *Activities) storeToolResult(ctx context.Context, ref workflows.WorkRef, call workflows.ToolCall, idx int, res tools.Result) error {
 	full := res.JSON()
 	if isMCP(ref) {
 		return a.storeMCPResult(ctx, ref, call, res, full)
@@ -88,7 +89,7 @@ func (a *Activities) storeToolResult(ctx context.Context, ref workflows.TurnRef,
 	turn, err := a.Repo.Turn(context.WithoutCancel(ctx), ref.TurnID)
 	if err != nil {
 		if errors.Is(err, models.ErrNotFound) {
-			return temporal.NewNonRetryableApplicationError("the session was deleted", "SessionDeleted", err)
+			return temporal.NewNonRetryableApplicationError("the session was deleted", vocab.ErrTypeSessionDeleted, err)
 		}
 		return fmt.Errorf("loading turn: %w", err)
 	}

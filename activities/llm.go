@@ -18,6 +18,7 @@ import (
 	"github.com/gns3-copilot/gns3-copilot/models"
 	"github.com/gns3-copilot/gns3-copilot/relay"
 	"github.com/gns3-copilot/gns3-copilot/tools"
+	"github.com/gns3-copilot/gns3-copilot/vocab"
 	"github.com/gns3-copilot/gns3-copilot/workflows"
 )
 
@@ -40,7 +41,7 @@ func (a *Activities) LLMCall(ctx context.Context, in workflows.LLMInput) (workfl
 	}
 	mode, err := tools.ParseMode(in.Turn.Mode)
 	if err != nil {
-		return workflows.LLMResult{}, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeLLMConfig, nil)
+		return workflows.LLMResult{}, temporal.NewNonRetryableApplicationError(err.Error(), vocab.ErrTypeLLMConfig, nil)
 	}
 	prompt, err := a.prompt(ctx, in, turn, mode, settings)
 	if err != nil {
@@ -105,7 +106,7 @@ func (a *Activities) saveAnswer(ctx context.Context, turn *models.ChatTurn, idx 
 
 // announceRetry tells clients to drop the text of an earlier run of this model call, when there
 // was one.
-func (a *Activities) announceRetry(ctx context.Context, ref workflows.TurnRef, msgID string) {
+func (a *Activities) announceRetry(ctx context.Context, ref workflows.WorkRef, msgID string) {
 	if n := attempt(ctx); n > 1 {
 		a.publish(ctx, ref.TurnID, relay.Payload{Type: relay.TypeRetry, SessionID: ref.SessionID, Attempt: n})
 	} else if a.lostRunStreamed(ctx, ref.TurnID, msgID) {
@@ -145,7 +146,7 @@ func (a *Activities) lostRunStreamed(ctx context.Context, turnID, msgID string) 
 // then each tool call once more, complete. Its error is the Temporal error the workflow's retry
 // policy reads.
 func (a *Activities) streamToTurn(ctx context.Context, settings llmconfig.Settings, prompt llm.Prompt,
-	ref workflows.TurnRef, msgID string) (llm.Answer, error) {
+	ref workflows.WorkRef, msgID string) (llm.Answer, error) {
 	type argsSent struct {
 		length int
 		at     time.Time
@@ -184,7 +185,7 @@ func (a *Activities) streamToTurn(ctx context.Context, settings llmconfig.Settin
 }
 
 // toolCallEvent is the seed's tool_call event: the call with its arguments so far.
-func toolCallEvent(ref workflows.TurnRef, c llm.ToolCall, complete bool) relay.Payload {
+func toolCallEvent(ref workflows.WorkRef, c llm.ToolCall, complete bool) relay.Payload {
 	return relay.Payload{Type: relay.TypeToolCall, SessionID: ref.SessionID, ToolCall: &relay.ToolCall{
 		ID: c.ID, Type: "function", Index: c.Index, Function: relay.ToolCallFunction{Name: c.Name, Arguments: c.Arguments, Complete: complete}}}
 }
@@ -228,11 +229,11 @@ func temporalLLMError(err error) error {
 	}
 	switch failure.Kind {
 	case llm.Misconfigured:
-		return temporal.NewNonRetryableApplicationError(failure.Message, workflows.ErrTypeLLMConfig, nil)
+		return temporal.NewNonRetryableApplicationError(failure.Message, vocab.ErrTypeLLMConfig, nil)
 	case llm.KeyRejected:
-		return temporal.NewNonRetryableApplicationError(failure.Message, workflows.ErrTypeLLMAuth, nil)
+		return temporal.NewNonRetryableApplicationError(failure.Message, vocab.ErrTypeLLMAuth, nil)
 	case llm.RequestRefused:
-		return temporal.NewNonRetryableApplicationError(failure.Message, workflows.ErrTypeLLMBadRequest, nil)
+		return temporal.NewNonRetryableApplicationError(failure.Message, vocab.ErrTypeLLMBadRequest, nil)
 	}
-	return temporal.NewApplicationError(failure.Message, "LLMUnavailable")
+	return temporal.NewApplicationError(failure.Message, vocab.ErrTypeLLMUnavailable)
 }

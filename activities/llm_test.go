@@ -30,7 +30,7 @@ func TestToolCallArgumentsAreNotResentOnEveryChunk(t *testing.T) {
 	a := &Activities{Events: events}
 	settings := llmconfig.Settings{BaseURL: provider.URL, Model: "m", Trusted: true} // the operator's own endpoint, on loopback
 	out, err := a.streamToTurn(context.Background(), settings, llm.Prompt{
-		Messages: []openai.ChatCompletionMessage{{Role: "user", Content: "hi"}}}, workflows.TurnRef{SessionID: "s", TurnID: "turn"}, "msg")
+		Messages: []openai.ChatCompletionMessage{{Role: "user", Content: "hi"}}}, workflows.WorkRef{SessionID: "s", TurnID: "turn"}, "msg")
 	require.NoError(t, err)
 	require.Len(t, out.ToolCalls, 1)
 	require.Equal(t, string(args), out.ToolCalls[0].Arguments)

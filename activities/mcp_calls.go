@@ -13,17 +13,18 @@ import (
 	"github.com/gns3-copilot/gns3-copilot/models"
 	"github.com/gns3-copilot/gns3-copilot/relay"
 	"github.com/gns3-copilot/gns3-copilot/tools"
+	"github.com/gns3-copilot/gns3-copilot/vocab"
 	"github.com/gns3-copilot/gns3-copilot/workflows"
 )
 
 // isMCP tells a tool call an MCP client made from one of a chat turn: its result goes to the
 // call's record, not to a transcript.
-func isMCP(ref workflows.TurnRef) bool {
+func isMCP(ref workflows.WorkRef) bool {
 	return strings.HasPrefix(ref.Origin, workflows.OriginMCPPrefix)
 }
 
 // origin is what the device-command audit names as the one who asked.
-func origin(ref workflows.TurnRef) string {
+func origin(ref workflows.WorkRef) string {
 	if ref.Origin == "" {
 		return "chat"
 	}
@@ -32,10 +33,10 @@ func origin(ref workflows.TurnRef) string {
 
 // storeMCPResult keeps an MCP call's result in its record and announces it on the call's
 // event log, which the API tails for the client's progress notifications.
-func (a *Activities) storeMCPResult(ctx context.Context, ref workflows.TurnRef, call workflows.ToolCall, res tools.Result, full string) error {
+func (a *Activities) storeMCPResult(ctx context.Context, ref workflows.WorkRef, call workflows.ToolCall, res tools.Result, full string) error {
 	err := a.MCPCalls.SaveResult(context.WithoutCancel(ctx), ref.TurnID, full)
 	if errors.Is(err, models.ErrNotFound) {
-		return temporal.NewNonRetryableApplicationError("the MCP call's record is gone", "MCPCallMissing", err)
+		return temporal.NewNonRetryableApplicationError("the MCP call's record is gone", vocab.ErrTypeMCPCallMissing, err)
 	}
 	if err != nil {
 		return fmt.Errorf("storing the MCP call's result: %w", err)

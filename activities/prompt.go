@@ -46,7 +46,7 @@ func (a *Activities) prompt(ctx context.Context, in workflows.LLMInput, turn *mo
 // systemPrompt is the mode's prompt plus the project as it is now, so the user never has to tell
 // the model ids the copilot can look up itself. It also returns that project (nil when it could
 // not be read).
-func (a *Activities) systemPrompt(ctx context.Context, ref workflows.TurnRef, mode tools.Mode) (string, *livetopo.Snapshot) {
+func (a *Activities) systemPrompt(ctx context.Context, ref workflows.WorkRef, mode tools.Mode) (string, *livetopo.Snapshot) {
 	var b strings.Builder
 	// One set for both: a reload in between must not pair one set's prompt with another's recipes.
 	skillSet := a.Skills.Current()

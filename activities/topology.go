@@ -29,7 +29,7 @@ func (a *Activities) readProject(ctx context.Context, c *gns3.Client, projectID 
 // refreshAfter brings the live copy up to date after a tool changed the lab, so the next model
 // call and the turn's closing mark include the change even if its notification is still on the
 // way; otherwise the next turn would report the copilot's own change as made outside the chat.
-func (a *Activities) refreshAfter(ctx context.Context, ref workflows.TurnRef, tool string) {
+func (a *Activities) refreshAfter(ctx context.Context, ref workflows.WorkRef, tool string) {
 	if a.Live == nil {
 		return
 	}
@@ -43,7 +43,7 @@ func (a *Activities) refreshAfter(ctx context.Context, ref workflows.TurnRef, to
 
 // driftNote says what changed in the lab since the session's previous turn ended, for the
 // first model call of a turn; "" when nothing did or nothing is known.
-func (a *Activities) driftNote(ctx context.Context, ref workflows.TurnRef, now *livetopo.Snapshot) string {
+func (a *Activities) driftNote(ctx context.Context, ref workflows.WorkRef, now *livetopo.Snapshot) string {
 	if a.Marks == nil || now == nil {
 		return ""
 	}
@@ -62,7 +62,7 @@ func (a *Activities) driftNote(ctx context.Context, ref workflows.TurnRef, now *
 }
 
 // markTopology remembers the lab as the turn leaves it, for the next turn's drift note.
-func (a *Activities) markTopology(ctx context.Context, ref workflows.TurnRef) {
+func (a *Activities) markTopology(ctx context.Context, ref workflows.WorkRef) {
 	if a.Marks == nil {
 		return
 	}

@@ -89,7 +89,8 @@ func (s *Server) startTurn(c *gin.Context, forcedMode, defaultMessage string) {
 	if forcedMode != "" {
 		mode = forcedMode
 		// An injection turn breaks the lab on purpose: nobody is asked to approve that (the
-		// forbidden-command list still applies to every line).
+		// forbidden-command list still applies to every line). The empty setting keeps a worker
+		// that does not know SkipApproval from asking.
 		approval = ""
 	}
 
@@ -152,7 +153,7 @@ func (s *Server) startTurn(c *gin.Context, forcedMode, defaultMessage string) {
 	}
 	in := workflows.ChatTurnInput{SessionID: sess.ThreadID, TurnID: turn.ID, ProjectID: project.ProjectID, UserID: u.ID,
 		Mode: mode, DeviceConcurrency: s.deps.DeviceConcurrency, Approval: approval, ApprovalTimeout: s.deps.ApprovalTimeout,
-		CredentialTTL: s.deps.CredentialTTL}
+		SkipApproval: forcedMode != "", CredentialTTL: s.deps.CredentialTTL}
 	desc := describeTurn(turn.Seq, in, project.Name, u.Username, llm.Provider, llm.Model)
 	if err := s.deps.Turns.StartTurn(ctx, turn.WorkflowID, in, desc); err != nil {
 		undo("The workflow engine did not accept the turn", err)

@@ -18,6 +18,7 @@ import (
 	"github.com/gns3-copilot/gns3-copilot/models"
 	"github.com/gns3-copilot/gns3-copilot/relay"
 	"github.com/gns3-copilot/gns3-copilot/tools"
+	"github.com/gns3-copilot/gns3-copilot/vocab"
 	"github.com/gns3-copilot/gns3-copilot/workflows"
 )
 
@@ -78,7 +79,7 @@ func (t TemporalTurns) AskExercise(ctx context.Context, workflowID, update strin
 		return out, nil
 	case errors.As(err, &nf):
 		return out, ErrExerciseOver
-	case errors.As(err, &ae) && ae.Type() == workflows.ErrTypeExerciseOver:
+	case errors.As(err, &ae) && ae.Type() == vocab.ErrTypeExerciseOver:
 		return out, ErrExerciseOver
 	}
 	return out, err

@@ -19,6 +19,7 @@ import (
 	"github.com/gns3-copilot/gns3-copilot/gns3"
 	"github.com/gns3-copilot/gns3-copilot/llmconfig"
 	"github.com/gns3-copilot/gns3-copilot/models"
+	"github.com/gns3-copilot/gns3-copilot/vocab"
 )
 
 // maxLLMConfigBody bounds a configuration request; the longest field allowed is a few KB.
@@ -215,7 +216,7 @@ func (h *llmConfigAPI) providers(c *gin.Context) {
 		"defaults": gin.H{
 			"model_type": llmconfig.DefaultModelType, "temperature": llmconfig.DefaultTemperature,
 			"context_limit": contextwindow.DefaultContextLimitK, "context_strategy": contextwindow.Balanced,
-			"copilot_mode": llmconfig.ModeTeachingAssistant,
+			"copilot_mode": vocab.ModeTeachingAssistant,
 		},
 	})
 }

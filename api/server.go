@@ -84,7 +84,7 @@ type Deps struct {
 	// GNS3Proxy, when set, receives every request that is not the copilot's own (NewGNS3Proxy):
 	// the copilot then fronts GNS3 at one address, and its page moves to CopilotPagePath.
 	GNS3Proxy http.Handler
-	// Approval is which tool calls wait for the owner (workflows.ApprovalChanges, …; "" runs
+	// Approval is which tool calls wait for the owner (vocab.ApprovalChanges, …; "" runs
 	// device tools directly, as before approvals existed); ApprovalTimeout is how long they wait.
 	Approval        string
 	ApprovalTimeout time.Duration

@@ -8,22 +8,13 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/gns3-copilot/gns3-copilot/vocab"
 )
 
-// Target is what the device tools know about a GNS3 node's console.
-type Target struct {
-	NodeID       string
-	Name         string
-	NodeType     string
-	TemplateName string
-	// Image holds the node's image file names (hda_disk_image, image,
-	// path, …), separated by spaces.
-	Image       string
-	Tags        []string
-	ConsoleType string
-	ConsoleHost string
-	ConsolePort int
-}
+// Target is what the device tools know about a GNS3 node's console: the device plan's target,
+// with the driver's methods.
+type Target vocab.DeviceTarget
 
 func (t Target) label() string {
 	switch {

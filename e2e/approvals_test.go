@@ -32,6 +32,7 @@ func replayAndSave(t *testing.T, env *e2eenv.Env, workflowID, fixture string) {
 	replayer.RegisterWorkflowWithOptions(workflows.ChatTurn, workflow.RegisterOptions{Name: workflows.ChatTurnWorkflow})
 	replayer.RegisterWorkflowWithOptions(workflows.ConfigJob, workflow.RegisterOptions{Name: workflows.ConfigJobWorkflow})
 	replayer.RegisterWorkflowWithOptions(workflows.Exercise, workflow.RegisterOptions{Name: workflows.ExerciseWorkflow})
+	replayer.RegisterWorkflowWithOptions(workflows.MCPCall, workflow.RegisterOptions{Name: workflows.MCPCallWorkflow})
 	require.NoError(t, replayer.ReplayWorkflowHistory(nil, hist), workflowID)
 	if os.Getenv("GNS3COPILOT_WRITE_REPLAY") == "1" {
 		b, err := protojson.MarshalOptions{Indent: "  "}.Marshal(hist)

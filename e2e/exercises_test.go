@@ -16,6 +16,7 @@ import (
 	"github.com/gns3-copilot/gns3-copilot/internal/testkit/vpcslab"
 	"github.com/gns3-copilot/gns3-copilot/models"
 	"github.com/gns3-copilot/gns3-copilot/service"
+	"github.com/gns3-copilot/gns3-copilot/vocab"
 	"github.com/gns3-copilot/gns3-copilot/workflows"
 )
 
@@ -241,7 +242,7 @@ func TestInjectedFaultExerciseOnRealVPCS(t *testing.T) {
 	// the current code (and is the fixture of workflows.TestRecordedExerciseReplaysOnTheCurrentCode).
 	var final workflows.ExerciseAnswer
 	require.NoError(t, env.Service.Temporal().GetWorkflow(ctx, ex.ExerciseID, "").Get(ctx, &final), "the exercise's workflow ended")
-	require.Equal(t, workflows.ExerciseFixed, final.Status)
+	require.Equal(t, vocab.ExerciseFixed, final.Status)
 	replayAndSave(t, env, ex.ExerciseID, "exercise_history.json")
 
 	// A later turn's model does not learn the fault from the transcript either.
@@ -265,7 +266,7 @@ func TestInjectedFaultExerciseOnRealVPCS(t *testing.T) {
 	require.Equal(t, http.StatusNoContent, code, string(body))
 	var ended workflows.ExerciseAnswer
 	require.NoError(t, env.Service.Temporal().GetWorkflow(ctx, models.ExerciseID(second, 1), "").Get(ctx, &ended))
-	require.Equal(t, workflows.ExerciseGivenUp, ended.Status)
+	require.Equal(t, vocab.ExerciseGivenUp, ended.Status)
 	code, body = env.DoAs("teacher-token", http.MethodGet, "/v3/copilot/exercises/"+models.ExerciseID(second, 1), nil)
 	require.Equal(t, http.StatusOK, code, string(body))
 	require.NoError(t, json.Unmarshal(body, &rec))

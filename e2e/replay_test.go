@@ -12,7 +12,9 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/gns3-copilot/gns3-copilot/internal/testkit/e2eenv"
+	"github.com/gns3-copilot/gns3-copilot/internal/testkit/fakegns3"
 	"github.com/gns3-copilot/gns3-copilot/internal/testkit/fakeopenai"
+	"github.com/gns3-copilot/gns3-copilot/internal/testkit/vpcslab"
 	"github.com/gns3-copilot/gns3-copilot/workflows"
 )
 
@@ -55,4 +57,23 @@ func TestRealTurnHistoryReplays(t *testing.T) {
 		require.NoError(t, err)
 		require.NoError(t, os.WriteFile(filepath.Join("..", "workflows", "testdata", "chat_turn_local_history.json"), b, 0o644))
 	}
+}
+
+// A real MCP call's history (a device command on a real VPCS, fanned out per device, with the
+// credential renewal an approval-setting call keeps) replays on the current workflow code. With
+// GNS3COPILOT_WRITE_REPLAY=1 it is saved as the fixture workflows/replay_test.go replays.
+func TestRealMCPCallHistoryReplays(t *testing.T) {
+	lab := vpcslab.Start(t, 1)
+	env := e2eenv.Start(t, e2eenv.Options{Mode: "lab_automation_assistant", Approval: "config"})
+	node := env.GNS3.AddNode(env.ProjectID, fakegns3.NodeSpec{Template: fakegns3.VPCSTemplateID, Name: "PC1", Status: "started"})
+	env.GNS3.SetConsole(node.ID, "127.0.0.1", lab.Nodes[0].ConsolePort)
+	c, err := connectMCP(t, env, e2eenv.UserToken, "")
+	require.NoError(t, err)
+
+	res, out := callTool(t, c, "execute_multiple_device_commands", map[string]any{"project_id": env.ProjectID,
+		"device_configs": []map[string]any{{"device_name": "PC1", "commands": []string{"show ip"}}}}, nil)
+	require.True(t, out.Success, "%+v", out)
+	callID := res.Meta["call_id"].(string)
+
+	replayAndSave(t, env, workflows.MCPCallID("execute_multiple_device_commands", callID), "mcp_call_history.json")
 }

@@ -12,16 +12,11 @@ import (
 
 	"github.com/gns3-copilot/gns3-copilot/contextwindow"
 	"github.com/gns3-copilot/gns3-copilot/models"
-)
-
-// Copilot modes: what the copilot may do in a user's lab.
-const (
-	ModeTeachingAssistant = "teaching_assistant"
-	ModeLabAutomation     = "lab_automation_assistant"
+	"github.com/gns3-copilot/gns3-copilot/vocab"
 )
 
 // CopilotModes lists the modes a configuration may choose.
-func CopilotModes() []string { return []string{ModeTeachingAssistant, ModeLabAutomation} }
+func CopilotModes() []string { return []string{vocab.ModeTeachingAssistant, vocab.ModeLabAutomation} }
 
 // Model types of the reference API. Only the chat-capable ones can be a default, since the
 // default is what a chat turn runs with.
@@ -202,7 +197,7 @@ func applyChange(c *models.LLMModelConfig, ch Change, creating bool) (*string, e
 		c.CopilotMode = strings.ToLower(strings.TrimSpace(*ch.CopilotMode))
 	}
 	if c.CopilotMode == "" {
-		c.CopilotMode = ModeTeachingAssistant
+		c.CopilotMode = vocab.ModeTeachingAssistant
 	}
 	if !contains(CopilotModes(), c.CopilotMode) {
 		bad("copilot_mode %q is not one of %s", c.CopilotMode, strings.Join(CopilotModes(), ", "))

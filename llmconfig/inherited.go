@@ -11,6 +11,7 @@ import (
 
 	"github.com/gns3-copilot/gns3-copilot/gns3"
 	"github.com/gns3-copilot/gns3-copilot/models"
+	"github.com/gns3-copilot/gns3-copilot/vocab"
 )
 
 // A user inherits the configurations of their GNS3 groups. GNS3's web UI lets the user pick one
@@ -101,7 +102,7 @@ func (s *Store) ChooseInherited(ctx context.Context, userID string, in *Inherite
 	if mode != nil {
 		m := strings.ToLower(strings.TrimSpace(*mode))
 		if m == "" {
-			m = ModeTeachingAssistant
+			m = vocab.ModeTeachingAssistant
 		}
 		if !contains(CopilotModes(), m) {
 			return &ValidationError{Problems: []string{fmt.Sprintf("copilot_mode %q is not one of %s", m, strings.Join(CopilotModes(), ", "))}}

@@ -16,6 +16,7 @@ import (
 	"github.com/gns3-copilot/gns3-copilot/gns3"
 	"github.com/gns3-copilot/gns3-copilot/internal/testkit/fakegns3"
 	"github.com/gns3-copilot/gns3-copilot/models"
+	"github.com/gns3-copilot/gns3-copilot/vocab"
 	"gorm.io/gorm"
 )
 
@@ -121,7 +122,7 @@ func TestCreateFillsPresetsAndDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	if c.Provider != "ollama" || c.BaseURL != "http://localhost:11434/v1" || c.Temperature != DefaultTemperature ||
-		c.ContextStrategy != "balanced" || c.CopilotMode != ModeTeachingAssistant || c.ModelType != "text" ||
+		c.ContextStrategy != "balanced" || c.CopilotMode != vocab.ModeTeachingAssistant || c.ModelType != "text" ||
 		c.ContextLimit != 32 || c.MaxTokens != 0 || !c.IsDefault {
 		t.Fatalf("defaults not applied: %+v", c)
 	}
@@ -147,7 +148,7 @@ func TestCreateFillsPresetsAndDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if custom.BaseURL != "https://proxy.internal:8443/openai/v1" || custom.CopilotMode != ModeLabAutomation || custom.MaxTokens != 2048 || custom.IsDefault {
+	if custom.BaseURL != "https://proxy.internal:8443/openai/v1" || custom.CopilotMode != vocab.ModeLabAutomation || custom.MaxTokens != 2048 || custom.IsDefault {
 		t.Fatalf("a given base URL always wins: %+v", custom)
 	}
 }
@@ -178,7 +179,7 @@ func TestKeysAreSealedAndLoadedWorkerSide(t *testing.T) {
 		t.Fatal(err)
 	}
 	if s.APIKey != secretKey || s.ConfigID != c.ID || s.Model != "gpt-4o-mini" || *s.Temperature != 0.7 || s.ContextLimitK != 128 ||
-		s.ContextStrategy != "balanced" || s.CopilotMode != ModeTeachingAssistant {
+		s.ContextStrategy != "balanced" || s.CopilotMode != vocab.ModeTeachingAssistant {
 		t.Fatalf("loaded %+v", s)
 	}
 	if strings.Contains(s.String(), secretKey) || strings.Contains(fmt.Sprintf("%v %+v %#v", s, s, s), secretKey) {

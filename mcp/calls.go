@@ -55,7 +55,7 @@ func (f *frontDoor) run(ctx context.Context, req *sdk.CallToolRequest, caller ap
 	if err := f.d.Credentials.Put(bg, callID, caller.Token, f.d.CredentialTTL); err != nil {
 		return undo("Storing the call's credentials failed", err)
 	}
-	ref := workflows.TurnRef{SessionID: sessionID, TurnID: callID, ProjectID: projectID, UserID: caller.ID, Mode: string(st.mode),
+	ref := workflows.WorkRef{SessionID: sessionID, TurnID: callID, ProjectID: projectID, UserID: caller.ID, Mode: string(st.mode),
 		Origin: workflows.OriginMCPPrefix + st.client}
 	in := workflows.MCPCallInput{Call: ref, Tool: workflows.ToolCall{ID: callID, Name: tool, Arguments: args},
 		Approval: f.d.Approval, ApprovalTimeout: f.d.ApprovalTimeout,

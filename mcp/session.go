@@ -14,7 +14,7 @@ import (
 	"github.com/gns3-copilot/gns3-copilot/api"
 	"github.com/gns3-copilot/gns3-copilot/gns3"
 	"github.com/gns3-copilot/gns3-copilot/tools"
-	"github.com/gns3-copilot/gns3-copilot/workflows"
+	"github.com/gns3-copilot/gns3-copilot/vocab"
 )
 
 // session is one MCP session's server side: its settings, and its topology subscriptions.
@@ -63,8 +63,8 @@ func (f *frontDoor) newSessionServer(st sessionSettings) *sdk.Server {
 // catalogueTool is a chat tool as MCP offers it: the same name, description and schema, plus
 // project_id, since an MCP session is bound to no project.
 func catalogueTool(t tools.Tool) *sdk.Tool {
-	readOnly := !t.Mutating() && (!workflows.IsDeviceTool(t.Name()) || t.Name() == tools.ShowCommandsTool)
-	destructive := workflows.IsDestructiveTool(t.Name())
+	readOnly := !t.Mutating() && (!vocab.IsDeviceTool(t.Name()) || t.Name() == tools.ShowCommandsTool)
+	destructive := vocab.IsDestructiveTool(t.Name())
 	return &sdk.Tool{Name: t.Name(), Description: t.Description(), InputSchema: WithProjectID(t.Parameters()),
 		Annotations: &sdk.ToolAnnotations{ReadOnlyHint: readOnly, DestructiveHint: &destructive, IdempotentHint: t.Idempotent()}}
 }

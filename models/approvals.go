@@ -8,20 +8,22 @@ import (
 
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
+
+	"github.com/gns3-copilot/gns3-copilot/vocab"
 )
 
 // Approval statuses. A pending approval becomes exactly one of the other three, once.
 const (
-	ApprovalPending  = "pending"
-	ApprovalApproved = "approved"
-	ApprovalRejected = "rejected"
-	ApprovalExpired  = "expired"
+	ApprovalPending  = vocab.ApprovalPending
+	ApprovalApproved = vocab.ApprovalApproved
+	ApprovalRejected = vocab.ApprovalRejected
+	ApprovalExpired  = vocab.ApprovalExpired
 )
 
 // Approval kinds: what the person is asked to allow.
 const (
-	ApprovalKindConfig      = "config"      // configuration lines sent to device consoles
-	ApprovalKindDestructive = "destructive" // deleting, stopping or reloading lab nodes or links
+	ApprovalKindConfig      = vocab.ApprovalKindConfig
+	ApprovalKindDestructive = vocab.ApprovalKindDestructive
 )
 
 // Approval is one question put to the session's owner before the copilot changes the lab, and
@@ -154,15 +156,15 @@ func (r ApprovalRepository) ForProject(ctx context.Context, projectID, userID, s
 
 // ConfigJob statuses.
 const (
-	JobPlanning  = "planning"
-	JobWaiting   = "waiting_approval"
-	JobApplying  = "applying"
-	JobCompleted = "completed" // every device took every line
-	JobPartial   = "partial"   // some lines did not take, or some devices failed
-	JobFailed    = "failed"    // nothing took
-	JobRejected  = "rejected"
-	JobExpired   = "expired"
-	JobCancelled = "cancelled"
+	JobPlanning  = vocab.JobPlanning
+	JobWaiting   = vocab.JobWaiting
+	JobApplying  = vocab.JobApplying
+	JobCompleted = vocab.JobCompleted
+	JobPartial   = vocab.JobPartial
+	JobFailed    = vocab.JobFailed
+	JobRejected  = vocab.JobRejected
+	JobExpired   = vocab.JobExpired
+	JobCancelled = vocab.JobCancelled
 )
 
 // ConfigJob is one configuration tool call run as its own workflow: the audit's entry point.

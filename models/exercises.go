@@ -10,14 +10,16 @@ import (
 	"github.com/google/uuid"
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
+
+	"github.com/gns3-copilot/gns3-copilot/vocab"
 )
 
 // Exercise statuses. An open exercise ends exactly once, in one of the other three.
 const (
-	ExerciseOpen    = "open"
-	ExerciseFixed   = "fixed"
-	ExerciseGivenUp = "given_up"
-	ExerciseExpired = "expired"
+	ExerciseOpen    = vocab.ExerciseOpen
+	ExerciseFixed   = vocab.ExerciseFixed
+	ExerciseGivenUp = vocab.ExerciseGivenUp
+	ExerciseExpired = vocab.ExerciseExpired
 )
 
 // Exercise is one fault-injection exercise: what the student sees of it (status, checks, hints

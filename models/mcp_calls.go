@@ -5,13 +5,15 @@ import (
 	"time"
 
 	"gorm.io/gorm"
+
+	"github.com/gns3-copilot/gns3-copilot/vocab"
 )
 
 // MCP call statuses (the same words as package workflows uses).
 const (
-	MCPCallRunning   = "running"
-	MCPCallCompleted = "completed"
-	MCPCallFailed    = "failed"
+	MCPCallRunning   = vocab.MCPCallRunning
+	MCPCallCompleted = vocab.MCPCallCompleted
+	MCPCallFailed    = vocab.MCPCallFailed
 )
 
 // MCPCall is one tool call an MCP client made: who, from which client, on which project, and,

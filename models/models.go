@@ -6,6 +6,8 @@ package models
 import (
 	"errors"
 	"time"
+
+	"github.com/gns3-copilot/gns3-copilot/vocab"
 )
 
 // ChatSession is the seed's chat_sessions row. ThreadID is the session id clients see.
@@ -33,10 +35,10 @@ type ChatSession struct {
 
 // Turn statuses.
 const (
-	TurnRunning   = "running"
-	TurnCompleted = "completed"
-	TurnFailed    = "failed"
-	TurnCancelled = "cancelled"
+	TurnRunning   = vocab.TurnRunning
+	TurnCompleted = vocab.TurnCompleted
+	TurnFailed    = vocab.TurnFailed
+	TurnCancelled = vocab.TurnCancelled
 )
 
 // ChatTurn is one user message and everything the copilot did to answer it: one ChatTurn workflow.

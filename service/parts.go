@@ -24,8 +24,9 @@ import (
 	"github.com/gns3-copilot/gns3-copilot/web"
 )
 
-// parts are the pieces whose choice depends on configuration.
-type parts struct {
+// configuredParts are the pieces the configuration chooses: which LLM endpoints and tools a
+// turn may use, how devices are reached, the page, the skills and the optional routes.
+type configuredParts struct {
 	llmLoader  llmconfig.Loader
 	llmChooser api.LLMChooser
 	tools      *tools.Registry
@@ -39,11 +40,11 @@ type parts struct {
 	llmConfigs    *llmconfig.Store
 }
 
-func buildParts(db *gorm.DB, sealer *credentials.Sealer, rdb *redis.Client, cfg Config, log *slog.Logger) (parts, error) {
+func buildConfiguredParts(db *gorm.DB, sealer *credentials.Sealer, rdb *redis.Client, cfg Config, log *slog.Logger) (configuredParts, error) {
 	def := serverDefaultLLM(cfg)
 	outbound, err := egress.New(cfg.LLMAllowHosts, cfg.LLMAllowlistOnly)
 	if err != nil {
-		return parts{}, fmt.Errorf("--llm-allow-hosts: %w", err)
+		return configuredParts{}, fmt.Errorf("--llm-allow-hosts: %w", err)
 	}
 	if cfg.LLMResolver != nil {
 		outbound = outbound.WithResolver(cfg.LLMResolver)
@@ -53,13 +54,13 @@ func buildParts(db *gorm.DB, sealer *credentials.Sealer, rdb *redis.Client, cfg 
 	if cfg.ForbiddenCommands != "" {
 		p, err := devices.LoadPolicy(cfg.ForbiddenCommands)
 		if err != nil {
-			return parts{}, fmt.Errorf("--forbidden-commands: %w", err)
+			return configuredParts{}, fmt.Errorf("--forbidden-commands: %w", err)
 		}
 		policy = p
 	}
 	sk, err := skills.Open(cfg.SkillsDir, policy)
 	if err != nil {
-		return parts{}, fmt.Errorf("--skills-dir: %w", err)
+		return configuredParts{}, fmt.Errorf("--skills-dir: %w", err)
 	}
 	// Consoles take one writer at a time; a turn waits this long for another to finish.
 	const lockWait = 30 * time.Second
@@ -67,7 +68,7 @@ func buildParts(db *gorm.DB, sealer *credentials.Sealer, rdb *redis.Client, cfg 
 	if rdb != nil {
 		locker = devices.NewRedisLocker(rdb, lockWait)
 	}
-	return parts{
+	return configuredParts{
 		devices: activities.DeviceAccess{Locker: locker, Policy: sk.Policy(),
 			Options: devices.Options{Consoles: devices.NewConsoleLimit(cfg.MaxOpenConsoles)}},
 		skills:     sk,

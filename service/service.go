@@ -256,20 +256,20 @@ func Start(ctx context.Context, role Role, cfg Config) (_ *Running, err error) {
 	exercises, mcpCalls := models.ExerciseRepository{DB: db}, models.MCPCallRepository{DB: db}
 	turns := api.TemporalTurns{Client: r.temporal, TaskQueue: workflows.TaskQueue}
 	r.metrics.WatchApprovals(approvalCounts(approvals))
-	parts, err := buildParts(db, sealer, rdb, cfg, log)
+	configured, err := buildConfiguredParts(db, sealer, rdb, cfg, log)
 	if err != nil {
 		return nil, err
 	}
 
 	if role != RoleAPI {
-		acts := &activities.Activities{Repo: repo, Events: events, LLM: parts.llmLoader, Credentials: creds,
-			GNS3: gns3Server, Tools: parts.tools, Logger: log, EventTTL: cfg.EventTTL,
-			Devices: parts.devices, DeviceRecords: deviceRecords, LLMClient: llm.NewClient(nil, parts.untrustedHTTP),
-			Skills: parts.skills, Approvals: approvals, ConfigJobs: configJobs, Metrics: r.metrics,
+		acts := &activities.Activities{Repo: repo, Events: events, LLM: configured.llmLoader, Credentials: creds,
+			GNS3: gns3Server, Tools: configured.tools, Logger: log, EventTTL: cfg.EventTTL,
+			Devices: configured.devices, DeviceRecords: deviceRecords, LLMClient: llm.NewClient(nil, configured.untrustedHTTP),
+			Skills: configured.skills, Approvals: approvals, ConfigJobs: configJobs, Metrics: r.metrics,
 			Marks: &models.TopologyMarks{DB: db}, MCPCalls: mcpCalls, Exercises: exercises,
 			ExerciseStarter: turns, ExerciseTTL: cfg.ExerciseTTL}
 		if role == RoleWorker {
-			r.closers = append(r.closers, followSkillReloads(events, parts.skills, log, nil))
+			r.closers = append(r.closers, followSkillReloads(events, configured.skills, log, nil))
 		}
 		if live != nil {
 			acts.Live = live
@@ -298,9 +298,9 @@ func Start(ctx context.Context, role Role, cfg Config) (_ *Running, err error) {
 		if metricsAddr == "" {
 			metricsOnAPI = r.metrics.Handler()
 		}
-		routes := append(parts.routes, api.ApprovalRoutes(approvals, configJobs, deviceRecords, turns))
+		routes := append(configured.routes, api.ApprovalRoutes(approvals, configJobs, deviceRecords, turns))
 		mcpDeps := mcp.Deps{Temporal: r.temporal, TaskQueue: workflows.TaskQueue, Calls: mcpCalls, Approvals: approvals,
-			Events: events, Credentials: creds, Tools: parts.tools, LLM: parts.llmChooser, DefaultMode: cfg.CopilotMode, Approval: cfg.Approval,
+			Events: events, Credentials: creds, Tools: configured.tools, LLM: configured.llmChooser, DefaultMode: cfg.CopilotMode, Approval: cfg.Approval,
 			ApprovalTimeout: cfg.ApprovalTimeout, DeviceConcurrency: cfg.DeviceConcurrency, MaxCallsPerUser: cfg.MCPMaxCallsPerUser,
 			Logger: log}
 		if live != nil {
@@ -309,7 +309,7 @@ func Start(ctx context.Context, role Role, cfg Config) (_ *Running, err error) {
 		routes = append(routes, mcp.Routes(mcpDeps))
 		deps := api.Deps{Repo: repo, GNS3: gns3Server, Events: events,
 			Turns:       turns,
-			Credentials: creds, LLM: parts.llmChooser, LLMConfigs: parts.llmConfigs, Logger: log, Web: parts.web,
+			Credentials: creds, LLM: configured.llmChooser, LLMConfigs: configured.llmConfigs, Logger: log, Web: configured.web,
 			Routes: routes, Metrics: r.metrics, MetricsHandler: metricsOnAPI,
 			Heartbeat: cfg.Heartbeat, DeviceConcurrency: cfg.DeviceConcurrency, CORSOrigins: cfg.CORSOrigins,
 			Limits: turnLimits(cfg, rdb), Approval: cfg.Approval, ApprovalTimeout: cfg.ApprovalTimeout, Live: liveAPI(live), UserCacheTTL: cfg.checkCacheTTL(),

@@ -9,21 +9,17 @@ import (
 
 	"github.com/gns3-copilot/gns3-copilot/devices"
 	"github.com/gns3-copilot/gns3-copilot/gns3"
+	"github.com/gns3-copilot/gns3-copilot/vocab"
 )
 
-// Names of the device tools: they talk to the nodes' consoles rather than to GNS3's API.
+// Names of the device tools: they talk to the nodes' consoles rather than to GNS3's API. They
+// have no Run: a call is planned with PlanDevices and run by the device activities, one per
+// device, so a crash repeats no device's work (vocab.IsDeviceTool tells them).
 const (
-	ShowCommandsTool   = "execute_multiple_device_commands"
-	ConfigCommandsTool = "execute_multiple_device_config_commands"
-	VPCSCommandsTool   = "execute_vpcs_commands"
+	ShowCommandsTool   = vocab.ShowCommandsTool
+	ConfigCommandsTool = vocab.ConfigCommandsTool
+	VPCSCommandsTool   = vocab.VPCSCommandsTool
 )
-
-// IsDeviceTool reports whether a tool runs commands on device consoles. Those tools have no Run:
-// a call is planned with PlanDevices and run by the device activities, one per device, so a
-// crash repeats no device's work.
-func IsDeviceTool(name string) bool {
-	return name == ShowCommandsTool || name == ConfigCommandsTool || name == VPCSCommandsTool
-}
 
 const (
 	maxDevicesPerCall  = 100
@@ -31,30 +27,17 @@ const (
 	maxCommandLength   = 1000
 )
 
-// BlockedCommand is a command the safety policy refused; it is never sent.
-type BlockedCommand struct {
-	Command string `json:"command"`
-	Reason  string `json:"reason"`
-}
-
-// DeviceJob is what one device is asked to do within a tool call.
-type DeviceJob struct {
-	NodeID   string           `json:"node_id"`
-	Name     string           `json:"name"`
-	Target   devices.Target   `json:"target"`
-	Platform string           `json:"platform,omitempty"` // forced platform ("vpcs" for the VPCS tool)
-	Commands []string         `json:"commands"`           // allowed commands, in order
-	Blocked  []BlockedCommand `json:"blocked,omitempty"`
-	Config   bool             `json:"config"` // run inside configuration mode
-}
-
-// DevicePlan is a validated device tool call: the devices that will be contacted, and the ones
-// that failed before any connection (unknown name, stopped node, wrong console type).
-type DevicePlan struct {
-	Tool   string      `json:"tool"`
-	Jobs   []DeviceJob `json:"jobs"`
-	Failed []Item      `json:"failed,omitempty"`
-}
+// The plan's types are the vocabulary's: the device activities' workflow carries them through
+// its history as they are.
+type (
+	// BlockedCommand is a command the safety policy refused; it is never sent.
+	BlockedCommand = vocab.BlockedCommand
+	// DeviceJob is what one device is asked to do within a tool call.
+	DeviceJob = vocab.DeviceJob
+	// DevicePlan is a validated device tool call: the devices that will be contacted, and the
+	// ones that failed before any connection (unknown name, stopped node, wrong console type).
+	DevicePlan = vocab.DevicePlan
+)
 
 // DeviceOutcome is what happened on one device.
 type DeviceOutcome struct {
@@ -325,7 +308,7 @@ func deviceJob(n *gns3.Node, templateName, gns3Host, tool string) (DeviceJob, st
 		}
 	}
 	t.Image = strings.Join(images, " ")
-	job := DeviceJob{NodeID: n.NodeID, Name: n.Name, Target: t, Config: tool == ConfigCommandsTool}
+	job := DeviceJob{NodeID: n.NodeID, Name: n.Name, Target: vocab.DeviceTarget(t), Config: tool == ConfigCommandsTool}
 	if tool == VPCSCommandsTool {
 		if n.NodeType != "vpcs" {
 			return job, fmt.Sprintf("%s is a %s node, not a VPCS PC; use %s", n.Name, n.NodeType, ShowCommandsTool)

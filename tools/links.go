@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/gns3-copilot/gns3-copilot/gns3"
+	"github.com/gns3-copilot/gns3-copilot/vocab"
 )
 
 const maxLinksPerCall = 50
@@ -192,7 +193,7 @@ type deleteLinkTool struct{ spec }
 
 func newDeleteLinkTool() Tool {
 	return &deleteLinkTool{spec{
-		name: "delete_gns3_link",
+		name: vocab.DeleteLinkTool,
 		description: "Remove links. Identify each link by link_id, by one of its ends (node_a + port_a), " +
 			"or by the two nodes it joins (node_a + node_b, when only one link joins them).",
 		schema: `{"type":"object","properties":{"links":{"type":"array","minItems":1,"maxItems":50,"items":{"type":"object","properties":{` +

@@ -10,6 +10,7 @@ import (
 	"unicode"
 
 	"github.com/gns3-copilot/gns3-copilot/gns3"
+	"github.com/gns3-copilot/gns3-copilot/vocab"
 )
 
 // MinNodeSpacing is the smallest distance in px kept between two nodes so
@@ -505,7 +506,7 @@ type deleteNodeTool struct{ spec }
 
 func newDeleteNodeTool() Tool {
 	return &deleteNodeTool{spec{
-		name: "delete_gns3_node",
+		name: vocab.DeleteNodeTool,
 		description: "Delete nodes and every link attached to them. This cannot be undone: the node's configuration and disks are lost. " +
 			"node_ids accepts node IDs or names.",
 		schema: `{"type":"object","properties":{"node_ids":{"type":"array","minItems":1,"maxItems":30,"uniqueItems":true,` +

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/gns3-copilot/gns3-copilot/gns3"
+	"github.com/gns3-copilot/gns3-copilot/vocab"
 )
 
 // How long a node type may take to report "started" when the model does
@@ -259,7 +260,7 @@ func newPowerTool(name, verb, done, want, description string, idempotent bool, c
 }
 
 func newStopTool() Tool {
-	return newPowerTool("stop_gns3_node", "stop", "stopped", gns3.NodeStopped,
+	return newPowerTool(vocab.StopNodeTool, "stop", "stopped", gns3.NodeStopped,
 		"Stop (power off) nodes. Unsaved device configuration is lost.", true,
 		func(c *gns3.Client) func(context.Context, string, string) error { return c.StopNode })
 }
@@ -271,7 +272,7 @@ func newSuspendTool() Tool {
 }
 
 func newReloadTool() Tool {
-	return newPowerTool("reload_gns3_node", "reload", "reloaded", gns3.NodeStarted,
+	return newPowerTool(vocab.ReloadNodeTool, "reload", "reloaded", gns3.NodeStarted,
 		"Reload (power-cycle) nodes. Unsaved device configuration is lost.", false,
 		func(c *gns3.Client) func(context.Context, string, string) error { return c.ReloadNode })
 }

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/gns3-copilot/gns3-copilot/gns3"
+	"github.com/gns3-copilot/gns3-copilot/vocab"
 )
 
 // FormatVersion is the version of the standard response format, reported in every result as
@@ -26,14 +27,9 @@ const (
 	StatusPartial = "partial_success"
 )
 
-// Item is the result for one node, link, template or device.
-type Item struct {
-	ID     string `json:"id"`
-	Name   string `json:"name"`
-	Status string `json:"status"`
-	Result string `json:"result,omitempty"`
-	Error  string `json:"error,omitempty"`
-}
+// Item is the result for one node, link, template or device; a device plan's failed devices
+// are items too.
+type Item = vocab.ResultItem
 
 // Result is what every tool returns.
 type Result struct {
@@ -124,11 +120,11 @@ type Mode string
 
 // Modes.
 const (
-	TeachingAssistant Mode = "teaching_assistant"
-	LabAutomation     Mode = "lab_automation_assistant"
+	TeachingAssistant Mode = vocab.ModeTeachingAssistant
+	LabAutomation     Mode = vocab.ModeLabAutomation
 	// TroubleshootingInjection breaks the lab on purpose for a student to repair. Only the
 	// inject route starts it; what it does is kept from the student (see IsPrivateMode).
-	TroubleshootingInjection Mode = "troubleshooting_injection"
+	TroubleshootingInjection Mode = vocab.ModeTroubleshootingInjection
 )
 
 // Modes lists every mode.
@@ -203,7 +199,7 @@ type Tool interface {
 	Idempotent() bool // safe to retry blindly
 }
 
-// Runner is a tool that runs in one call; every tool but the device tools (see IsDeviceTool).
+// Runner is a tool that runs in one call; every tool but the device tools (see vocab.IsDeviceTool).
 type Runner interface {
 	Tool
 	Run(ctx context.Context, env Env, args json.RawMessage) Result

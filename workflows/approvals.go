@@ -9,19 +9,12 @@ import (
 
 	"github.com/google/uuid"
 	"go.temporal.io/sdk/workflow"
+
+	"github.com/gns3-copilot/gns3-copilot/vocab"
 )
 
-// Approval settings: which tool calls wait for the session owner's decision.
-const (
-	// ApprovalChanges asks before configuration and before destructive lab tools.
-	ApprovalChanges = "changes"
-	// ApprovalConfig asks before configuration only.
-	ApprovalConfig = "config"
-	// ApprovalNever asks nothing; configuration still runs as a job, with its diff.
-	ApprovalNever = "never"
-	// DefaultApprovalTimeout is how long an unanswered approval waits before it expires.
-	DefaultApprovalTimeout = 30 * time.Minute
-)
+// DefaultApprovalTimeout is how long an unanswered approval waits before it expires.
+const DefaultApprovalTimeout = 30 * time.Minute
 
 // Names of the approval update and its activities.
 const (
@@ -33,20 +26,20 @@ const (
 
 // RenewCredentialInput extends the lifetime of a turn's stored GNS3 credential.
 type RenewCredentialInput struct {
-	Turn TurnRef
+	Turn WorkRef
 	TTL  time.Duration
 }
 
 // keepCredential renews the turn's credential every half of its lifetime until ctx ends, so a
 // turn that waits for hours on an approval can still act for its user afterwards. Renewal
 // failures are left to the activities that need the credential to report.
-func keepCredential(ctx workflow.Context, ref TurnRef, ttl time.Duration) {
+func keepCredential(ctx workflow.Context, ref WorkRef, ttl time.Duration) {
 	keepCredentialFrom(ctx, ref, ttl, ttl/2)
 }
 
 // keepCredentialFrom is keepCredential with the first renewal due after first (at once when
 // it is not positive): a turn that starts renewing late keeps the schedule it started with.
-func keepCredentialFrom(ctx workflow.Context, ref TurnRef, ttl, first time.Duration) {
+func keepCredentialFrom(ctx workflow.Context, ref WorkRef, ttl, first time.Duration) {
 	if ttl <= 0 {
 		return
 	}
@@ -68,38 +61,15 @@ func keepCredentialFrom(ctx workflow.Context, ref TurnRef, ttl, first time.Durat
 	})
 }
 
-// Decisions a person can send, and the outcomes an approval ends with.
+// Decisions a person can send; an approval ends as vocab.ApprovalApproved, ApprovalRejected or
+// ApprovalExpired.
 const (
 	DecisionApprove = "approve"
 	DecisionReject  = "reject"
-
-	OutcomeApproved = "approved"
-	OutcomeRejected = "rejected"
-	OutcomeExpired  = "expired"
 )
 
 // MaxApprovalComment bounds the comment that goes into the history and to the model.
 const MaxApprovalComment = 2000
-
-// Kinds of approval (the models package uses the same words for its rows).
-const (
-	ApprovalKindConfig      = "config"
-	ApprovalKindDestructive = "destructive"
-)
-
-// destructiveTools are the lab tools that lose state or take the lab apart; under
-// ApprovalChanges they wait for a decision.
-var destructiveTools = map[string]bool{
-	"delete_gns3_node": true, "delete_gns3_link": true, "stop_gns3_node": true, "reload_gns3_node": true,
-}
-
-// IsDestructiveTool reports whether a tool asks for approval under ApprovalChanges.
-func IsDestructiveTool(name string) bool { return destructiveTools[name] }
-
-// ValidApprovalSetting reports whether s is one of the operator's approval settings.
-func ValidApprovalSetting(s string) bool {
-	return s == ApprovalChanges || s == ApprovalConfig || s == ApprovalNever
-}
 
 // ApprovalID is the id of the approval a tool call of a turn waits for: derived, not random, so
 // a replay, a retried activity and the page all name the same approval.
@@ -125,7 +95,7 @@ type ApprovalDecision struct {
 // ApprovalOutcome is how an approval ended.
 type ApprovalOutcome struct {
 	ApprovalID string
-	Status     string // OutcomeApproved, OutcomeRejected or OutcomeExpired
+	Status     string // vocab.ApprovalApproved, vocab.ApprovalRejected or vocab.ApprovalExpired
 	DecidedBy  string
 	Comment    string
 	// Standing is an "approve all" that also decides the turn's later approvals; StandingOf
@@ -135,11 +105,11 @@ type ApprovalOutcome struct {
 }
 
 // Approved reports whether the person said yes.
-func (o ApprovalOutcome) Approved() bool { return o.Status == OutcomeApproved }
+func (o ApprovalOutcome) Approved() bool { return o.Status == vocab.ApprovalApproved }
 
 // ApprovalRequest asks the activity to store a pending approval and announce it.
 type ApprovalRequest struct {
-	Turn       TurnRef
+	Turn       WorkRef
 	Call       ToolCall
 	ApprovalID string
 	Kind       string
@@ -149,7 +119,7 @@ type ApprovalRequest struct {
 	// JobID names the configuration job whose plan (and read-before) the approval shows.
 	JobID string
 	// Plan is the configuration job's validated plan (nil for a destructive tool).
-	Plan *DevicePlan
+	Plan *vocab.DevicePlan
 	// MessageIndex is the transcript slot of the call's result; the question is stored beside
 	// it for the history (0, in workflows started before it existed: not stored).
 	MessageIndex int `json:",omitempty"`
@@ -160,7 +130,7 @@ type ApprovalRequest struct {
 
 // DecisionRecord asks the activity to store a decision and announce it.
 type DecisionRecord struct {
-	Turn    TurnRef
+	Turn    WorkRef
 	Call    ToolCall
 	Outcome ApprovalOutcome
 	// Reply and MessageIndex: the person's answer in the conversation, stored in the
@@ -173,7 +143,7 @@ type DecisionRecord struct {
 // and what each approval it asked for has become. The wait is a timer and a condition, so it
 // holds no activity while the person thinks and survives any restart.
 type approvalGate struct {
-	turn    TurnRef
+	turn    WorkRef
 	waiting map[string]*approvalState
 	// standing is the turn's "approve all", once given: later approvals are decided by it.
 	standing *ApprovalOutcome
@@ -199,7 +169,7 @@ func (g *approvalGate) stand(o ApprovalOutcome) {
 	}
 }
 
-func newApprovalGate(ctx workflow.Context, turn TurnRef) (*approvalGate, error) {
+func newApprovalGate(ctx workflow.Context, turn WorkRef) (*approvalGate, error) {
 	g := &approvalGate{turn: turn, waiting: map[string]*approvalState{}}
 	err := workflow.SetUpdateHandlerWithOptions(ctx, ApprovalUpdate, g.decide, workflow.UpdateHandlerOptions{Validator: g.validate})
 	return g, err
@@ -228,9 +198,9 @@ func (g *approvalGate) validate(_ workflow.Context, d ApprovalDecision) error {
 // nothing can happen on the old assumption.
 func (g *approvalGate) decide(ctx workflow.Context, d ApprovalDecision) (ApprovalOutcome, error) {
 	st := g.waiting[d.ApprovalID]
-	out := ApprovalOutcome{ApprovalID: d.ApprovalID, Status: OutcomeRejected, DecidedBy: d.Username, Comment: strings.TrimSpace(d.Comment)}
+	out := ApprovalOutcome{ApprovalID: d.ApprovalID, Status: vocab.ApprovalRejected, DecidedBy: d.Username, Comment: strings.TrimSpace(d.Comment)}
 	if d.Decision == DecisionApprove {
-		out.Status = OutcomeApproved
+		out.Status = vocab.ApprovalApproved
 		out.Standing = d.Standing
 	}
 	// Set before the activity runs: a second update validated meanwhile sees it decided.
@@ -250,7 +220,7 @@ func (g *approvalGate) record(ctx workflow.Context, call ToolCall, out ApprovalO
 
 func describeOutcome(o ApprovalOutcome) string {
 	switch {
-	case o.Status == OutcomeExpired:
+	case o.Status == vocab.ApprovalExpired:
 		return "it expired"
 	case o.DecidedBy != "":
 		return o.Status + " by " + o.DecidedBy
@@ -278,7 +248,7 @@ func (g *approvalGate) ask(ctx workflow.Context, req ApprovalRequest, timeout ti
 		// An "approve all" given earlier in the turn answers: the approval is stored for the
 		// audit, decided by it, and nobody is asked.
 		req.StandingOf = g.standing.ApprovalID
-		out := ApprovalOutcome{ApprovalID: req.ApprovalID, Status: OutcomeApproved, DecidedBy: g.standing.DecidedBy, StandingOf: g.standing.ApprovalID,
+		out := ApprovalOutcome{ApprovalID: req.ApprovalID, Status: vocab.ApprovalApproved, DecidedBy: g.standing.DecidedBy, StandingOf: g.standing.ApprovalID,
 			Comment: "approved by the standing decision (approve all) given on approval " + g.standing.ApprovalID}
 		st.decided, st.outcome = true, out
 		if err := workflow.ExecuteActivity(summarized(recordOptions(ctx), fmt.Sprintf("approval by standing decision: %s", toolSummary(req.Call))), RequestApprovalActivity, req).Get(ctx, nil); err != nil {
@@ -299,9 +269,9 @@ func (g *approvalGate) ask(ctx workflow.Context, req ApprovalRequest, timeout ti
 		if st.decided {
 			return st.outcome, nil
 		}
-		out := ApprovalOutcome{ApprovalID: req.ApprovalID, Status: OutcomeExpired}
+		out := ApprovalOutcome{ApprovalID: req.ApprovalID, Status: vocab.ApprovalExpired}
 		if err != nil {
-			out = ApprovalOutcome{ApprovalID: req.ApprovalID, Status: OutcomeRejected, Comment: CommentTurnAborted}
+			out = ApprovalOutcome{ApprovalID: req.ApprovalID, Status: vocab.ApprovalRejected, Comment: CommentTurnAborted}
 		}
 		st.decided, st.outcome = true, out
 		dctx, _ := workflow.NewDisconnectedContext(ctx)
@@ -328,9 +298,9 @@ const CommentTurnAborted = "the turn was aborted"
 func RejectionMessage(o ApprovalOutcome) string {
 	var msg string
 	switch o.Status {
-	case OutcomeExpired:
+	case vocab.ApprovalExpired:
 		msg = "Nothing was done: the approval expired without an answer from the user."
-	case OutcomeRejected:
+	case vocab.ApprovalRejected:
 		who := "the user"
 		if o.DecidedBy != "" {
 			who = o.DecidedBy

@@ -6,6 +6,8 @@ import (
 
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
+
+	"github.com/gns3-copilot/gns3-copilot/vocab"
 )
 
 // Configuration jobs: a device tool call that changes configuration runs as a child workflow
@@ -29,7 +31,7 @@ func ConfigJobID(turnID, callID string) string {
 
 // jobSearchAttributes make a job findable by project, session, user and tool; a turn sets
 // ToolName to the last tool that asked for approval or ran as a job.
-func jobSearchAttributes(ref TurnRef, tool string) temporal.SearchAttributes {
+func jobSearchAttributes(ref WorkRef, tool string) temporal.SearchAttributes {
 	return temporal.NewSearchAttributes(
 		temporal.NewSearchAttributeKeyKeyword(SearchAttrProjectID).ValueSet(ref.ProjectID),
 		temporal.NewSearchAttributeKeyKeyword(SearchAttrSessionID).ValueSet(ref.SessionID),
@@ -40,7 +42,7 @@ func jobSearchAttributes(ref TurnRef, tool string) temporal.SearchAttributes {
 
 // ConfigJobInput carries identifiers and settings only, like the turn's input.
 type ConfigJobInput struct {
-	Turn              TurnRef
+	Turn              WorkRef
 	Call              ToolCall
 	MessageIndex      int
 	Approval          string
@@ -60,14 +62,14 @@ type ConfigJobResult struct {
 // ReadConfigInput reads one device's configuration before or after the change.
 type ReadConfigInput struct {
 	Turn  ToolCallRef
-	Job   DeviceJob
+	Job   vocab.DeviceJob
 	Phase string
 }
 
 // ConfigJobStatusInput records where a job stands.
 type ConfigJobStatusInput struct {
 	JobID      string
-	Turn       TurnRef
+	Turn       WorkRef
 	Call       ToolCall
 	Status     string
 	ApprovalID string
@@ -78,10 +80,10 @@ type ConfigJobStatusInput struct {
 // shows, and the diff of before and after.
 type FinishConfigJobInput struct {
 	JobID        string
-	Turn         TurnRef
+	Turn         WorkRef
 	Call         ToolCall
 	MessageIndex int
-	Plan         DevicePlan
+	Plan         vocab.DevicePlan
 	// Errors are devices whose apply activity failed for good; ReadErrors are reads that
 	// failed, by phase and node id.
 	Errors     map[string]string
@@ -112,12 +114,12 @@ func ConfigJob(ctx workflow.Context, in ConfigJobInput) (ConfigJobResult, error)
 		return ConfigJobResult{}, err
 	}
 	if planned.Done {
-		return ConfigJobResult{Status: "done"}, nil
+		return ConfigJobResult{Status: vocab.JobDone}, nil
 	}
 	if !planned.Changes {
 		// Only looking (ping, show): nothing to approve or to compare.
 		err := runPlannedDevices(ctx, in.Turn, in.Call, in.MessageIndex, planned.Plan, in.DeviceConcurrency)
-		return ConfigJobResult{Status: "done"}, err
+		return ConfigJobResult{Status: vocab.JobDone}, err
 	}
 
 	status := func(s, approvalID string) error {
@@ -125,10 +127,10 @@ func ConfigJob(ctx workflow.Context, in ConfigJobInput) (ConfigJobResult, error)
 			JobID: jobID, Turn: in.Turn, Call: in.Call, Status: s, ApprovalID: approvalID, Devices: len(planned.Plan.Jobs),
 		}).Get(ctx, nil)
 	}
-	if err := status("planning", ""); err != nil {
+	if err := status(vocab.JobPlanning, ""); err != nil {
 		return ConfigJobResult{}, err
 	}
-	ref := ToolCallRef{TurnRef: in.Turn, CallID: in.Call.ID, ToolName: in.Call.Name}
+	ref := ToolCallRef{WorkRef: in.Turn, CallID: in.Call.ID, ToolName: in.Call.Name}
 
 	readErrs := map[string]map[string]string{ReadBefore: readConfigs(ctx, ref, planned.Plan, ReadBefore, in.DeviceConcurrency)}
 
@@ -142,12 +144,12 @@ func ConfigJob(ctx workflow.Context, in ConfigJobInput) (ConfigJobResult, error)
 		return ConfigJobResult{Status: fin.Status, Approval: outcome}, err
 	}
 
-	outcome := ApprovalOutcome{Status: OutcomeApproved}
-	if in.Approval == ApprovalChanges || in.Approval == ApprovalConfig {
-		if err := status("waiting_approval", ApprovalID(in.Turn.TurnID, in.Call.ID)); err != nil {
+	outcome := ApprovalOutcome{Status: vocab.ApprovalApproved}
+	if in.Approval == vocab.ApprovalChanges || in.Approval == vocab.ApprovalConfig {
+		if err := status(vocab.JobWaiting, ApprovalID(in.Turn.TurnID, in.Call.ID)); err != nil {
 			return ConfigJobResult{}, err
 		}
-		outcome, err = gate.ask(ctx, ApprovalRequest{Call: in.Call, Kind: ApprovalKindConfig, JobID: jobID, Plan: &planned.Plan, MessageIndex: in.MessageIndex}, in.ApprovalTimeout)
+		outcome, err = gate.ask(ctx, ApprovalRequest{Call: in.Call, Kind: vocab.ApprovalKindConfig, JobID: jobID, Plan: &planned.Plan, MessageIndex: in.MessageIndex}, in.ApprovalTimeout)
 		if err != nil {
 			if ctx.Err() != nil {
 				res, ferr := finish(ctx, outcome, false, nil)
@@ -162,7 +164,7 @@ func ConfigJob(ctx workflow.Context, in ConfigJobInput) (ConfigJobResult, error)
 			return finish(ctx, outcome, false, nil)
 		}
 	}
-	if err := status("applying", outcome.ApprovalID); err != nil {
+	if err := status(vocab.JobApplying, outcome.ApprovalID); err != nil {
 		return ConfigJobResult{}, err
 	}
 	errs, cancelErr := applyDevices(ctx, ref, planned.Plan, in.DeviceConcurrency)
@@ -181,9 +183,9 @@ func ConfigJob(ctx workflow.Context, in ConfigJobInput) (ConfigJobResult, error)
 
 // readConfigs reads every device's configuration, a bounded number at a time. A device whose
 // read fails is reported by node id; the job goes on without its read.
-func readConfigs(ctx workflow.Context, ref ToolCallRef, plan DevicePlan, phase string, concurrency int) map[string]string {
+func readConfigs(ctx workflow.Context, ref ToolCallRef, plan vocab.DevicePlan, phase string, concurrency int) map[string]string {
 	errs := map[string]string{}
-	forEachDevice(ctx, plan, concurrency, func(gctx workflow.Context, job DeviceJob) {
+	forEachDevice(ctx, plan, concurrency, func(gctx workflow.Context, job vocab.DeviceJob) {
 		rctx := workflow.WithActivityOptions(gctx, readConfigOptions())
 		if err := workflow.ExecuteActivity(summarized(rctx, fmt.Sprintf("%s: read the configuration %s the change", deviceName(job), phase)), ReadConfigActivity, ReadConfigInput{Turn: ref, Job: job, Phase: phase}).Get(gctx, nil); err != nil {
 			errs[job.NodeID] = failureMessage(err)
@@ -195,7 +197,7 @@ func readConfigs(ctx workflow.Context, ref ToolCallRef, plan DevicePlan, phase s
 // forEachDevice runs fn for every job of the plan, at most concurrency at once, and returns when
 // all have finished. It returns the jobs fn never ran for: those still waiting for a slot when
 // the context was cancelled.
-func forEachDevice(ctx workflow.Context, plan DevicePlan, concurrency int, fn func(workflow.Context, DeviceJob)) []DeviceJob {
+func forEachDevice(ctx workflow.Context, plan vocab.DevicePlan, concurrency int, fn func(workflow.Context, vocab.DeviceJob)) []vocab.DeviceJob {
 	if concurrency <= 0 {
 		// Calls recorded before "device-fanout" ran 16 devices at a time; they replay so.
 		concurrency = legacyDeviceConcurrency
@@ -205,7 +207,7 @@ func forEachDevice(ctx workflow.Context, plan DevicePlan, concurrency int, fn fu
 	}
 	sem := workflow.NewSemaphore(ctx, int64(concurrency))
 	wg := workflow.NewWaitGroup(ctx)
-	var notRun []DeviceJob
+	var notRun []vocab.DeviceJob
 	for _, job := range plan.Jobs {
 		wg.Add(1)
 		workflow.Go(ctx, func(gctx workflow.Context) {

@@ -8,6 +8,8 @@ import (
 
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
+
+	"github.com/gns3-copilot/gns3-copilot/vocab"
 )
 
 // The Exercise workflow, its updates and activities. An exercise starts when an injection turn
@@ -24,14 +26,6 @@ const (
 	ExerciseFinishActivity   = "FinishExercise"
 	// DefaultExerciseTTL is how long an exercise waits for its student before it expires.
 	DefaultExerciseTTL = 7 * 24 * time.Hour
-)
-
-// Exercise states, as the page and the API name them.
-const (
-	ExerciseOpen    = "open"
-	ExerciseFixed   = "fixed"
-	ExerciseGivenUp = "given_up"
-	ExerciseExpired = "expired"
 )
 
 // ExerciseInput names the exercise; the fault itself stays in the database, so this workflow's
@@ -105,9 +99,6 @@ type ExerciseProgressInput struct {
 	Message    string
 }
 
-// ErrTypeExerciseOver is how the update validators refuse a request to an exercise that ended.
-const ErrTypeExerciseOver = "ExerciseOver"
-
 // Exercise waits for the student. A check re-runs the verification commands and answers fixed
 // or not yet; a hint gives the next, stronger hint; give_up ends it. It ends when fixed, given
 // up, or after its TTL; a restart of anything in between only replays it.
@@ -116,7 +107,7 @@ func Exercise(ctx workflow.Context, in ExerciseInput) (ExerciseAnswer, error) {
 	if ttl <= 0 {
 		ttl = DefaultExerciseTTL
 	}
-	st := ExerciseAnswer{Status: ExerciseOpen}
+	st := ExerciseAnswer{Status: vocab.ExerciseOpen}
 	verifyCtx := workflow.WithActivityOptions(ctx, exerciseCheckOptions())
 	dbCtx := workflow.WithActivityOptions(ctx, exerciseRecordOptions())
 	progress := func() ExerciseProgressInput {
@@ -132,8 +123,8 @@ func Exercise(ctx workflow.Context, in ExerciseInput) (ExerciseAnswer, error) {
 	// Requests are answered one at a time, in order: two hints asked at once are the next two.
 	one := workflow.NewMutex(ctx)
 	open := func(ctx workflow.Context, req ExerciseRequest) error {
-		if st.Status != ExerciseOpen {
-			return temporal.NewApplicationError(fmt.Sprintf("the exercise is over (%s)", st.Status), ErrTypeExerciseOver)
+		if st.Status != vocab.ExerciseOpen {
+			return temporal.NewApplicationError(fmt.Sprintf("the exercise is over (%s)", st.Status), vocab.ErrTypeExerciseOver)
 		}
 		return nil
 	}
@@ -143,7 +134,7 @@ func Exercise(ctx workflow.Context, in ExerciseInput) (ExerciseAnswer, error) {
 			return ExerciseAnswer{}, err
 		}
 		defer one.Unlock()
-		if st.Status != ExerciseOpen {
+		if st.Status != vocab.ExerciseOpen {
 			return st, nil
 		}
 		st.Checks++
@@ -154,14 +145,14 @@ func Exercise(ctx workflow.Context, in ExerciseInput) (ExerciseAnswer, error) {
 			st.Checks--
 			return ExerciseAnswer{}, err
 		}
-		if st.Status != ExerciseOpen {
+		if st.Status != vocab.ExerciseOpen {
 			// Given up or expired while this check ran: the exercise's end stands.
 			return st, nil
 		}
 		st.Fixed = v.Fixed
 		switch {
 		case v.Fixed:
-			st.Status = ExerciseFixed
+			st.Status = vocab.ExerciseFixed
 			st.Message = fmt.Sprintf("Fixed! The lab passes its check (after %d check(s) and %d hint(s)).", st.Checks, st.HintsUsed)
 		case len(v.Problems) > 0:
 			st.Message = fmt.Sprintf("Not yet: %d of %d check(s) pass. %s", v.Passed, v.Total, strings.Join(v.Problems, "; ")+".")
@@ -187,14 +178,14 @@ func Exercise(ctx workflow.Context, in ExerciseInput) (ExerciseAnswer, error) {
 			return ExerciseAnswer{}, err
 		}
 		defer one.Unlock()
-		if st.Status != ExerciseOpen {
+		if st.Status != vocab.ExerciseOpen {
 			return st, nil
 		}
 		var h ExerciseHintResult
 		if err := workflow.ExecuteActivity(summarized(dbCtx, fmt.Sprintf("hint %d", st.HintsUsed+1)), ExerciseHintActivity, ExerciseHintInput{ExerciseID: in.ExerciseID, Level: st.HintsUsed}).Get(hctx, &h); err != nil {
 			return ExerciseAnswer{}, err
 		}
-		if st.Status != ExerciseOpen {
+		if st.Status != vocab.ExerciseOpen {
 			return st, nil
 		}
 		if h.Last {
@@ -212,20 +203,20 @@ func Exercise(ctx workflow.Context, in ExerciseInput) (ExerciseAnswer, error) {
 	}
 
 	if err := workflow.SetUpdateHandlerWithOptions(ctx, ExerciseGiveUpUpdate, func(hctx workflow.Context, req ExerciseRequest) (ExerciseAnswer, error) {
-		st.Status = ExerciseGivenUp
+		st.Status = vocab.ExerciseGivenUp
 		st.Message = "You gave up on this exercise."
 		return st, nil
 	}, workflow.UpdateHandlerOptions{Validator: open}); err != nil {
 		return st, err
 	}
 
-	ended, err := workflow.AwaitWithTimeout(ctx, ttl, func() bool { return st.Status != ExerciseOpen })
+	ended, err := workflow.AwaitWithTimeout(ctx, ttl, func() bool { return st.Status != vocab.ExerciseOpen })
 	switch {
 	case err != nil:
 		// Cancelled (from the Temporal UI, say): the exercise is over for the student.
-		st.Status, st.Message = ExerciseGivenUp, "The exercise was stopped."
+		st.Status, st.Message = vocab.ExerciseGivenUp, "The exercise was stopped."
 	case !ended:
-		st.Status, st.Message = ExerciseExpired, "The exercise expired."
+		st.Status, st.Message = vocab.ExerciseExpired, "The exercise expired."
 	}
 	dctx, _ := workflow.NewDisconnectedContext(ctx)
 	// A check that was running still answers its student before the workflow closes.

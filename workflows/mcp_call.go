@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"go.temporal.io/sdk/workflow"
+
+	"github.com/gns3-copilot/gns3-copilot/vocab"
 )
 
 // MCP calls: a tool call that arrives over the Model Context Protocol runs as a workflow of its
@@ -16,10 +18,6 @@ const (
 	FinishMCPCallActivity = "FinishMCPCall"
 	// OriginMCPPrefix starts the Origin of every MCP call ("mcp:<client name>").
 	OriginMCPPrefix = "mcp:"
-	// MCP call statuses, as the call's record and result keep them.
-	MCPCallRunning   = "running"
-	MCPCallCompleted = "completed"
-	MCPCallFailed    = "failed"
 )
 
 // MCPCallID makes an MCP call readable in the Temporal UI ("mcp-call-<tool>-<call id>") and
@@ -34,7 +32,7 @@ func MCPCallID(tool, callID string) string {
 type MCPCallInput struct {
 	// Call is the call's reference: TurnID is the call id, SessionID the MCP session, Origin
 	// "mcp:<client>".
-	Call TurnRef
+	Call WorkRef
 	Tool ToolCall
 	// Approval and ApprovalTimeout are the operator's settings, as for chat turns.
 	Approval        string
@@ -58,28 +56,26 @@ type MCPCallResult struct {
 // FinishMCPCallInput closes an MCP call. Error is set when the tool could not run at all (its
 // activity failed for good); the record then gets a failed standard result saying why.
 type FinishMCPCallInput struct {
-	Call  TurnRef
+	Call  WorkRef
 	Tool  ToolCall
 	Error string
 }
 
 // MCPCall runs one tool call for an MCP client: a configuration tool as a ConfigJob child
 // (approval, read before and after, diff), a destructive lab tool behind an approval under
-// ApprovalChanges, a device tool fanned out per device, any other tool as one activity. It
+// vocab.ApprovalChanges, a device tool fanned out per device, any other tool as one activity. It
 // always ends by finishing the call's record, so a client that comes back by call id finds
 // the result.
 func MCPCall(ctx workflow.Context, in MCPCallInput) (MCPCallResult, error) {
 	ref := in.Call
-	call := in.Tool
-	// The same options as a turn's tool calls: a call is a turn's tool call without the model.
-	toolCtx := workflow.WithActivityOptions(ctx, toolOptions())
-	recordCtx := workflow.WithActivityOptions(ctx, toolFailureOptions())
-
 	approvals := in.Approval != ""
 	gate, err := newApprovalGate(ctx, ref)
 	if err != nil {
 		return MCPCallResult{}, err
 	}
+	// A call is a turn's tool call without the model: the same runner, options and summaries.
+	tools := newToolRunner(ctx, gate, toolSettings{ref: ref, approvals: approvals, approval: in.Approval, approvalTimeout: in.ApprovalTimeout,
+		deviceConcurrency: in.DeviceConcurrency, searchAttributes: in.SearchAttributes})
 	stopRenewing := func() {}
 	if approvals {
 		var rctx workflow.Context
@@ -89,33 +85,17 @@ func MCPCall(ctx workflow.Context, in MCPCallInput) (MCPCallResult, error) {
 
 	// The slot is a transcript position in a turn; an MCP call has one result and no transcript.
 	const slot = 0
-	switch routeTool(approvals, in.Approval, ref.Mode, call.Name) {
-	case routeConfigJob:
-		copts := workflow.ChildWorkflowOptions{WorkflowID: ConfigJobID(ref.TurnID, call.ID), WaitForCancellation: true}
-		if in.SearchAttributes {
-			copts.TypedSearchAttributes = jobSearchAttributes(ref, call.Name)
-		}
-		err = workflow.ExecuteChildWorkflow(workflow.WithChildOptions(ctx, copts), ConfigJobWorkflow, ConfigJobInput{
-			Turn: ref, Call: call, MessageIndex: slot, Approval: in.Approval,
-			ApprovalTimeout: in.ApprovalTimeout, DeviceConcurrency: in.DeviceConcurrency,
-		}).Get(ctx, nil)
-	case routeApproved:
-		err = runApprovedTool(ctx, toolCtx, recordCtx, gate, ref, call, slot, in.ApprovalTimeout)
-	case routeDevices:
-		err = runDeviceTool(ctx, toolCtx, ref, call, slot, in.DeviceConcurrency)
-	default:
-		err = workflow.ExecuteActivity(toolCtx, ToolActivity, ToolInput{Turn: ref, Call: call, MessageIndex: slot}).Get(ctx, nil)
-	}
+	err = tools.run(ctx, in.Tool, slot)
 	stopRenewing()
 
-	res := MCPCallResult{Status: MCPCallCompleted}
+	res := MCPCallResult{Status: vocab.MCPCallCompleted}
 	if err != nil {
-		res = MCPCallResult{Status: MCPCallFailed, Error: failureMessage(err)}
+		res = MCPCallResult{Status: vocab.MCPCallFailed, Error: failureMessage(err)}
 	}
 	// The record must be closed even when the call was cancelled, or its result would never come.
 	fctx, _ := workflow.NewDisconnectedContext(ctx)
 	fctx = workflow.WithActivityOptions(fctx, finalizeOptions())
-	if ferr := workflow.ExecuteActivity(fctx, FinishMCPCallActivity, FinishMCPCallInput{Call: ref, Tool: call, Error: res.Error}).Get(fctx, nil); ferr != nil {
+	if ferr := workflow.ExecuteActivity(summarized(fctx, "finish the MCP call: "+res.Status), FinishMCPCallActivity, FinishMCPCallInput{Call: ref, Tool: in.Tool, Error: res.Error}).Get(fctx, nil); ferr != nil {
 		return res, fmt.Errorf("finishing the MCP call: %w", ferr)
 	}
 	return res, nil

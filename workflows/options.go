@@ -5,6 +5,8 @@ import (
 
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
+
+	"github.com/gns3-copilot/gns3-copilot/vocab"
 )
 
 // How long each kind of activity may take and how it is retried. Functions rather than values,
@@ -30,7 +32,7 @@ func llmOptions() workflow.ActivityOptions {
 		BackoffCoefficient:     2,
 		MaximumInterval:        30 * time.Second,
 		MaximumAttempts:        5,
-		NonRetryableErrorTypes: []string{ErrTypeLLMAuth, ErrTypeLLMBadRequest, ErrTypeLLMConfig, ErrTypeTurnAborted},
+		NonRetryableErrorTypes: []string{vocab.ErrTypeLLMAuth, vocab.ErrTypeLLMBadRequest, vocab.ErrTypeLLMConfig, vocab.ErrTypeTurnAborted},
 	})
 }
 
@@ -42,7 +44,7 @@ func toolOptions() workflow.ActivityOptions {
 		BackoffCoefficient:     2,
 		MaximumInterval:        20 * time.Second,
 		MaximumAttempts:        3,
-		NonRetryableErrorTypes: []string{ErrTypeNoCredentials, ErrTypeTurnAborted},
+		NonRetryableErrorTypes: []string{vocab.ErrTypeNoCredentials, vocab.ErrTypeTurnAborted},
 	})
 }
 
@@ -75,7 +77,7 @@ func finalizeOptions() workflow.ActivityOptions {
 func deviceOptions(timeout time.Duration) workflow.ActivityOptions {
 	return heartbeating(timeout, temporal.RetryPolicy{
 		InitialInterval: time.Second, BackoffCoefficient: 2, MaximumAttempts: 3,
-		NonRetryableErrorTypes: []string{ErrTypeTurnAborted},
+		NonRetryableErrorTypes: []string{vocab.ErrTypeTurnAborted},
 	})
 }
 

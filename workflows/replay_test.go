@@ -43,3 +43,20 @@ func TestRecordedExerciseReplaysOnTheCurrentCode(t *testing.T) {
 	r.RegisterWorkflowWithOptions(workflows.Exercise, workflow.RegisterOptions{Name: workflows.ExerciseWorkflow})
 	require.NoError(t, r.ReplayWorkflowHistoryFromJSONFile(nil, "testdata/exercise_history.json"))
 }
+
+// An MCP call that ran a device command on a real VPCS, with the credential renewal of a call
+// under an approval setting; recorded by e2e.TestRealMCPCallHistoryReplays on the code before
+// MCPCall and ChatTurn shared their tool-call runner.
+func TestRecordedMCPCallReplaysOnTheCurrentCode(t *testing.T) {
+	r := worker.NewWorkflowReplayer()
+	r.RegisterWorkflowWithOptions(workflows.MCPCall, workflow.RegisterOptions{Name: workflows.MCPCallWorkflow})
+	require.NoError(t, r.ReplayWorkflowHistoryFromJSONFile(nil, "testdata/mcp_call_history.json"))
+}
+
+// The same turn recorded with "approvals" and "lean-turn" but before "local-model-finalize", by
+// e2e.TestRealTurnHistoryReplays at that commit: the one ChatTurn path the fixtures above miss.
+func TestRecordedLeanTurnWithoutLocalActivitiesReplaysOnTheCurrentCode(t *testing.T) {
+	r := worker.NewWorkflowReplayer()
+	r.RegisterWorkflowWithOptions(workflows.ChatTurn, workflow.RegisterOptions{Name: workflows.ChatTurnWorkflow})
+	require.NoError(t, r.ReplayWorkflowHistoryFromJSONFile(nil, "testdata/chat_turn_lean_history.json"))
+}

@@ -1,12 +1,11 @@
-// Package workflows holds the ChatTurn workflow: the durable loop of LLM calls and tool runs that
-// answers one user message. Code here must stay deterministic; everything that talks to the
-// outside world is an activity in package activities.
 package workflows
 
 import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/gns3-copilot/gns3-copilot/vocab"
 )
 
 // TaskQueue is the queue workers poll and turns are started on.
@@ -15,31 +14,17 @@ const TaskQueue = "gns3-copilot"
 // Workflow and activity names. Activities are registered under these names so the workflow
 // does not depend on the activities package.
 const (
-	ChatTurnWorkflow     = "ChatTurn"
-	LLMActivity          = "LLMCall"
-	ToolActivity         = "RunTool"
-	ToolFailedActivity   = "RecordToolFailure"
-	TitleActivity        = "GenerateTitle"
-	FinalizeActivity     = "FinalizeTurn"
-	DefaultMaxSteps      = 12
-	SearchAttrProjectID  = "ProjectId"
-	SearchAttrSessionID  = "SessionId"
-	SearchAttrUserID     = "UserId"
-	SearchAttrToolName   = "ToolName"
-	ErrTypeLLMAuth       = "LLMAuthError"
-	ErrTypeLLMBadRequest = "LLMBadRequest"
-	ErrTypeLLMConfig     = "LLMConfigError"
-	ErrTypeNoCredentials = "CredentialsExpired"
-	// ErrTypeTurnAborted is how an activity that stopped on the user's abort reports it.
-	ErrTypeTurnAborted = "TurnAborted"
-)
-
-// How a turn ends (ChatTurnResult.Status, FinalizeInput.Status): the words the database stores
-// for a turn, which the activities' tests hold equal to the models package's.
-const (
-	TurnCompleted = "completed"
-	TurnFailed    = "failed"
-	TurnCancelled = "cancelled"
+	ChatTurnWorkflow    = "ChatTurn"
+	LLMActivity         = "LLMCall"
+	ToolActivity        = "RunTool"
+	ToolFailedActivity  = "RecordToolFailure"
+	TitleActivity       = "GenerateTitle"
+	FinalizeActivity    = "FinalizeTurn"
+	DefaultMaxSteps     = 12
+	SearchAttrProjectID = "ProjectId"
+	SearchAttrSessionID = "SessionId"
+	SearchAttrUserID    = "UserId"
+	SearchAttrToolName  = "ToolName"
 )
 
 // WorkflowID makes a turn readable in the Temporal UI and unique per turn.
@@ -67,9 +52,14 @@ type ChatTurnInput struct {
 	MaxSteps  int
 	// DeviceConcurrency bounds the devices one tool call talks to at once (0: the default).
 	DeviceConcurrency int
-	// Approval is the operator's setting (ApprovalChanges, ApprovalConfig, ApprovalNever).
-	// Empty, as in turns started before approvals existed, runs device tools directly.
+	// Approval is the operator's setting (vocab.ApprovalChanges, ApprovalConfig or
+	// ApprovalNever). Empty runs device tools directly, as in turns started before approvals
+	// existed.
 	Approval string
+	// SkipApproval runs the turn without approvals whatever Approval says: an injection turn
+	// breaks the lab on purpose, and nobody is asked to approve that (the forbidden-command list
+	// still applies to every line).
+	SkipApproval bool `json:",omitempty"`
 	// ApprovalTimeout is how long an approval waits (0: DefaultApprovalTimeout).
 	ApprovalTimeout time.Duration
 	// SearchAttributes says the cluster knows ProjectId, SessionId, UserId and ToolName (the
@@ -91,8 +81,9 @@ type ChatTurnResult struct {
 	Steps    int
 }
 
-// TurnRef identifies the turn an activity works for.
-type TurnRef struct {
+// WorkRef identifies the durable work an activity acts for: a chat turn, or a tool call that
+// came over MCP.
+type WorkRef struct {
 	SessionID string
 	TurnID    string
 	ProjectID string
@@ -106,7 +97,7 @@ type TurnRef struct {
 // LLMInput asks for one model call. MessageIndex is where the assistant message is stored, so
 // a retried attempt overwrites its own row.
 type LLMInput struct {
-	Turn         TurnRef
+	Turn         WorkRef
 	Step         int
 	MessageIndex int
 	// NoTools is set on the last allowed step so the model must answer in words.
@@ -132,7 +123,7 @@ type LLMResult struct {
 
 // ToolInput runs one tool call.
 type ToolInput struct {
-	Turn         TurnRef
+	Turn         WorkRef
 	Call         ToolCall
 	MessageIndex int
 }
@@ -145,7 +136,7 @@ type ToolResult struct {
 // ToolFailureInput records a tool call whose activity failed for good, so the model still gets
 // a result for it.
 type ToolFailureInput struct {
-	Turn         TurnRef
+	Turn         WorkRef
 	Call         ToolCall
 	MessageIndex int
 	Error        string
@@ -153,7 +144,7 @@ type ToolFailureInput struct {
 
 // TitleInput asks for a session title after a completed turn.
 type TitleInput struct {
-	Turn TurnRef
+	Turn WorkRef
 }
 
 // TitleResult is the generated title ("" when none was needed) and the call's usage.
@@ -166,7 +157,7 @@ type TitleResult struct {
 
 // FinalizeInput closes the turn.
 type FinalizeInput struct {
-	Turn         TurnRef
+	Turn         WorkRef
 	Status       string
 	Error        string
 	LLMCalls     int64
@@ -200,7 +191,7 @@ const (
 // DevicePlanResult is the validated call; Done means it already failed as a whole and its
 // result is stored.
 type DevicePlanResult struct {
-	Plan DevicePlan
+	Plan vocab.DevicePlan
 	Done bool
 	// Changes is set when some line would change a device's configuration (as opposed to show
 	// and ping), which is what a configuration job asks approval for.
@@ -210,22 +201,22 @@ type DevicePlanResult struct {
 // DeviceInput runs one device's job.
 type DeviceInput struct {
 	Turn ToolCallRef
-	Job  DeviceJob
+	Job  vocab.DeviceJob
 }
 
 // ToolCallRef names the tool call a device job belongs to.
 type ToolCallRef struct {
-	TurnRef
+	WorkRef
 	CallID   string
 	ToolName string
 }
 
 // DeviceFinishInput aggregates a device tool call.
 type DeviceFinishInput struct {
-	Turn         TurnRef
+	Turn         WorkRef
 	Call         ToolCall
 	MessageIndex int
-	Plan         DevicePlan
+	Plan         vocab.DevicePlan
 	// Errors are devices whose activity failed for good, by node id.
 	Errors map[string]string
 }

@@ -7,6 +7,8 @@ import (
 	"unicode/utf8"
 
 	"go.temporal.io/sdk/workflow"
+
+	"github.com/gns3-copilot/gns3-copilot/vocab"
 )
 
 // The Temporal UI shows each activity with its summary, so an operator reads a turn as a story
@@ -24,12 +26,12 @@ func summarized(ctx workflow.Context, summary string) workflow.Context {
 	return workflow.WithActivityOptions(ctx, o)
 }
 
-// inTurn runs one of the turn's own steps (a model call, the finalizer) with ctx's activity
-// options: as a local activity when local, else as an activity. A local activity keeps the
+// runStep runs one of the turn's own steps (a model call, the finalizer) with ctx's activity
+// options: as a local activity when asLocal, else as an activity. A local activity keeps the
 // options' timeout and retry policy; it has no heartbeat, and needs none, since it lives and dies
 // with the workflow task of the worker that runs it.
-func inTurn(ctx workflow.Context, local bool, summary, name string, in any) workflow.Future {
-	if !local {
+func runStep(ctx workflow.Context, asLocal bool, summary, name string, in any) workflow.Future {
+	if !asLocal {
 		return workflow.ExecuteActivity(summarized(ctx, summary), name, in)
 	}
 	o := workflow.GetActivityOptions(ctx)
@@ -120,7 +122,7 @@ func shortID(s string) string {
 
 // deviceSummary says which device does how much: "R1: 3 config lines", "PC1: 2 commands, 1
 // blocked".
-func deviceSummary(job DeviceJob) string {
+func deviceSummary(job vocab.DeviceJob) string {
 	kind := "command"
 	if job.Config {
 		kind = "config line"
@@ -132,7 +134,7 @@ func deviceSummary(job DeviceJob) string {
 	return s
 }
 
-func deviceName(job DeviceJob) string {
+func deviceName(job vocab.DeviceJob) string {
 	if job.Name != "" {
 		return shortID(job.Name)
 	}
@@ -140,7 +142,7 @@ func deviceName(job DeviceJob) string {
 }
 
 // planDevices names a plan's devices, for the summaries of the activities that act on all of them.
-func planDevices(plan DevicePlan) string {
+func planDevices(plan vocab.DevicePlan) string {
 	names := make([]string, 0, len(plan.Jobs))
 	for i, j := range plan.Jobs {
 		if i == 8 {

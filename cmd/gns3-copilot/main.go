@@ -18,6 +18,7 @@ import (
 
 	"github.com/gns3-copilot/gns3-copilot/devices"
 	"github.com/gns3-copilot/gns3-copilot/service"
+	"github.com/gns3-copilot/gns3-copilot/vocab"
 )
 
 const usage = `gns3-copilot — an AI copilot for GNS3 labs
@@ -148,12 +149,12 @@ func newFlagSet(cmd string) (*flag.FlagSet, *service.Config, func() error) {
 	str(&c.LLMModel, "llm-model", "GNS3_COPILOT_LLM_MODEL", "", "server default model name")
 	c.LLMAPIKey = os.Getenv("GNS3_COPILOT_LLM_API_KEY") // environment only: flags show up in ps
 	num(&c.LLMContextLimitK, "llm-context-limit", "GNS3_COPILOT_LLM_CONTEXT_LIMIT", 128, "server default model's context window, in thousands of tokens")
-	str(&c.CopilotMode, "copilot-mode", "GNS3_COPILOT_MODE", "teaching_assistant", "server default mode: teaching_assistant or lab_automation_assistant")
+	str(&c.CopilotMode, "copilot-mode", "GNS3_COPILOT_MODE", vocab.ModeTeachingAssistant, "server default mode: teaching_assistant or lab_automation_assistant")
 	str(&c.ForbiddenCommands, "forbidden-commands", "GNS3_COPILOT_FORBIDDEN_COMMANDS", "", "file of extra forbidden device commands, one per line")
 	str(&c.SkillsDir, "skills-dir", "GNS3_COPILOT_SKILLS_DIR", "", "directory of skills (prompts per mode, title prompt, forbidden commands, injection recipes) overriding the built-in ones")
 	num(&c.DeviceConcurrency, "device-concurrency", "GNS3_COPILOT_DEVICE_CONCURRENCY", 256, "devices one tool call talks to at once")
 	num(&c.MaxOpenConsoles, "max-open-consoles", "GNS3_COPILOT_MAX_OPEN_CONSOLES", devices.DefaultMaxOpenConsoles, "device consoles one worker process holds open at once, across all tool calls; the rest wait for a free one (0: no limit)")
-	str(&c.Approval, "approval", "GNS3_COPILOT_APPROVAL", "changes", "which tool calls wait for the session owner's approval: changes (configuration and delete/stop/reload), config (configuration only) or never")
+	str(&c.Approval, "approval", "GNS3_COPILOT_APPROVAL", vocab.ApprovalChanges, "which tool calls wait for the session owner's approval: changes (configuration and delete/stop/reload), config (configuration only) or never")
 	dur(&c.ApprovalTimeout, "approval-timeout", "GNS3_COPILOT_APPROVAL_TIMEOUT", 30*time.Minute, "how long an approval waits before it expires (rejected as expired)")
 	dur(&c.ExerciseTTL, "exercise-ttl", "GNS3_COPILOT_EXERCISE_TTL", 7*24*time.Hour, "how long a fault-injection exercise waits for its student before it expires")
 	dur(&c.EventTTL, "event-ttl", "GNS3_COPILOT_EVENT_TTL", time.Hour, "how long a finished turn's events stay available for rejoining")
@@ -191,7 +192,7 @@ func newFlagSet(cmd string) (*flag.FlagSet, *service.Config, func() error) {
 				return fmt.Errorf("--%s must be 0 (no limit) or more, got %d", name, v)
 			}
 		}
-		if c.Approval != "changes" && c.Approval != "config" && c.Approval != "never" {
+		if !vocab.ValidApprovalSetting(c.Approval) {
 			return fmt.Errorf("--approval must be changes, config or never, not %q", c.Approval)
 		}
 		if c.ExerciseTTL < time.Minute || c.ExerciseTTL > 365*24*time.Hour {
