@@ -97,6 +97,7 @@ func (t TemporalTurns) StartTurn(ctx context.Context, workflowID string, in work
 		TypedSearchAttributes: SearchAttributes(in.ProjectID, in.SessionID, in.UserID),
 	}
 	in.SearchAttributes = true
+	in.Revision = workflows.ChatTurnRevision
 	in.Model = d.Model
 	_, err := t.Client.ExecuteWorkflow(ctx, opts, workflows.ChatTurnWorkflow, in)
 	if UnregisteredAttributes(err) {
