@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/gin-gonic/gin"
 	"github.com/redis/go-redis/v9"
 	"gorm.io/gorm"
 
@@ -32,7 +31,6 @@ type parts struct {
 	devices    activities.DeviceAccess
 	web        http.Handler
 	skills     *skills.Store
-	routes     []func(*gin.Engine, *api.Server)
 	// untrustedHTTP reaches the endpoints of regular users' LLM configurations, through the
 	// outbound policy.
 	untrustedHTTP *http.Client
@@ -74,7 +72,6 @@ func buildParts(db *gorm.DB, sealer *credentials.Sealer, rdb *redis.Client, cfg 
 		llmLoader:  store,
 		llmChooser: store,
 		tools:      tools.NewRegistry(tools.AllTools()...),
-		routes:     []func(*gin.Engine, *api.Server){api.SkillsRoutes(sk)},
 		llmConfigs: store,
 		web:        web.Handler(),
 
