@@ -1,7 +1,9 @@
-// Package api is the copilot's HTTP surface: the chat API of GNS3's own copilot under both GNS3 prefixes, the
-// SSE relay of a turn's events, LLM model configuration routes, and the embedded chat page. It
-// authenticates every caller against GNS3 and never runs a turn itself: turns are Temporal
-// workflows, and the API only starts, cancels and tails them.
+// Package api is the copilot's HTTP surface: the chat API of GNS3's own copilot under both GNS3
+// prefixes, the SSE relay of a turn's events, approvals, exercises, skills, LLM model
+// configuration routes and the embedded chat page, with every route of the process mounted in
+// routes.go (the MCP front door and the GNS3 proxy included). Callers are authenticated by
+// package auth; turns are Temporal workflows that the API starts (package launch), cancels and
+// tails, and never runs itself.
 package api
 
 import (
