@@ -61,15 +61,28 @@ func (t Temporal) start(ctx context.Context, opts client.StartWorkflowOptions, w
 	return err
 }
 
-// updateAndWait sends an Update to the workflow and waits for its result.
-func updateAndWait[T any](ctx context.Context, c client.Client, workflowID, update string, arg any) (T, error) {
+// update sends an Update to the workflow and waits for its result. A workflow that is gone
+// answers gone; an error the workflow raised answers what refused makes of it (nil keeps it).
+func update[T any](ctx context.Context, c client.Client, workflowID, name string, arg any, gone error,
+	refused func(*temporal.ApplicationError) error) (T, error) {
 	var out T
 	h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
-		WorkflowID: workflowID, UpdateName: update, Args: []any{arg},
+		WorkflowID: workflowID, UpdateName: name, Args: []any{arg},
 		WaitForStage: client.WorkflowUpdateStageCompleted,
 	})
 	if err == nil {
 		err = h.Get(ctx, &out)
+	}
+	var nf *serviceerror.NotFound
+	var ae *temporal.ApplicationError
+	switch {
+	case err == nil:
+	case errors.As(err, &nf):
+		return out, gone
+	case errors.As(err, &ae):
+		if r := refused(ae); r != nil {
+			return out, r
+		}
 	}
 	return out, err
 }

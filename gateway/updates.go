@@ -22,18 +22,8 @@ func (e *DecisionRefusedError) Error() string { return e.Message }
 
 // DecideApproval sends the decision as an Update and returns once the workflow has stored it.
 func (t Temporal) DecideApproval(ctx context.Context, workflowID string, d workflows.ApprovalDecision) (workflows.ApprovalOutcome, error) {
-	out, err := updateAndWait[workflows.ApprovalOutcome](ctx, t.Client, workflowID, workflows.ApprovalUpdate, d)
-	var nf *serviceerror.NotFound
-	var ae *temporal.ApplicationError
-	switch {
-	case err == nil:
-		return out, nil
-	case errors.As(err, &nf):
-		return out, ErrNotWaiting
-	case errors.As(err, &ae):
-		return out, &DecisionRefusedError{Message: ae.Message()}
-	}
-	return out, err
+	return update[workflows.ApprovalOutcome](ctx, t.Client, workflowID, workflows.ApprovalUpdate, d, ErrNotWaiting,
+		func(ae *temporal.ApplicationError) error { return &DecisionRefusedError{Message: ae.Message()} })
 }
 
 // ErrExerciseOver means the exercise's workflow no longer takes requests.
@@ -59,17 +49,12 @@ func (t Temporal) StartExercise(ctx context.Context, in workflows.ExerciseInput)
 }
 
 // AskExercise sends a request as an Update and returns the workflow's answer.
-func (t Temporal) AskExercise(ctx context.Context, workflowID, update string, req workflows.ExerciseRequest) (workflows.ExerciseAnswer, error) {
-	out, err := updateAndWait[workflows.ExerciseAnswer](ctx, t.Client, workflowID, update, req)
-	var nf *serviceerror.NotFound
-	var ae *temporal.ApplicationError
-	switch {
-	case err == nil:
-		return out, nil
-	case errors.As(err, &nf):
-		return out, ErrExerciseOver
-	case errors.As(err, &ae) && ae.Type() == workflows.ErrTypeExerciseOver:
-		return out, ErrExerciseOver
-	}
-	return out, err
+func (t Temporal) AskExercise(ctx context.Context, workflowID, name string, req workflows.ExerciseRequest) (workflows.ExerciseAnswer, error) {
+	return update[workflows.ExerciseAnswer](ctx, t.Client, workflowID, name, req, ErrExerciseOver,
+		func(ae *temporal.ApplicationError) error {
+			if ae.Type() == workflows.ErrTypeExerciseOver {
+				return ErrExerciseOver
+			}
+			return nil
+		})
 }
