@@ -11,6 +11,10 @@ import (
 	"github.com/gns3-copilot/gns3-copilot/temporaldev"
 )
 
+// This file runs the Temporal dev server of a `serve` given no --temporal-address: it starts it,
+// and supervises it for as long as the process runs.
+
+// startDevServer starts the dev server on the data directory and supervises it.
 func (r *Running) startDevServer(ctx context.Context, cfg Config, log *slog.Logger) error {
 	cli, err := temporaldev.FindCLI(cfg.TemporalCLI)
 	if err != nil {
