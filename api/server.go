@@ -135,7 +135,8 @@ func New(d Deps) *Server {
 	gin.SetMode(gin.ReleaseMode)
 	s := &Server{deps: d, log: d.Logger}
 	s.requireUser = auth.New(d.GNS3, d.UserCacheTTL, s.prefetchProjectCheck, s.prefetchGroups).RequireUser
-	s.launcher = &launch.Launcher{Credentials: d.Credentials, Workflows: d.Turns, TTL: d.Work.CredentialTTL, Log: d.Logger}
+	s.launcher = &launch.Launcher{Credentials: d.Credentials, Workflows: d.Turns, TTL: d.Work.CredentialTTL,
+		Grace: launch.StaleGrace, Log: d.Logger}
 	if d.Approvals != nil {
 		s.replies = &approvalAPI{s: s, Approvals: d.Approvals}
 	}

@@ -83,7 +83,11 @@ type Launcher struct {
 	Workflows   Workflows
 	// TTL is how long a stored credential lives.
 	TTL time.Duration
-	Log *slog.Logger
+	// Grace is how old a running row must be before a workflow that never started counts as
+	// gone (Gone); StaleGrace for work whose row is created a moment before its workflow starts
+	// and may be found by another request in between.
+	Grace time.Duration
+	Log   *slog.Logger
 }
 
 // Launch claims w's row, stores token as its credential and starts it. An error of the claim is
@@ -119,16 +123,16 @@ func (l *Launcher) undo(ctx context.Context, w Work, step *StepError) error {
 	return step
 }
 
-// StaleGrace is how old a running row must be before a workflow that never started counts as
-// gone: the row is created a moment before the workflow is started, and work being started
-// must not be mistaken for work whose starter died.
+// StaleGrace is the Grace of work whose row other requests may see before its workflow starts
+// (a chat turn's session shows it): work being started must not be mistaken for work whose
+// starter died.
 const StaleGrace = 30 * time.Second
 
 // Gone reports whether the workflow of a row recorded as running since createdAt has ended, or
-// never started and no longer will.
+// never started and no longer will (the row is older than the Grace).
 func (l *Launcher) Gone(ctx context.Context, workflowID string, createdAt time.Time) (bool, error) {
 	ended, started, err := l.Workflows.TurnEnded(ctx, workflowID)
-	if err != nil || !ended || (!started && time.Since(createdAt) < StaleGrace) {
+	if err != nil || !ended || (!started && time.Since(createdAt) < l.Grace) {
 		return false, err
 	}
 	return true, nil

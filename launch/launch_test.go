@@ -127,3 +127,23 @@ func TestARepairedClaimIsTriedAgainAndAnUnrepairedOneReturnsAsItIs(t *testing.T)
 		t.Fatalf("steps %q, want %q (nothing to undo)", r.steps, want)
 	}
 }
+
+// notFound is a Workflows to which no workflow exists.
+type notFound struct{}
+
+func (notFound) TurnEnded(context.Context, string) (bool, bool, error) { return true, false, nil }
+
+func TestAWorkflowNeverStartedIsGoneOnlyPastTheGrace(t *testing.T) {
+	ctx := context.Background()
+	l := &Launcher{Workflows: notFound{}, Grace: StaleGrace}
+	if gone, _ := l.Gone(ctx, "w", time.Now()); gone {
+		t.Fatal("a row created just now is being started, not gone")
+	}
+	if gone, _ := l.Gone(ctx, "w", time.Now().Add(-StaleGrace-time.Second)); !gone {
+		t.Fatal("a row past the grace whose workflow never started is gone")
+	}
+	l.Grace = 0
+	if gone, _ := l.Gone(ctx, "w", time.Now()); !gone {
+		t.Fatal("without a grace a missing workflow is gone at once")
+	}
+}

@@ -128,6 +128,8 @@ func newFrontDoor(d Deps) *frontDoor {
 		d.Version = "dev"
 	}
 	f := &frontDoor{d: d, log: d.Logger.With("component", "mcp")}
+	// No grace: the list of running calls is asked for only when the user is at the limit, and
+	// a call whose workflow does not exist then stops counting at once.
 	f.launcher = &launch.Launcher{Credentials: d.Credentials, Workflows: d.Workflows, TTL: d.Work.CredentialTTL, Log: f.log}
 	f.versionOnly = sdk.NewServer(f.implementation(), &sdk.ServerOptions{SupportedProtocolVersions: protocolVersions})
 	f.handler = sdk.NewStreamableHTTPHandler(f.getServer, &sdk.StreamableHTTPOptions{SessionTimeout: d.SessionTimeout})
