@@ -20,7 +20,7 @@ import (
 )
 
 // ExerciseStarter starts an Exercise workflow; starting one that already runs is not an error,
-// so a retried tool call starts it once.
+// so a retried tool call starts it once (gateway.Temporal).
 type ExerciseStarter interface {
 	StartExercise(ctx context.Context, in workflows.ExerciseInput) error
 }

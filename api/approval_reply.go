@@ -11,6 +11,8 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/gns3-copilot/gns3-copilot/auth"
+	"github.com/gns3-copilot/gns3-copilot/gateway"
 	"github.com/gns3-copilot/gns3-copilot/models"
 	"github.com/gns3-copilot/gns3-copilot/relay"
 	"github.com/gns3-copilot/gns3-copilot/tools"
@@ -112,7 +114,7 @@ func chineseReply(w string) (decision string, standing, ok bool) {
 // answerApprovalByReply takes the message as the decision when the session's turn waits for
 // one of the caller's approvals, and streams the rest of that turn. It reports whether it
 // answered; otherwise the message starts a turn as usual.
-func (s *Server) answerApprovalByReply(c *gin.Context, u *authUser, projectID, sessionID, message string, cards bool) bool {
+func (s *Server) answerApprovalByReply(c *gin.Context, u *auth.Caller, projectID, sessionID, message string, cards bool) bool {
 	if s.replies == nil || sessionID == "" {
 		return false
 	}
@@ -121,7 +123,7 @@ func (s *Server) answerApprovalByReply(c *gin.Context, u *authUser, projectID, s
 	if err != nil || turn.Status != models.TurnRunning {
 		return false
 	}
-	pending, err := s.replies.approvals.PendingForTurn(ctx, turn.ID)
+	pending, err := s.replies.Repo.PendingForTurn(ctx, turn.ID)
 	if err != nil {
 		s.log.Warn("looking for an approval the message may answer", "session", sessionID, "error", err)
 		return false
@@ -143,7 +145,7 @@ func (s *Server) answerApprovalByReply(c *gin.Context, u *authUser, projectID, s
 		s.internalError(c, err, "Reading the turn's events failed")
 		return true
 	}
-	if err := s.deps.Credentials.Put(ctx, turn.ID, u.Token, s.deps.CredentialTTL); err != nil {
+	if err := s.deps.Credentials.Put(ctx, turn.ID, u.Token, s.deps.Work.CredentialTTL); err != nil {
 		s.log.Warn("refreshing the turn's credential with the decider's token", "turn", turn.ID, "error", err)
 	}
 	d := workflows.ApprovalDecision{ApprovalID: open[0].ID, Decision: decision, Comment: comment, UserID: u.ID,
@@ -258,17 +260,17 @@ func waitingOutput(p relay.Payload, view models.ApprovalView) string {
 func (h *approvalAPI) hand(ctx context.Context, a *models.Approval, d workflows.ApprovalDecision) (int, string) {
 	dctx, cancel := context.WithTimeout(ctx, decisionTimeout)
 	defer cancel()
-	_, err := h.decider.DecideApproval(dctx, a.WorkflowID, d)
-	var refused *DecisionRefusedError
+	_, err := h.Decider.DecideApproval(dctx, a.WorkflowID, d)
+	var refused *gateway.DecisionRefusedError
 	switch {
 	case err == nil:
 		return 0, ""
 	case errors.As(err, &refused):
-		if now, gerr := h.approvals.Get(ctx, a.ID); gerr == nil && now.Status != models.ApprovalPending {
+		if now, gerr := h.Repo.Get(ctx, a.ID); gerr == nil && now.Status != models.ApprovalPending {
 			return http.StatusConflict, alreadyDecided(now)
 		}
 		return http.StatusConflict, "The decision was refused: " + refused.Message
-	case errors.Is(err, ErrNotWaiting):
+	case errors.Is(err, gateway.ErrNotWaiting):
 		return http.StatusConflict, "The turn is no longer waiting for this approval; nothing was changed."
 	case errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil:
 		return http.StatusServiceUnavailable, "No copilot worker took the decision within " + decisionTimeout.String() +

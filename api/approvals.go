@@ -11,10 +11,9 @@ import (
 	"unicode/utf8"
 
 	"github.com/gin-gonic/gin"
-	"go.temporal.io/api/serviceerror"
-	"go.temporal.io/sdk/temporal"
 
 	"github.com/gns3-copilot/gns3-copilot/models"
+	"github.com/gns3-copilot/gns3-copilot/respond"
 	"github.com/gns3-copilot/gns3-copilot/workflows"
 )
 
@@ -26,47 +25,19 @@ type ApprovalDecider interface {
 // decisionTimeout bounds how long a decision waits for a worker to take it.
 const decisionTimeout = 30 * time.Second
 
-// ErrNotWaiting means the workflow no longer waits (it ended, or never asked).
-var ErrNotWaiting = errors.New("the workflow is no longer waiting for this approval")
-
-// DecisionRefusedError is the workflow's validator saying no; Message is for people.
-type DecisionRefusedError struct{ Message string }
-
-func (e *DecisionRefusedError) Error() string { return e.Message }
-
-// DecideApproval sends the decision as an Update and returns once the workflow has stored it.
-func (t TemporalTurns) DecideApproval(ctx context.Context, workflowID string, d workflows.ApprovalDecision) (workflows.ApprovalOutcome, error) {
-	out, err := updateAndWait[workflows.ApprovalOutcome](ctx, t.Client, workflowID, workflows.ApprovalUpdate, d)
-	var nf *serviceerror.NotFound
-	var ae *temporal.ApplicationError
-	switch {
-	case err == nil:
-		return out, nil
-	case errors.As(err, &nf):
-		return out, ErrNotWaiting
-	case errors.As(err, &ae):
-		return out, &DecisionRefusedError{Message: ae.Message()}
-	}
-	return out, err
+// Approvals is what the approval routes need.
+type Approvals struct {
+	Repo    models.ApprovalRepository
+	Jobs    models.ConfigJobRepository
+	Records models.DeviceRepository
+	Decider ApprovalDecider
 }
 
-// ApprovalRoutes adds the approval and configuration-job routes under both chat prefixes;
-// routes.go lists them (approvalRoutes).
-func ApprovalRoutes(approvals models.ApprovalRepository, jobs models.ConfigJobRepository, records models.DeviceRepository, decider ApprovalDecider) func(r *gin.Engine, s *Server) {
-	return func(r *gin.Engine, s *Server) {
-		h := &approvalAPI{s: s, approvals: approvals, jobs: jobs, records: records, decider: decider}
-		// A chat message can answer an approval too (approval_reply.go).
-		s.replies = h
-		s.approvalRoutes(r, h)
-	}
-}
-
+// approvalAPI serves the approval routes, and decides the approvals a chat message answers
+// (approval_reply.go).
 type approvalAPI struct {
-	s         *Server
-	approvals models.ApprovalRepository
-	jobs      models.ConfigJobRepository
-	records   models.DeviceRepository
-	decider   ApprovalDecider
+	s *Server
+	*Approvals
 }
 
 // list returns the session's approvals, pending and decided, so a reloaded page can show a
@@ -76,7 +47,7 @@ func (h *approvalAPI) list(c *gin.Context) {
 	if !ok {
 		return
 	}
-	rows, err := h.approvals.ForSession(c.Request.Context(), sess.ThreadID)
+	rows, err := h.Repo.ForSession(c.Request.Context(), sess.ThreadID)
 	h.writeList(c, rows, err)
 }
 
@@ -110,10 +81,10 @@ func (h *approvalAPI) listProject(c *gin.Context) {
 	switch status {
 	case "", models.ApprovalPending, models.ApprovalApproved, models.ApprovalRejected, models.ApprovalExpired:
 	default:
-		abort(c, http.StatusUnprocessableEntity, "status must be pending, approved, rejected or expired, got '"+Truncate(status, 40)+"'.")
+		abort(c, http.StatusUnprocessableEntity, "status must be pending, approved, rejected or expired, got '"+respond.Truncate(status, 40)+"'.")
 		return
 	}
-	rows, err := h.approvals.ForProject(c.Request.Context(), c.Param("project_id"), currentUser(c).ID, status)
+	rows, err := h.Repo.ForProject(c.Request.Context(), c.Param("project_id"), currentUser(c).ID, status)
 	h.writeList(c, rows, err)
 }
 
@@ -123,9 +94,9 @@ func (h *approvalAPI) decide(c *gin.Context) {
 		return
 	}
 	id := c.Param("approval_id")
-	a, err := h.approvals.Get(c.Request.Context(), id)
+	a, err := h.Repo.Get(c.Request.Context(), id)
 	if errors.Is(err, models.ErrNotFound) || (err == nil && a.SessionID != sess.ThreadID) {
-		abort(c, http.StatusNotFound, "Approval '"+Truncate(id, 80)+"' not found in this session.")
+		abort(c, http.StatusNotFound, "Approval '"+respond.Truncate(id, 80)+"' not found in this session.")
 		return
 	}
 	if err != nil {
@@ -139,9 +110,9 @@ func (h *approvalAPI) decide(c *gin.Context) {
 // MCP call asked it.
 func (h *approvalAPI) decideInProject(c *gin.Context) {
 	id := c.Param("approval_id")
-	a, err := h.approvals.Get(c.Request.Context(), id)
+	a, err := h.Repo.Get(c.Request.Context(), id)
 	if errors.Is(err, models.ErrNotFound) || (err == nil && (a.ProjectID != c.Param("project_id") || a.UserID != currentUser(c).ID)) {
-		abort(c, http.StatusNotFound, "Approval '"+Truncate(id, 80)+"' not found among your approvals in this project.")
+		abort(c, http.StatusNotFound, "Approval '"+respond.Truncate(id, 80)+"' not found among your approvals in this project.")
 		return
 	}
 	if err != nil {
@@ -180,7 +151,7 @@ func (h *approvalAPI) decideLoaded(c *gin.Context, a *models.Approval) {
 	}
 	u := currentUser(c)
 	// The owner's own fresh token keeps the turn able to act for them after a long wait.
-	if err := h.s.deps.Credentials.Put(ctx, a.TurnID, u.Token, h.s.deps.CredentialTTL); err != nil {
+	if err := h.s.deps.Credentials.Put(ctx, a.TurnID, u.Token, h.s.deps.Work.CredentialTTL); err != nil {
 		h.s.log.Warn("refreshing the turn's credential with the decider's token", "turn", a.TurnID, "error", err)
 	}
 	// The workflow takes the decision on a worker; without one running, say so instead of hanging.
@@ -190,7 +161,7 @@ func (h *approvalAPI) decideLoaded(c *gin.Context, a *models.Approval) {
 		abort(c, status, msg)
 		return
 	}
-	a, err := h.approvals.Get(ctx, id)
+	a, err := h.Repo.Get(ctx, id)
 	if err != nil {
 		h.s.internalError(c, err, "Loading the approval failed")
 		return
@@ -273,7 +244,7 @@ func (h *approvalAPI) configJobs(c *gin.Context) {
 		owner = ""
 	}
 	ctx := c.Request.Context()
-	jobs, err := h.jobs.List(ctx, c.Param("project_id"), owner, limit)
+	jobs, err := h.Jobs.List(ctx, c.Param("project_id"), owner, limit)
 	if err != nil {
 		h.s.internalError(c, err, "Listing configuration jobs failed")
 		return
@@ -288,11 +259,11 @@ func (h *approvalAPI) configJobs(c *gin.Context) {
 		calls = append(calls, models.CallRef{TurnID: j.TurnID, CallID: j.ToolCallID})
 	}
 	// A job whose approval cannot be read is listed without it.
-	approvals, err := h.approvals.GetMany(ctx, approvalIDs)
+	approvals, err := h.Repo.GetMany(ctx, approvalIDs)
 	if err != nil {
 		h.s.log.Warn("loading the approvals of configuration jobs", "error", err)
 	}
-	records, err := h.records.CommandsOfCalls(ctx, calls)
+	records, err := h.Records.CommandsOfCalls(ctx, calls)
 	if err != nil {
 		h.s.internalError(c, err, "Loading device records failed")
 		return

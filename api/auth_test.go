@@ -2,10 +2,7 @@ package api
 
 import (
 	"context"
-	"io"
-	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -24,14 +21,13 @@ func authRig(t *testing.T, live bool) (*fakegns3.Server, string, string) {
 	g.AddUser("alice", "alice-token", false)
 	pid := g.AddProject("lab", fakegns3.Members("alice"))
 	srv := gns3.NewServer(g.URL, 10*time.Second)
-	d := Deps{GNS3: srv, Heartbeat: time.Hour, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	d := Deps{GNS3: srv, Heartbeat: time.Hour}
 	if live {
 		hub := livetopo.New(srv, livetopo.Options{})
 		t.Cleanup(hub.Close)
 		d.Live = hub
 	}
-	hs := httptest.NewServer(New(d).Handler())
-	t.Cleanup(hs.Close)
+	hs := startTestServer(t, d)
 	t.Cleanup(hs.CloseClientConnections)
 	return g, hs.URL, pid
 }
@@ -111,9 +107,7 @@ func TestGroupsAreReadWithTheTokenCheck(t *testing.T) {
 	pid := g.AddProject("lab", fakegns3.Members("alice"))
 	srv := gns3.NewServer(g.URL, 10*time.Second)
 	llm := warmingLLM{warmed: make(chan string, 4)}
-	hs := httptest.NewServer(New(Deps{GNS3: srv, LLM: llm, UserCacheTTL: 50 * time.Millisecond,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}).Handler())
-	t.Cleanup(hs.Close)
+	hs := startTestServer(t, Deps{GNS3: srv, LLM: llm, UserCacheTTL: 50 * time.Millisecond})
 	t.Cleanup(hs.CloseClientConnections)
 	post := func(ctx context.Context) int {
 		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, hs.URL+"/v3/projects/"+pid+"/chat/stream", strings.NewReader(`{"message": "hi"}`))

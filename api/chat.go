@@ -12,13 +12,18 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/google/uuid"
 
+	"github.com/gns3-copilot/gns3-copilot/auth"
+	"github.com/gns3-copilot/gns3-copilot/gateway"
+	"github.com/gns3-copilot/gns3-copilot/launch"
 	"github.com/gns3-copilot/gns3-copilot/llmconfig"
 	"github.com/gns3-copilot/gns3-copilot/models"
 	"github.com/gns3-copilot/gns3-copilot/relay"
+	"github.com/gns3-copilot/gns3-copilot/respond"
+	"github.com/gns3-copilot/gns3-copilot/vocab"
 	"github.com/gns3-copilot/gns3-copilot/workflows"
 )
 
-// chatRequest is the seed's ChatRequest. Pointers tell "absent" from zero values.
+// chatRequest is the ChatRequest of GNS3's own copilot. Pointers tell "absent" from zero values.
 type chatRequest struct {
 	Message     *string  `json:"message"`
 	SessionID   *string  `json:"session_id"`
@@ -66,59 +71,23 @@ func (s *Server) startTurn(c *gin.Context, forcedMode, defaultMessage string) {
 	// Setting the turn up must not be cut short by a client that hangs up: the turn is either
 	// fully started or fully undone.
 	ctx := context.WithoutCancel(c.Request.Context())
-
-	llm, err := s.deps.LLM.Choose(ctx, u.ID, u.GNS3)
-	if err != nil {
-		if errors.Is(err, llmconfig.ErrNotConfigured) {
-			abort(c, http.StatusBadRequest, err.Error())
-			return
-		}
-		var bad *llmconfig.BadConfigError
-		if errors.As(err, &bad) {
-			abort(c, http.StatusBadRequest, err.Error())
-			return
-		}
-		abortGNS3(c, err, "Choosing your LLM configuration")
+	t, ok := s.newChatTurn(ctx, c, u, forcedMode)
+	if !ok {
 		return
 	}
-	mode := llm.CopilotMode
-	if mode == "" {
-		mode = "teaching_assistant"
-	}
-	approval := s.deps.Approval
-	if forcedMode != "" {
-		mode = forcedMode
-		// An injection turn breaks the lab on purpose: nobody is asked to approve that (the
-		// forbidden-command list still applies to every line). The empty setting keeps a worker
-		// that does not know SkipApproval from asking.
-		approval = ""
-	}
-
-	params := models.StartTurnParams{
+	t.params = models.StartTurnParams{
 		SessionID: sessionID, UserID: u.ID, ProjectID: project.ProjectID, Message: *req.Message,
-		Mode: mode, LLMConfigID: llm.ConfigID, Temperature: req.Temperature,
+		Mode: t.mode, LLMConfigID: t.llm.ConfigID, Temperature: req.Temperature,
 		InitialTitle: initialTitle(*req.Message), WorkflowID: workflows.WorkflowID, MaxRunningPerUser: maxRunning,
 	}
-	sess, turn, created, err := s.deps.Repo.StartTurn(ctx, params)
-	if errors.Is(err, models.ErrTurnRunning) && sessionID != "" {
-		// The running turn may be one whose workflow is long gone: then it is closed and this
-		// message goes on.
-		if closed, cerr := s.closeStaleTurnOf(ctx, sessionID); cerr != nil {
-			s.log.Warn("checking whether the running turn is stale", "session", sessionID, "error", cerr)
-		} else if closed {
-			sess, turn, created, err = s.deps.Repo.StartTurn(ctx, params)
-		}
-	}
-	var limit *models.TurnLimitError
-	if errors.As(err, &limit) {
-		// Rows of turns whose workflows have ended must not count against the user's limit.
-		if closed, cerr := s.closeStaleTurnsOfUser(ctx, u.ID); cerr != nil {
-			s.log.Warn("checking whether the user's running turns are stale", "user", u.ID, "error", cerr)
-		} else if closed > 0 {
-			sess, turn, created, err = s.deps.Repo.StartTurn(ctx, params)
-		}
-	}
+	t.projectName = project.Name
+	err := s.launcher.Launch(ctx, t, u.Token)
+	var step *launch.StepError
+	var limit *models.LimitError
 	switch {
+	case errors.As(err, &step):
+		abort(c, http.StatusServiceUnavailable, step.What+"; nothing was saved, try again in a moment.")
+		return
 	case errors.As(err, &limit):
 		tooMany(c, turnRetryAfter, fmt.Sprintf("You already have %d turns running (at most %d at once per user, across all your sessions); "+
 			"wait for one to finish or abort it.", limit.Running, limit.Max))
@@ -133,34 +102,107 @@ func (s *Server) startTurn(c *gin.Context, forcedMode, defaultMessage string) {
 		s.internalError(c, err, "Starting the turn failed")
 		return
 	}
+	s.turnStarted(c, t.in)
+	s.streamTurn(c, t.sess.ThreadID, t.turn.ID, "", req.cards())
+}
 
-	undo := func(what string, cause error) {
-		_ = s.deps.Credentials.Delete(ctx, turn.ID)
-		if err := s.deps.Repo.AbandonTurn(ctx, turn, created); err != nil {
-			s.log.Error("undoing a turn that could not start", "turn", turn.ID, "error", err)
+// chatTurn is a chat turn being launched (launch.Work): its row and first message, then its
+// first event and its ChatTurn workflow.
+type chatTurn struct {
+	s        *Server
+	user     *auth.Caller
+	llm      llmconfig.Settings
+	mode     string
+	approval string
+	// skipApproval marks an injection turn (workflows.ChatTurnInput.SkipApproval).
+	skipApproval bool
+	projectName  string
+	params       models.StartTurnParams
+
+	// Set by Claim and Start.
+	sess    *models.ChatSession
+	turn    *models.ChatTurn
+	created bool
+	in      workflows.ChatTurnInput
+}
+
+// newChatTurn chooses the turn's LLM configuration, mode and approval policy; false means the
+// answer has been sent.
+func (s *Server) newChatTurn(ctx context.Context, c *gin.Context, u *auth.Caller, forcedMode string) (*chatTurn, bool) {
+	llm, err := s.deps.LLM.Choose(ctx, u.ID, u.GNS3)
+	if err != nil {
+		var bad *llmconfig.BadConfigError
+		if errors.Is(err, llmconfig.ErrNotConfigured) || errors.As(err, &bad) {
+			abort(c, http.StatusBadRequest, err.Error())
+			return nil, false
 		}
-		s.log.Error(what, "turn", turn.ID, "error", cause)
-		abort(c, http.StatusServiceUnavailable, what+"; nothing was saved, try again in a moment.")
+		abortGNS3(c, err, "Choosing your LLM configuration")
+		return nil, false
 	}
-	if err := s.deps.Credentials.Put(ctx, turn.ID, u.Token, s.deps.CredentialTTL); err != nil {
-		undo("Storing the turn's credentials failed", err)
-		return
+	t := &chatTurn{s: s, user: u, llm: llm, mode: llm.CopilotMode, approval: s.deps.Work.Approval}
+	if t.mode == "" {
+		t.mode = vocab.ModeTeachingAssistant
 	}
-	started, _ := json.Marshal(relay.Payload{Type: relay.TypeTurnStarted, SessionID: sess.ThreadID, TurnID: turn.ID, Title: sess.Title, Message: *req.Message})
+	if forcedMode != "" {
+		t.mode = forcedMode
+		// An injection turn breaks the lab on purpose: nobody is asked to approve that (the
+		// forbidden-command list still applies to every line). The empty setting keeps a worker
+		// that does not know SkipApproval from asking.
+		t.approval = ""
+		t.skipApproval = true
+	}
+	return t, true
+}
+
+func (t *chatTurn) ID() string   { return t.turn.ID }
+func (t *chatTurn) Noun() string { return "turn" }
+
+func (t *chatTurn) Claim(ctx context.Context) (err error) {
+	t.sess, t.turn, t.created, err = t.s.deps.Repo.StartTurn(ctx, t.params)
+	return err
+}
+
+// Repair closes the session's running turn or the user's running turns when their workflows are
+// gone, so that this message goes on.
+func (t *chatTurn) Repair(ctx context.Context, err error) bool {
+	var limit *models.LimitError
+	switch {
+	case errors.Is(err, models.ErrTurnRunning) && t.params.SessionID != "":
+		closed, cerr := t.s.closeStaleTurnOf(ctx, t.params.SessionID)
+		if cerr != nil {
+			t.s.log.Warn("checking whether the running turn is stale", "session", t.params.SessionID, "error", cerr)
+		}
+		return closed
+	case errors.As(err, &limit):
+		// Rows of turns whose workflows have ended must not count against the user's limit.
+		closed, cerr := t.s.closeStaleTurnsOfUser(ctx, t.user.ID)
+		if cerr != nil {
+			t.s.log.Warn("checking whether the user's running turns are stale", "user", t.user.ID, "error", cerr)
+			return false
+		}
+		return closed > 0
+	}
+	return false
+}
+
+// Start writes the turn's first event, which a stream opened on it replays, and starts its
+// workflow.
+func (t *chatTurn) Start(ctx context.Context) error {
+	s, sess, turn := t.s, t.sess, t.turn
+	started, _ := json.Marshal(relay.Payload{Type: relay.TypeTurnStarted, SessionID: sess.ThreadID, TurnID: turn.ID, Title: sess.Title, Message: t.params.Message})
 	if _, err := s.deps.Events.Append(ctx, turn.ID, relay.TypeTurnStarted, started); err != nil {
-		undo("The event log is unavailable", err)
-		return
+		return &launch.StepError{What: "The event log is unavailable", Err: err}
 	}
-	in := workflows.ChatTurnInput{SessionID: sess.ThreadID, TurnID: turn.ID, ProjectID: project.ProjectID, UserID: u.ID,
-		Mode: mode, DeviceConcurrency: s.deps.DeviceConcurrency, Approval: approval, ApprovalTimeout: s.deps.ApprovalTimeout,
-		SkipApproval: forcedMode != "", CredentialTTL: s.deps.CredentialTTL}
-	desc := describeTurn(turn.Seq, in, project.Name, u.Username, llm.Provider, llm.Model)
-	if err := s.deps.Turns.StartTurn(ctx, turn.WorkflowID, in, desc); err != nil {
-		undo("The workflow engine did not accept the turn", err)
-		return
-	}
-	s.turnStarted(c, in)
-	s.streamTurn(c, sess.ThreadID, turn.ID, "", req.cards())
+	w := s.deps.Work
+	t.in = workflows.ChatTurnInput{SessionID: sess.ThreadID, TurnID: turn.ID, ProjectID: t.params.ProjectID, UserID: t.user.ID,
+		Mode: t.mode, DeviceConcurrency: w.DeviceConcurrency, Approval: t.approval, ApprovalTimeout: w.ApprovalTimeout,
+		SkipApproval: t.skipApproval, CredentialTTL: w.CredentialTTL}
+	desc := gateway.DescribeTurn(turn.Seq, t.in, t.projectName, t.user.Username, t.llm.Provider, t.llm.Model)
+	return s.deps.Turns.StartTurn(ctx, turn.WorkflowID, t.in, desc)
+}
+
+func (t *chatTurn) Abandon(ctx context.Context, _ string) error {
+	return t.s.deps.Repo.AbandonTurn(ctx, t.turn, t.created)
 }
 
 // check finds the first problem of a chat request before anything is stored or started: its
@@ -283,7 +325,7 @@ func (s *Server) joinStream(c *gin.Context) {
 	}
 	if last != "" {
 		if _, err := s.deps.Events.Range(ctx, t.ID, last, 1); errors.Is(err, relay.ErrInvalidID) {
-			abort(c, http.StatusBadRequest, "Last-Event-ID '"+Truncate(last, 40)+"' is not an event id of this stream.")
+			abort(c, http.StatusBadRequest, "Last-Event-ID '"+respond.Truncate(last, 40)+"' is not an event id of this stream.")
 			return
 		}
 	}

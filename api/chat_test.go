@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/gns3-copilot/gns3-copilot/gateway"
 	"github.com/gns3-copilot/gns3-copilot/gns3"
 	"github.com/gns3-copilot/gns3-copilot/internal/testkit/fakegns3"
 	"github.com/gns3-copilot/gns3-copilot/internal/testkit/ssetest"
@@ -35,7 +35,7 @@ type heldTurns struct {
 	ended  map[string]bool // workflow ids whose workflow has ended behind its row's back
 }
 
-func (h *heldTurns) StartTurn(_ context.Context, _ string, in workflows.ChatTurnInput, _ TurnDescription) error {
+func (h *heldTurns) StartTurn(_ context.Context, _ string, in workflows.ChatTurnInput, _ gateway.TurnDescription) error {
 	h.mu.Lock()
 	h.inputs = append(h.inputs, in)
 	h.mu.Unlock()
@@ -100,14 +100,12 @@ func newChatEnv(t *testing.T, tweaks ...func(*Deps)) *chatEnv {
 	e.lab2 = fake.AddProject("lab2", fakegns3.Members("alice"))
 	events := relay.NewMemory(relay.MemoryOptions{})
 	e.turns = &heldTurns{events: events, start: make(chan workflows.ChatTurnInput, 8)}
-	deps := Deps{Repo: e.repo, GNS3: gns3.NewServer(fake.URL, 5*time.Second), Events: events, Turns: e.turns,
-		Credentials: memCredentials{}, LLM: fixedLLM{}, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	deps := Deps{Repo: e.repo, GNS3: gns3At(fake.URL), Events: events, Turns: e.turns,
+		Credentials: memCredentials{}, LLM: fixedLLM{}}
 	for _, tweak := range tweaks {
 		tweak(&deps)
 	}
-	s := New(deps)
-	e.srv = httptest.NewServer(s.Handler())
-	t.Cleanup(e.srv.Close)
+	e.srv = startTestServer(t, deps)
 	return e
 }
 

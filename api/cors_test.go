@@ -10,7 +10,7 @@ import (
 )
 
 func TestCORSAllowsOnlyListedOrigins(t *testing.T) {
-	s := New(Deps{CORSOrigins: []string{"http://gns3.lab:3080/"}})
+	s := newTestServer(Deps{CORSOrigins: []string{"http://gns3.lab:3080/"}})
 
 	pre := httptest.NewRequest(http.MethodOptions, "/v3/projects/x/chat/stream", nil)
 	pre.Header.Set("Origin", "http://gns3.lab:3080")

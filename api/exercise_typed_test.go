@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/gns3-copilot/gns3-copilot/gateway"
 	"github.com/gns3-copilot/gns3-copilot/models"
 	"github.com/gns3-copilot/gns3-copilot/workflows"
 )
@@ -30,7 +31,7 @@ func (x *scriptedExercise) AskExercise(_ context.Context, _ string, update strin
 	defer x.mu.Unlock()
 	x.asked = append(x.asked, update)
 	if x.over {
-		return workflows.ExerciseAnswer{}, ErrExerciseOver
+		return workflows.ExerciseAnswer{}, gateway.ErrExerciseOver
 	}
 	if update == workflows.ExerciseHintUpdate {
 		x.hints++

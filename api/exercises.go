@@ -10,15 +10,13 @@ import (
 
 	"github.com/gin-gonic/gin"
 	"github.com/google/uuid"
-	"go.temporal.io/api/enums/v1"
-	"go.temporal.io/api/serviceerror"
-	"go.temporal.io/sdk/client"
-	"go.temporal.io/sdk/temporal"
 
+	"github.com/gns3-copilot/gns3-copilot/auth"
+	"github.com/gns3-copilot/gns3-copilot/gateway"
 	"github.com/gns3-copilot/gns3-copilot/models"
 	"github.com/gns3-copilot/gns3-copilot/relay"
+	"github.com/gns3-copilot/gns3-copilot/respond"
 	"github.com/gns3-copilot/gns3-copilot/tools"
-	"github.com/gns3-copilot/gns3-copilot/vocab"
 	"github.com/gns3-copilot/gns3-copilot/workflows"
 )
 
@@ -37,62 +35,11 @@ type Exercises struct {
 	Control ExerciseControl
 }
 
-// ErrExerciseOver means the exercise's workflow no longer takes requests.
-var ErrExerciseOver = errors.New("the exercise is over")
-
 // exerciseAskTimeout bounds a check, which runs show commands on the lab's devices.
 const exerciseAskTimeout = 3 * time.Minute
 
 // exerciseCredentialTTL is how long the asker's credential stays stored for one check.
 const exerciseCredentialTTL = 10 * time.Minute
-
-// StartExercise starts an Exercise workflow under its readable id with the search attributes
-// every turn carries; one that already runs (a retried tool call) is left as it is.
-func (t TemporalTurns) StartExercise(ctx context.Context, in workflows.ExerciseInput) error {
-	opts := client.StartWorkflowOptions{
-		ID:                    in.ExerciseID,
-		TaskQueue:             t.queue(),
-		WorkflowIDReusePolicy: enums.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
-		Memo:                  map[string]any{"project_id": in.ProjectID, "session_id": in.SessionID, "user_id": in.UserID},
-		StaticSummary:         "troubleshooting exercise of session " + in.SessionID,
-		TypedSearchAttributes: SearchAttributes(in.ProjectID, in.SessionID, in.UserID),
-	}
-	_, err := t.Client.ExecuteWorkflow(ctx, opts, workflows.ExerciseWorkflow, in)
-	if UnregisteredAttributes(err) {
-		opts.TypedSearchAttributes = temporal.SearchAttributes{}
-		_, err = t.Client.ExecuteWorkflow(ctx, opts, workflows.ExerciseWorkflow, in)
-	}
-	var started *serviceerror.WorkflowExecutionAlreadyStarted
-	if errors.As(err, &started) {
-		return nil
-	}
-	return err
-}
-
-// AskExercise sends a request as an Update and returns the workflow's answer.
-func (t TemporalTurns) AskExercise(ctx context.Context, workflowID, update string, req workflows.ExerciseRequest) (workflows.ExerciseAnswer, error) {
-	out, err := updateAndWait[workflows.ExerciseAnswer](ctx, t.Client, workflowID, update, req)
-	var nf *serviceerror.NotFound
-	var ae *temporal.ApplicationError
-	switch {
-	case err == nil:
-		return out, nil
-	case errors.As(err, &nf):
-		return out, ErrExerciseOver
-	case errors.As(err, &ae) && ae.Type() == vocab.ErrTypeExerciseOver:
-		return out, ErrExerciseOver
-	}
-	return out, err
-}
-
-// exerciseRoutes adds the student's exercise routes under a chat prefix group.
-func (s *Server) exerciseRoutes(g *gin.RouterGroup) {
-	g.POST("/inject", s.postInject)
-	g.GET("/sessions/:session_id/exercise", s.getExercise)
-	g.POST("/sessions/:session_id/exercise/check", s.exerciseRequest(workflows.ExerciseCheckUpdate))
-	g.POST("/sessions/:session_id/exercise/hint", s.exerciseRequest(workflows.ExerciseHintUpdate))
-	g.POST("/sessions/:session_id/exercise/give-up", s.exerciseRequest(workflows.ExerciseGiveUpUpdate))
-}
 
 // postInject is /stream in troubleshooting_injection mode: same body and SSE, a default message.
 func (s *Server) postInject(c *gin.Context) {
@@ -149,7 +96,7 @@ func (s *Server) exerciseRequest(update string) gin.HandlerFunc {
 
 // askExercise sends a request to the session's open exercise. A non-200 status comes with the
 // message for people (or, for 500, the cause to log).
-func (s *Server) askExercise(ctx context.Context, u *authUser, sessionID, update string) (exerciseAnswer, int, string) {
+func (s *Server) askExercise(ctx context.Context, u *auth.Caller, sessionID, update string) (exerciseAnswer, int, string) {
 	repo := s.deps.Exercises.Repo
 	ex, err := repo.Latest(ctx, sessionID)
 	if errors.Is(err, models.ErrNotFound) {
@@ -174,7 +121,7 @@ func (s *Server) askExercise(ctx context.Context, u *authUser, sessionID, update
 	actx, cancel := context.WithTimeout(ctx, exerciseAskTimeout)
 	defer cancel()
 	out, err := s.deps.Exercises.Control.AskExercise(actx, ex.ID, update, req)
-	if errors.Is(err, ErrExerciseOver) {
+	if errors.Is(err, gateway.ErrExerciseOver) {
 		return exerciseAnswer{}, http.StatusConflict, "The exercise is over; inject a new fault for another one."
 	}
 	if err != nil {
@@ -209,7 +156,7 @@ func typedExerciseRequest(msg string) string {
 // shows), exercise_checked for clients that show the exercise, then done. The request and the
 // answer join the transcript, so a reload shows both. It reports false when the message is not
 // for an exercise and the turn should start as usual.
-func (s *Server) answerTypedRequest(c *gin.Context, u *authUser, projectID, sessionID, message string) bool {
+func (s *Server) answerTypedRequest(c *gin.Context, u *auth.Caller, projectID, sessionID, message string) bool {
 	update := typedExerciseRequest(message)
 	if update == "" || sessionID == "" || s.deps.Exercises == nil {
 		return false
@@ -262,22 +209,6 @@ func (s *Server) answerTypedRequest(c *gin.Context, u *authUser, projectID, sess
 		s.dropStream(err, "exercise", sessionID)
 	}
 	return true
-}
-
-// ExerciseRecordRoutes adds the teacher's routes: a superadmin reads exercises with their
-// injected faults.
-func (s *Server) exerciseRecordRoutes(r *gin.Engine) {
-	g := r.Group("/v3/copilot/exercises", s.requireUser, s.requireSuperadmin)
-	g.GET("", s.listExerciseRecords)
-	g.GET("/:exercise_id", s.getExerciseRecord)
-}
-
-func (s *Server) requireSuperadmin(c *gin.Context) {
-	if !currentUser(c).Superadmin {
-		abort(c, http.StatusForbidden, "Only a GNS3 superadmin (the teacher) may read exercise records.")
-		return
-	}
-	c.Next()
 }
 
 // faultView is the private record of one injected fault.
@@ -338,7 +269,7 @@ func (s *Server) listExerciseRecords(c *gin.Context) {
 func (s *Server) getExerciseRecord(c *gin.Context) {
 	ex, err := s.deps.Exercises.Repo.Get(c.Request.Context(), c.Param("exercise_id"))
 	if errors.Is(err, models.ErrNotFound) {
-		abort(c, http.StatusNotFound, "Exercise '"+Truncate(c.Param("exercise_id"), 200)+"' not found.")
+		abort(c, http.StatusNotFound, "Exercise '"+respond.Truncate(c.Param("exercise_id"), 200)+"' not found.")
 		return
 	}
 	if err != nil {

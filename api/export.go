@@ -57,7 +57,7 @@ func (s *Server) exportSession(c *gin.Context) {
 	}
 	approvals := []models.ApprovalView{}
 	if s.deps.Approvals != nil {
-		list, err := s.deps.Approvals.ForSession(c.Request.Context(), sess.ThreadID)
+		list, err := s.deps.Approvals.Repo.ForSession(c.Request.Context(), sess.ThreadID)
 		if err != nil {
 			s.internalError(c, err, "Loading the session's approvals failed")
 			return

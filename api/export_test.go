@@ -3,16 +3,12 @@ package api
 import (
 	"context"
 	"encoding/json"
-	"io"
-	"log/slog"
 	"mime"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/gns3-copilot/gns3-copilot/gns3"
 	"github.com/gns3-copilot/gns3-copilot/internal/testkit/fakegns3"
 	"github.com/gns3-copilot/gns3-copilot/internal/testkit/testdb"
 	"github.com/gns3-copilot/gns3-copilot/models"
@@ -39,7 +35,7 @@ func newTranscriptEnv(t *testing.T) *transcriptEnv {
 	fake.AddUser("bob", "tok-bob", false)
 	pid := fake.AddProject("lab", fakegns3.Members("alice", "bob"))
 	repo := models.NewChatRepository(db)
-	s := New(Deps{GNS3: gns3.NewServer(fake.URL, 5*time.Second), Repo: repo, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	s := newTestServer(Deps{GNS3: gns3At(fake.URL), Repo: repo})
 	return &transcriptEnv{t: t, repo: repo, handler: s.Handler(), project: pid}
 }
 

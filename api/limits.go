@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/gin-gonic/gin"
+
+	"github.com/gns3-copilot/gns3-copilot/auth"
 )
 
 // RateLimiter takes one turn from a user's allowance (quota.Memory and quota.Redis are two).
@@ -47,7 +49,7 @@ func retrySeconds(d time.Duration) int {
 // admitTurn applies the daily budget and the rate limit to a user about to start a turn, and
 // returns the running-turn limit StartTurn must hold (0 for an exempt user). false means the
 // answer has been sent.
-func (s *Server) admitTurn(c *gin.Context, u *authUser) (maxRunning int, ok bool) {
+func (s *Server) admitTurn(c *gin.Context, u *auth.Caller) (maxRunning int, ok bool) {
 	l := s.deps.Limits
 	if u.Superadmin && !l.IncludeSuperadmins {
 		return 0, true

@@ -19,6 +19,7 @@ import (
 	"github.com/gns3-copilot/gns3-copilot/gns3"
 	"github.com/gns3-copilot/gns3-copilot/llmconfig"
 	"github.com/gns3-copilot/gns3-copilot/models"
+	"github.com/gns3-copilot/gns3-copilot/respond"
 	"github.com/gns3-copilot/gns3-copilot/vocab"
 )
 
@@ -126,7 +127,7 @@ func (h *llmConfigAPI) owner(c *gin.Context) llmconfig.Owner {
 func (h *llmConfigAPI) userOwner(c *gin.Context) {
 	id := c.Param("user_id")
 	if _, err := uuid.Parse(id); err != nil {
-		abort(c, http.StatusUnprocessableEntity, "user_id must be a UUID, got '"+Truncate(id, 80)+"'.")
+		abort(c, http.StatusUnprocessableEntity, "user_id must be a UUID, got '"+respond.Truncate(id, 80)+"'.")
 		return
 	}
 	u := currentUser(c)
@@ -144,7 +145,7 @@ func (h *llmConfigAPI) groupOwner(write bool) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		id := c.Param("group_id")
 		if _, err := uuid.Parse(id); err != nil {
-			abort(c, http.StatusUnprocessableEntity, "group_id must be a UUID, got '"+Truncate(id, 80)+"'.")
+			abort(c, http.StatusUnprocessableEntity, "group_id must be a UUID, got '"+respond.Truncate(id, 80)+"'.")
 			return
 		}
 		id = strings.ToLower(id)
@@ -176,7 +177,7 @@ func (h *llmConfigAPI) groupOwner(write bool) gin.HandlerFunc {
 func (h *llmConfigAPI) configID(c *gin.Context) (string, bool) {
 	id := c.Param("config_id")
 	if _, err := uuid.Parse(id); err != nil {
-		abort(c, http.StatusUnprocessableEntity, "config_id must be a UUID, got '"+Truncate(id, 80)+"'.")
+		abort(c, http.StatusUnprocessableEntity, "config_id must be a UUID, got '"+respond.Truncate(id, 80)+"'.")
 		return "", false
 	}
 	return strings.ToLower(id), true
@@ -436,7 +437,7 @@ func (h *llmConfigAPI) delete(c *gin.Context) {
 	if v := c.Query("expected_version"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 0 {
-			abort(c, http.StatusUnprocessableEntity, "expected_version must be a whole number, got '"+Truncate(v, 40)+"'.")
+			abort(c, http.StatusUnprocessableEntity, "expected_version must be a whole number, got '"+respond.Truncate(v, 40)+"'.")
 			return
 		}
 		expected = &n

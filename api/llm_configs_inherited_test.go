@@ -5,9 +5,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/gns3-copilot/gns3-copilot/gns3"
 	"github.com/gns3-copilot/gns3-copilot/internal/testkit/fakegns3"
 	"github.com/gns3-copilot/gns3-copilot/vocab"
 )
@@ -55,7 +53,7 @@ func TestLLMConfigsInheritedThroughUserRoute(t *testing.T) {
 		}
 
 		// Alice's turns run with the group's model and her mode.
-		client := gns3.NewServer(e.fake.URL, 5*time.Second).WithToken(alice)
+		client := gns3At(e.fake.URL).WithToken(alice)
 		st, err := e.store.Choose(context.Background(), e.alice, client)
 		if err != nil {
 			t.Fatal(err)

@@ -4,18 +4,15 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/uuid"
 	"gorm.io/gorm"
 
 	"github.com/gns3-copilot/gns3-copilot/credentials"
-	"github.com/gns3-copilot/gns3-copilot/gns3"
 	"github.com/gns3-copilot/gns3-copilot/internal/testkit/fakegns3"
 	"github.com/gns3-copilot/gns3-copilot/internal/testkit/testdb"
 	"github.com/gns3-copilot/gns3-copilot/llmconfig"
@@ -58,8 +55,7 @@ func newLLMEnv(t *testing.T, db *gorm.DB) *llmEnv {
 	e.noneOf = fake.AddGroup("bob", "other")
 	e.store = llmconfig.NewStore(db, sealer, &llmconfig.Settings{Provider: "openai", BaseURL: "https://api.openai.com/v1",
 		Model: "gpt-4o-mini", APIKey: llmServerSecret})
-	s := New(Deps{GNS3: gns3.NewServer(fake.URL, 5*time.Second), Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		LLMConfigs: e.store})
+	s := newTestServer(Deps{GNS3: gns3At(fake.URL), LLMConfigs: e.store})
 	e.handler = s.Handler()
 	return e
 }
@@ -310,7 +306,7 @@ func TestLLMConfigsGroups(t *testing.T) {
 	if sd := inh["server_default"].(map[string]any); sd["model"] != "gpt-4o-mini" || sd["api_key"] != nil {
 		t.Fatalf("server default: %v", sd)
 	}
-	if s, err := e.store.Choose(t.Context(), e.alice, gns3.NewServer(e.fake.URL, 5*time.Second).WithToken("tok-alice")); err != nil || s.ConfigID != gid {
+	if s, err := e.store.Choose(t.Context(), e.alice, gns3At(e.fake.URL).WithToken("tok-alice")); err != nil || s.ConfigID != gid {
 		t.Fatalf("chooser disagrees with the list: %+v %v", s, err)
 	}
 	own := e.expect(http.StatusCreated, "tok-alice", "POST", userPath(e.alice), openAIBody("mine"))

@@ -14,19 +14,16 @@ import (
 	"github.com/gns3-copilot/gns3-copilot/internal/testkit/apicheck"
 	"github.com/gns3-copilot/gns3-copilot/llmconfig"
 	"github.com/gns3-copilot/gns3-copilot/mcp"
-	"github.com/gns3-copilot/gns3-copilot/models"
 	"github.com/gns3-copilot/gns3-copilot/skills"
 )
 
 var ginParam = regexp.MustCompile(`[:*]([A-Za-z0-9_]+)`)
 
 // engineRoutes is every route of a server with all its optional parts on (and the routes the
-// service adds through Deps.Routes), in the document's path syntax.
+// front doors of other packages the service sets in Deps), in the document's path syntax.
 func engineRoutes(t *testing.T) map[string]bool {
 	s := api.New(api.Deps{LLMConfigs: &llmconfig.Store{}, MetricsHandler: http.NotFoundHandler(), Exercises: &api.Exercises{},
-		Routes: []func(*gin.Engine, *api.Server){api.SkillsRoutes(&skills.Store{}),
-			api.ApprovalRoutes(models.ApprovalRepository{}, models.ConfigJobRepository{}, models.DeviceRepository{}, nil),
-			mcp.Routes(mcp.Deps{})}})
+		Skills: &skills.Store{}, Approvals: &api.Approvals{}, MCP: mcp.Handler(mcp.Deps{})})
 	out := map[string]bool{}
 	for _, r := range s.Handler().(*gin.Engine).Routes() {
 		out[r.Method+" "+ginParam.ReplaceAllString(r.Path, "{$1}")] = true

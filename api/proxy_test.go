@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"io"
-	"log/slog"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -19,7 +18,7 @@ import (
 
 	"github.com/coder/websocket"
 
-	"github.com/gns3-copilot/gns3-copilot/gns3"
+	"github.com/gns3-copilot/gns3-copilot/gns3proxy"
 	"github.com/gns3-copilot/gns3-copilot/internal/testkit/fakegns3"
 	"github.com/gns3-copilot/gns3-copilot/internal/testkit/testdb"
 	"github.com/gns3-copilot/gns3-copilot/models"
@@ -114,7 +113,7 @@ func (u *upstream) lastSeen() *http.Request {
 // newFront is the copilot in front of up: its own routes plus the proxy.
 func newFront(t testing.TB, up *upstream) *httptest.Server {
 	t.Helper()
-	proxy, err := NewGNS3Proxy(up.srv.URL)
+	proxy, err := gns3proxy.New(up.srv.URL)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,12 +121,9 @@ func newFront(t testing.TB, up *upstream) *httptest.Server {
 	if err := models.Migrate(db); err != nil {
 		t.Fatal(err)
 	}
-	s := New(Deps{Repo: models.NewChatRepository(db), GNS3: gns3.NewServer(up.srv.URL, 5*time.Second),
+	return startTestServer(t, Deps{Repo: models.NewChatRepository(db), GNS3: gns3At(up.srv.URL),
 		Events: relay.NewMemory(relay.MemoryOptions{}), Turns: &heldTurns{}, Credentials: memCredentials{}, LLM: fixedLLM{},
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Web: web.Handler(), GNS3Proxy: proxy})
-	front := httptest.NewServer(s.Handler())
-	t.Cleanup(front.Close)
-	return front
+		Web: web.Handler(), GNS3Proxy: proxy})
 }
 
 func get(t *testing.T, url, token string, header http.Header) (*http.Response, string) {
@@ -182,7 +178,7 @@ func TestProxyForwardsGNS3AndKeepsCopilotRoutes(t *testing.T) {
 		t.Fatalf("web UI: %d %s", resp.StatusCode, body)
 	}
 	// The copilot's page lives under a path of its own, its assets beside it.
-	if resp, _ = get(t, front.URL+"/copilot", "", nil); resp.StatusCode != http.StatusMovedPermanently || resp.Header.Get("Location") != CopilotPagePath {
+	if resp, _ = get(t, front.URL+"/copilot", "", nil); resp.StatusCode != http.StatusMovedPermanently || resp.Header.Get("Location") != gns3proxy.CopilotPagePath {
 		t.Fatalf("/copilot: %d %q", resp.StatusCode, resp.Header.Get("Location"))
 	}
 	if resp, body = get(t, front.URL+"/copilot/", "", nil); !strings.Contains(body, "<title>GNS3 Copilot</title>") {
@@ -313,7 +309,7 @@ func TestProxyAnswersClearlyWhenGNS3IsDown(t *testing.T) {
 	}
 	addr := ln.Addr().String()
 	ln.Close() // nothing listens there now
-	proxy, err := NewGNS3Proxy("http://" + addr)
+	proxy, err := gns3proxy.New("http://" + addr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -323,7 +319,7 @@ func TestProxyAnswersClearlyWhenGNS3IsDown(t *testing.T) {
 	if w.Code != http.StatusBadGateway || json.Unmarshal(w.Body.Bytes(), &body) != nil || !strings.Contains(body.Message, "cannot be reached") {
 		t.Fatalf("%d %s", w.Code, w.Body.String())
 	}
-	if _, err := NewGNS3Proxy("ftp://gns3"); err == nil {
+	if _, err := gns3proxy.New("ftp://gns3"); err == nil {
 		t.Fatal("an ftp URL was accepted")
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/google/uuid"
 
+	"github.com/gns3-copilot/gns3-copilot/auth"
 	"github.com/gns3-copilot/gns3-copilot/relay"
 	"github.com/gns3-copilot/gns3-copilot/workflows"
 )
@@ -46,7 +47,7 @@ func (s *Server) requestLog(c *gin.Context) {
 		slog.String("route", route),
 		slog.Int("status", status),
 		slog.Duration("duration", d),
-		slog.String("user_id", userID(c)),
+		slog.String("user_id", auth.UserID(c)),
 		slog.String("request_id", id),
 	}
 	if route == "" {
@@ -71,14 +72,6 @@ func usableRequestID(id string) bool {
 }
 
 func requestID(c *gin.Context) string { return c.GetString(ctxRequestID) }
-
-// userID is the authenticated caller's id, "" before or without authentication.
-func userID(c *gin.Context) string {
-	if u, ok := c.Get(ctxUser); ok {
-		return u.(*authUser).ID
-	}
-	return ""
-}
 
 const ctxTurnStart = "gns3copilot.turnstart"
 

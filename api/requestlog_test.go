@@ -21,7 +21,7 @@ func TestEveryRequestHasAnIDAndOneLogLine(t *testing.T) {
 	m := metrics.New()
 	// Port 1 on loopback refuses at once: a GNS3 that is down.
 	down := gns3.NewServer("http://127.0.0.1:1", time.Second)
-	s := New(Deps{GNS3: down, Logger: slog.New(slog.NewJSONHandler(&buf, nil)), Metrics: m, MetricsHandler: m.Handler()})
+	s := newTestServer(Deps{GNS3: down, Logger: slog.New(slog.NewJSONHandler(&buf, nil)), Metrics: m, MetricsHandler: m.Handler()})
 	serve := func(path, id string) *httptest.ResponseRecorder {
 		r := httptest.NewRequest(http.MethodGet, path, nil)
 		if id != "" {

@@ -5,16 +5,21 @@ import (
 	"strings"
 
 	"github.com/gin-gonic/gin"
+
+	"github.com/gns3-copilot/gns3-copilot/auth"
+	"github.com/gns3-copilot/gns3-copilot/gns3proxy"
+	"github.com/gns3-copilot/gns3-copilot/workflows"
 )
 
-// This file is the API's whole HTTP surface: routes mounts the core, and approvalRoutes and
-// skillsRoutes below are mounted by ApprovalRoutes and SkillsRoutes, which the service passes in
-// Deps.Routes with the stores they need. openapi.json describes each of these routes, and a
-// test fails for any route it does not describe. Deps.Routes is otherwise the one way in for a
-// front door of another package mounted on the same engine.
+// This file is the process's whole HTTP surface: every route the engine serves is mounted here,
+// the optional ones when their part of Deps is set. openapi.json describes each of them, and a
+// test fails for any route it does not describe.
 
 // chatPrefixes are GNS3 3.0's prefix of the chat API and the one newer releases use.
 var chatPrefixes = []string{"/v3/projects/:project_id/chat", "/v3/copilot/projects/:project_id/chat"}
+
+// mcpPath is where the Model Context Protocol front door (package mcp) is served.
+const mcpPath = "/mcp"
 
 func (s *Server) routes(r *gin.Engine) {
 	r.GET("/healthz", func(c *gin.Context) { c.JSON(http.StatusOK, gin.H{"status": "ok"}) })
@@ -38,11 +43,43 @@ func (s *Server) routes(r *gin.Engine) {
 		g.GET("/sessions/:session_id/export", s.exportSession)
 		g.GET("/topology/stream", s.topologyStream)
 		if s.deps.Exercises != nil {
-			s.exerciseRoutes(g)
+			g.POST("/inject", s.postInject)
+			g.GET("/sessions/:session_id/exercise", s.getExercise)
+			g.POST("/sessions/:session_id/exercise/check", s.exerciseRequest(workflows.ExerciseCheckUpdate))
+			g.POST("/sessions/:session_id/exercise/hint", s.exerciseRequest(workflows.ExerciseHintUpdate))
+			g.POST("/sessions/:session_id/exercise/give-up", s.exerciseRequest(workflows.ExerciseGiveUpUpdate))
 		}
 	}
+
+	// The approvals of a session's turns (and, per project, of MCP calls) and the configuration
+	// jobs' audit, under both chat prefixes.
+	if h := s.replies; h != nil {
+		for _, prefix := range chatPrefixes {
+			g := r.Group(prefix, s.requireUser, s.requireOpenedProject)
+			g.GET("/sessions/:session_id/approvals", h.list)
+			g.POST("/sessions/:session_id/approvals/:approval_id", h.decide)
+			// Per project: approvals asked outside any chat session (MCP calls) show here too.
+			g.GET("/approvals", h.listProject)
+			g.POST("/approvals/:approval_id", h.decideInProject)
+			g.GET("/config-jobs", h.configJobs)
+		}
+	}
+
+	// The teacher's view: a superadmin reads exercises with their injected faults.
 	if s.deps.Exercises != nil {
-		s.exerciseRecordRoutes(r)
+		g := r.Group("/v3/copilot/exercises", s.requireUser,
+			auth.RequireSuperadmin("Only a GNS3 superadmin (the teacher) may read exercise records."))
+		g.GET("", s.listExerciseRecords)
+		g.GET("/:exercise_id", s.getExerciseRecord)
+	}
+
+	// The superadmin's view and reload of the skills; the reload is the route GNS3's own copilot
+	// uses.
+	if s.deps.Skills != nil {
+		h := &skillsAPI{s: s, store: s.deps.Skills}
+		superadmin := auth.RequireSuperadmin("Only a superadmin may read or reload the copilot's skills.")
+		r.GET("/v3/copilot/skills", s.requireUser, superadmin, h.get)
+		r.POST("/v3/copilot/reload/skills", s.requireUser, superadmin, h.reload)
 	}
 
 	if s.deps.GNS3Proxy == nil {
@@ -81,8 +118,11 @@ func (s *Server) routes(r *gin.Engine) {
 		g.PUT("/default/:config_id", write, h.setDefault)
 	}
 
-	for _, add := range s.deps.Routes {
-		add(r, s)
+	// The MCP front door, as Streamable HTTP uses it, behind the chat API's own authentication.
+	if s.deps.MCP != nil {
+		for _, m := range []string{http.MethodPost, http.MethodGet, http.MethodDelete} {
+			r.Handle(m, mcpPath, s.requireUser, s.deps.MCP)
+		}
 	}
 
 	if s.deps.GNS3Proxy != nil {
@@ -98,36 +138,16 @@ func (s *Server) routes(r *gin.Engine) {
 	})
 }
 
-// approvalRoutes are the approvals of a session's turns (and, per project, of MCP calls) and the
-// configuration jobs' audit, under both chat prefixes.
-func (s *Server) approvalRoutes(r *gin.Engine, h *approvalAPI) {
-	for _, prefix := range chatPrefixes {
-		g := r.Group(prefix, s.requireUser, s.requireOpenedProject)
-		g.GET("/sessions/:session_id/approvals", h.list)
-		g.POST("/sessions/:session_id/approvals/:approval_id", h.decide)
-		// Per project: approvals asked outside any chat session (MCP calls) show here too.
-		g.GET("/approvals", h.listProject)
-		g.POST("/approvals/:approval_id", h.decideInProject)
-		g.GET("/config-jobs", h.configJobs)
-	}
-}
-
-// skillsRoutes are the superadmin's view and reload of the skills; the reload is the route
-// GNS3's own copilot uses.
-func (s *Server) skillsRoutes(r *gin.Engine, h *skillsAPI) {
-	r.GET("/v3/copilot/skills", s.requireUser, requireSuperadmin, h.get)
-	r.POST("/v3/copilot/reload/skills", s.requireUser, requireSuperadmin, h.reload)
-}
-
 // frontGNS3 answers what is not the copilot's own when the copilot sits in front of GNS3: the
-// copilot's page under CopilotPagePath, everything else from GNS3.
+// copilot's page under gns3proxy.CopilotPagePath, everything else from GNS3.
 func (s *Server) frontGNS3(c *gin.Context) {
 	p := c.Request.URL.Path
+	page := gns3proxy.CopilotPagePath
 	switch {
-	case s.deps.Web != nil && p == strings.TrimSuffix(CopilotPagePath, "/"):
-		c.Redirect(http.StatusMovedPermanently, CopilotPagePath) // the page's assets are relative to it
-	case s.deps.Web != nil && strings.HasPrefix(p, CopilotPagePath):
-		http.StripPrefix(strings.TrimSuffix(CopilotPagePath, "/"), s.deps.Web).ServeHTTP(c.Writer, c.Request)
+	case s.deps.Web != nil && p == strings.TrimSuffix(page, "/"):
+		c.Redirect(http.StatusMovedPermanently, page) // the page's assets are relative to it
+	case s.deps.Web != nil && strings.HasPrefix(p, page):
+		http.StripPrefix(strings.TrimSuffix(page, "/"), s.deps.Web).ServeHTTP(c.Writer, c.Request)
 	default:
 		s.deps.GNS3Proxy.ServeHTTP(c.Writer, c.Request)
 	}

@@ -1,7 +1,9 @@
-// Package api is the copilot's HTTP surface: the seed's chat API under both GNS3 prefixes, the
-// SSE relay of a turn's events, LLM model configuration routes, and the embedded chat page. It
-// authenticates every caller against GNS3 and never runs a turn itself: turns are Temporal
-// workflows, and the API only starts, cancels and tails them.
+// Package api is the copilot's HTTP surface: the chat API of GNS3's own copilot under both GNS3
+// prefixes, the SSE relay of a turn's events, approvals, exercises, skills, LLM model
+// configuration routes and the embedded chat page, with every route of the process mounted in
+// routes.go (the MCP front door and the GNS3 proxy included). Callers are authenticated by
+// package auth; turns are Temporal workflows that the API starts (package launch), cancels and
+// tails, and never runs itself.
 package api
 
 import (
@@ -11,19 +13,22 @@ import (
 	"time"
 
 	"github.com/gin-gonic/gin"
-	"github.com/hashicorp/golang-lru/v2/expirable"
 
+	"github.com/gns3-copilot/gns3-copilot/auth"
+	"github.com/gns3-copilot/gns3-copilot/gateway"
 	"github.com/gns3-copilot/gns3-copilot/gns3"
+	"github.com/gns3-copilot/gns3-copilot/launch"
 	"github.com/gns3-copilot/gns3-copilot/llmconfig"
 	"github.com/gns3-copilot/gns3-copilot/metrics"
 	"github.com/gns3-copilot/gns3-copilot/models"
 	"github.com/gns3-copilot/gns3-copilot/relay"
+	"github.com/gns3-copilot/gns3-copilot/skills"
 	"github.com/gns3-copilot/gns3-copilot/workflows"
 )
 
 // TurnRunner starts and cancels ChatTurn workflows.
 type TurnRunner interface {
-	StartTurn(ctx context.Context, workflowID string, in workflows.ChatTurnInput, d TurnDescription) error
+	StartTurn(ctx context.Context, workflowID string, in workflows.ChatTurnInput, d gateway.TurnDescription) error
 	CancelTurn(ctx context.Context, workflowID string) error
 	// TurnEnded reports whether the workflow has ended, and whether it ever started.
 	TurnEnded(ctx context.Context, workflowID string) (ended, started bool, err error)
@@ -47,7 +52,7 @@ type groupsWarmer interface {
 	WarmGroups(ctx context.Context, userID string, client *gns3.Client)
 }
 
-// Deps is everything the API needs; main builds it.
+// Deps is everything the API needs; service builds it.
 type Deps struct {
 	Repo        *models.ChatRepository
 	GNS3        *gns3.Server
@@ -60,8 +65,6 @@ type Deps struct {
 	Web http.Handler
 	// LLMConfigs serves the LLM model configuration routes when set.
 	LLMConfigs *llmconfig.Store
-	// Routes lets a front door of another package mount its routes on the same engine.
-	Routes []func(r *gin.Engine, s *Server)
 	// Metrics records request and turn metrics (nil records nothing); MetricsHandler, when set,
 	// is served at /metrics (unset when --metrics-listen moves it to an address of its own).
 	Metrics        *metrics.Metrics
@@ -72,47 +75,42 @@ type Deps struct {
 	// read; the stream is dropped after it. Default 30 s.
 	WriteTimeout    time.Duration
 	MaxMessageBytes int           // longest accepted chat message; default 32 KiB
-	CredentialTTL   time.Duration // how long a turn may act for its user; default 2 h
 	UserCacheTTL    time.Duration // how long a checked token is trusted; default 30 s
 	// CORSOrigins are the browser origins (e.g. the GNS3 web UI's) allowed to call the API;
 	// "*" allows any.
 	CORSOrigins []string
-	// DeviceConcurrency bounds the devices one tool call talks to at once; 0 uses the default.
-	DeviceConcurrency int
+	// Work is how a turn runs: approvals, device concurrency, how long it may act for its user.
+	Work launch.Settings
 	// Limits are the per-user turn limits (concurrency, rate, daily tokens).
 	Limits TurnLimits
-	// GNS3Proxy, when set, receives every request that is not the copilot's own (NewGNS3Proxy):
-	// the copilot then fronts GNS3 at one address, and its page moves to CopilotPagePath.
+	// GNS3Proxy, when set, receives every request that is not the copilot's own (package
+	// gns3proxy): the copilot then fronts GNS3 at one address, and its page moves to
+	// gns3proxy.CopilotPagePath.
 	GNS3Proxy http.Handler
-	// Approval is which tool calls wait for the owner (vocab.ApprovalChanges, …; "" runs
-	// device tools directly, as before approvals existed); ApprovalTimeout is how long they wait.
-	Approval        string
-	ApprovalTimeout time.Duration
 	// Live is the live topology (nil: every check reads GNS3, and no topology stream).
 	Live LiveTopology
 	// Exercises serves fault-injection exercises (/chat/inject and the exercise routes); nil
 	// leaves them out.
 	Exercises *Exercises
-	// Approvals gives the session export the session's approvals; nil exports none.
-	Approvals SessionApprovals
-}
-
-// SessionApprovals lists a session's approvals (models.ApprovalRepository).
-type SessionApprovals interface {
-	ForSession(ctx context.Context, sessionID string) ([]models.Approval, error)
+	// Approvals serves the approval and configuration-job routes, lets a chat message answer an
+	// approval, and gives the session export its approvals; nil leaves all that out.
+	Approvals *Approvals
+	// Skills serves the superadmin's view and reload of the skills; nil leaves them out.
+	Skills *skills.Store
+	// MCP serves the Model Context Protocol front door at /mcp (package mcp); nil leaves it out.
+	MCP gin.HandlerFunc
 }
 
 // Server is the gin engine with its dependencies.
 type Server struct {
-	deps  Deps
-	log   *slog.Logger
-	users *userCache
-	// userIDs remembers whose each checked token is, past the token check's own lifetime: a
-	// token never changes hands, so this says whose groups to read ahead (never who is signed
-	// in; that is always the token check's answer).
-	userIDs *expirable.LRU[string, string]
-	engine  *gin.Engine
-	// replies decides approvals answered by a chat message; nil without the approval routes.
+	deps Deps
+	log  *slog.Logger
+	// requireUser authenticates the caller (auth.Authenticator.RequireUser), reading ahead what
+	// the route needs while the token is checked.
+	requireUser gin.HandlerFunc
+	launcher    *launch.Launcher
+	engine      *gin.Engine
+	// replies decides approvals answered by a chat message; nil without Deps.Approvals.
 	replies *approvalAPI
 }
 
@@ -127,9 +125,7 @@ func New(d Deps) *Server {
 	if d.MaxMessageBytes <= 0 {
 		d.MaxMessageBytes = 32 << 10
 	}
-	if d.CredentialTTL <= 0 {
-		d.CredentialTTL = 2 * time.Hour
-	}
+	d.Work = d.Work.WithDefaults()
 	if d.UserCacheTTL <= 0 {
 		d.UserCacheTTL = 30 * time.Second
 	}
@@ -137,8 +133,13 @@ func New(d Deps) *Server {
 		d.Logger = slog.Default()
 	}
 	gin.SetMode(gin.ReleaseMode)
-	s := &Server{deps: d, log: d.Logger, users: newUserCache(d.UserCacheTTL),
-		userIDs: expirable.NewLRU[string, string](maxCachedUsers, nil, 24*time.Hour)}
+	s := &Server{deps: d, log: d.Logger}
+	s.requireUser = auth.New(d.GNS3, d.UserCacheTTL, s.prefetchProjectCheck, s.prefetchGroups).RequireUser
+	s.launcher = &launch.Launcher{Credentials: d.Credentials, Workflows: d.Turns, TTL: d.Work.CredentialTTL,
+		Grace: launch.StaleGrace, Log: d.Logger}
+	if d.Approvals != nil {
+		s.replies = &approvalAPI{s: s, Approvals: d.Approvals}
+	}
 	s.engine = gin.New()
 	if d.GNS3Proxy != nil {
 		// GNS3 gets the path exactly as the browser sent it.

@@ -13,6 +13,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/gns3-copilot/gns3-copilot/models"
+	"github.com/gns3-copilot/gns3-copilot/respond"
 )
 
 // sessionView is the seed's ChatSession shape: metadata and stats are objects, times ISO 8601.
@@ -119,7 +120,7 @@ func (s *Server) session(c *gin.Context) (*models.ChatSession, bool) {
 	id := c.Param("session_id")
 	sess, err := s.deps.Repo.GetSession(c.Request.Context(), u.ID, c.Param("project_id"), id)
 	if errors.Is(err, models.ErrNotFound) {
-		abort(c, http.StatusNotFound, "Session '"+Truncate(id, 80)+"' not found.")
+		abort(c, http.StatusNotFound, "Session '"+respond.Truncate(id, 80)+"' not found.")
 		return nil, false
 	}
 	if err != nil {
@@ -213,7 +214,7 @@ func (s *Server) setPinned(c *gin.Context, pinned bool) {
 
 func (s *Server) answerSession(c *gin.Context, sess *models.ChatSession, err error) {
 	if errors.Is(err, models.ErrNotFound) {
-		abort(c, http.StatusNotFound, "Session '"+Truncate(c.Param("session_id"), 80)+"' not found.")
+		abort(c, http.StatusNotFound, "Session '"+respond.Truncate(c.Param("session_id"), 80)+"' not found.")
 		return
 	}
 	if err != nil {

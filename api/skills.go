@@ -11,14 +11,8 @@ import (
 	"github.com/gns3-copilot/gns3-copilot/skills"
 )
 
-// SkillsRoutes adds the superadmin's view and reload of the skills (prompts, title prompt,
-// forbidden commands, injection recipes); routes.go lists them (skillsRoutes).
-func SkillsRoutes(store *skills.Store) func(*gin.Engine, *Server) {
-	return func(r *gin.Engine, s *Server) {
-		s.skillsRoutes(r, &skillsAPI{s: s, store: store})
-	}
-}
-
+// skillsAPI is the superadmin's view and reload of the skills (prompts, title prompt,
+// forbidden commands, injection recipes).
 type skillsAPI struct {
 	s     *Server
 	store *skills.Store
@@ -55,14 +49,6 @@ func (h *skillsAPI) reload(c *gin.Context) {
 	v := skillsView(set)
 	v["status"] = "ok"
 	c.JSON(http.StatusOK, v)
-}
-
-func requireSuperadmin(c *gin.Context) {
-	if !currentUser(c).Superadmin {
-		abort(c, http.StatusForbidden, "Only a superadmin may read or reload the copilot's skills.")
-		return
-	}
-	c.Next()
 }
 
 func skillsView(set *skills.Set) gin.H {

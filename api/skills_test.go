@@ -1,19 +1,13 @@
 package api
 
 import (
-	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/gin-gonic/gin"
-
-	"github.com/gns3-copilot/gns3-copilot/gns3"
 	"github.com/gns3-copilot/gns3-copilot/internal/testkit/fakegns3"
 	"github.com/gns3-copilot/gns3-copilot/relay"
 	"github.com/gns3-copilot/gns3-copilot/skills"
@@ -36,8 +30,7 @@ func TestSkillsReloadIsForSuperadminsAndKeepsWorkingSkills(t *testing.T) {
 	fake := fakegns3.New(t)
 	fake.AddUser("alice", "tok-alice", false)
 	events := relay.NewMemory(relay.MemoryOptions{})
-	h := New(Deps{GNS3: gns3.NewServer(fake.URL, 5*time.Second), Events: events, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		Routes: []func(*gin.Engine, *Server){SkillsRoutes(store)}}).Handler()
+	h := newTestServer(Deps{GNS3: gns3At(fake.URL), Events: events, Skills: store}).Handler()
 	call := func(token, method, path string) (int, string) {
 		req := httptest.NewRequest(method, path, nil)
 		req.Header.Set("Authorization", "Bearer "+token)
@@ -82,8 +75,7 @@ func TestSkillsReloadIsForSuperadminsAndKeepsWorkingSkills(t *testing.T) {
 	}
 
 	builtIn, _ := skills.Open("", nil)
-	h = New(Deps{GNS3: gns3.NewServer(fake.URL, 5*time.Second), Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		Routes: []func(*gin.Engine, *Server){SkillsRoutes(builtIn)}}).Handler()
+	h = newTestServer(Deps{GNS3: gns3At(fake.URL), Skills: builtIn}).Handler()
 	if code, body := call(fakegns3.AdminToken, "POST", "/v3/copilot/reload/skills"); code != http.StatusConflict || !strings.Contains(body, "--skills-dir") {
 		t.Fatalf("no directory: %d %s", code, body)
 	}

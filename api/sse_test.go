@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -25,8 +24,7 @@ import (
 // stream handler returns.
 func sseServer(t testing.TB, log relay.Log, d Deps) (*httptest.Server, <-chan struct{}) {
 	d.Events = log
-	d.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
-	s := New(d)
+	s := newTestServer(d)
 	ended := make(chan struct{}, 1024)
 	engine := gin.New()
 	engine.GET("/s/:turn", func(c *gin.Context) {

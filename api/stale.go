@@ -9,11 +9,6 @@ import (
 	"github.com/gns3-copilot/gns3-copilot/relay"
 )
 
-// staleGrace is how old a running turn must be before a workflow that never started counts as gone:
-// the API creates the turn's row a moment before it starts the workflow, and a turn being
-// started must not be mistaken for one whose API died.
-const staleGrace = 30 * time.Second
-
 // staleMessage is what the user reads about a turn that was closed this way.
 const staleMessage = "The copilot stopped answering this message without finishing it (the service was interrupted); it was closed so that you can go on. Send the message again if you still need an answer."
 
@@ -25,8 +20,7 @@ func (s *Server) closeIfStale(ctx context.Context, t *models.ChatTurn) (bool, er
 	if t.Status != models.TurnRunning {
 		return true, nil
 	}
-	ended, started, err := s.deps.Turns.TurnEnded(ctx, t.WorkflowID)
-	if err != nil || !ended || (!started && time.Since(t.CreatedAt) < staleGrace) {
+	if gone, err := s.launcher.Gone(ctx, t.WorkflowID, t.CreatedAt); err != nil || !gone {
 		return false, err
 	}
 	applied, err := s.deps.Repo.FinalizeTurn(ctx, models.FinalizeParams{TurnID: t.ID, Status: models.TurnFailed, Error: staleMessage})

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -14,7 +13,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/gns3-copilot/gns3-copilot/gns3"
 	"github.com/gns3-copilot/gns3-copilot/internal/testkit/fakegns3"
 	"github.com/gns3-copilot/gns3-copilot/internal/testkit/ssetest"
 	"github.com/gns3-copilot/gns3-copilot/livetopo"
@@ -32,9 +30,9 @@ func newTopoRig(t *testing.T) *topoRig {
 	g := fakegns3.New(t)
 	g.AddUser("alice", "alice-token", false)
 	pid := g.AddProject("lab", fakegns3.Members("alice"))
-	srv := gns3.NewServer(g.URL, 5*time.Second)
+	srv := gns3At(g.URL)
 	hub := livetopo.New(srv, livetopo.Options{})
-	s := New(Deps{GNS3: srv, Live: hub, Heartbeat: 200 * time.Millisecond})
+	s := newTestServer(Deps{GNS3: srv, Live: hub, Heartbeat: 200 * time.Millisecond})
 	hs := httptest.NewServer(s.Handler())
 	// Streams end before the server closes (it waits for them), and the hub after both.
 	t.Cleanup(hub.Close)
@@ -178,10 +176,9 @@ func TestStalledTopologyClientIsDropped(t *testing.T) {
 	g.AddUser("alice", "alice-token", false)
 	pid := g.AddProject("lab", fakegns3.Members("alice"))
 	big := g.AddNode(pid, fakegns3.NodeSpec{Name: "R-" + strings.Repeat("x", 64<<10)})
-	srv := gns3.NewServer(g.URL, 5*time.Second)
+	srv := gns3At(g.URL)
 	hub := livetopo.New(srv, livetopo.Options{History: 8})
-	s := New(Deps{GNS3: srv, Live: hub, Heartbeat: time.Hour, WriteTimeout: 300 * time.Millisecond,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	s := newTestServer(Deps{GNS3: srv, Live: hub, Heartbeat: time.Hour, WriteTimeout: 300 * time.Millisecond})
 	ended := make(chan struct{}, 16)
 	hs := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.Handler().ServeHTTP(w, r)

@@ -9,12 +9,12 @@ import (
 
 	"github.com/google/uuid"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
-	"go.temporal.io/sdk/client"
-	"go.temporal.io/sdk/temporal"
 
-	"github.com/gns3-copilot/gns3-copilot/api"
+	"github.com/gns3-copilot/gns3-copilot/auth"
+	"github.com/gns3-copilot/gns3-copilot/launch"
 	"github.com/gns3-copilot/gns3-copilot/models"
 	"github.com/gns3-copilot/gns3-copilot/relay"
+	"github.com/gns3-copilot/gns3-copilot/respond"
 	"github.com/gns3-copilot/gns3-copilot/tools"
 	"github.com/gns3-copilot/gns3-copilot/workflows"
 )
@@ -22,53 +22,70 @@ import (
 // run records the call, hands its credential to the worker side, starts its workflow and waits
 // for its result, relaying its progress. If the client goes away the workflow goes on; its
 // result stays in the call's record.
-func (f *frontDoor) run(ctx context.Context, req *sdk.CallToolRequest, caller api.Caller, st sessionSettings, tool, projectID, args string) (*sdk.CallToolResult, error) {
+func (f *frontDoor) run(ctx context.Context, req *sdk.CallToolRequest, caller auth.Caller, st sessionSettings, tool, projectID, args string) (*sdk.CallToolResult, error) {
 	callID := uuid.NewString()
 	wfID := workflows.MCPCallID(tool, callID)
 	sessionID := req.Session.ID()
 	// Setting the call up must not be cut short by a client that hangs up: it is either fully
 	// started or fully undone.
 	bg := context.WithoutCancel(ctx)
-	row := &models.MCPCall{ID: callID, WorkflowID: wfID, SessionID: sessionID, UserID: caller.ID, ProjectID: projectID,
-		ToolName: tool, Client: st.client, Mode: string(st.mode)}
-	err := f.d.Calls.Start(bg, row, f.d.MaxCallsPerUser)
-	var limit *models.MCPLimitError
-	if errors.As(err, &limit) && f.closeStale(bg, caller.ID) > 0 {
-		err = f.d.Calls.Start(bg, row, f.d.MaxCallsPerUser)
-	}
-	if err != nil {
-		if errors.As(err, &limit) {
-			return failure(tool, fmt.Sprintf("You already have %d MCP calls running (at most %d at once per user); "+
-				"wait for one to finish (get_mcp_call_result without call_id lists them) and call again.", limit.Running, limit.Max)), nil
-		}
+	w := f.d.Work
+	call := &mcpCall{f: f, caller: caller, client: st.client,
+		row: &models.MCPCall{ID: callID, WorkflowID: wfID, SessionID: sessionID, UserID: caller.ID, ProjectID: projectID,
+			ToolName: tool, Client: st.client, Mode: string(st.mode)},
+		in: workflows.MCPCallInput{Call: workflows.WorkRef{SessionID: sessionID, TurnID: callID, ProjectID: projectID, UserID: caller.ID,
+			Mode: string(st.mode), Origin: workflows.OriginMCPPrefix + st.client},
+			Tool:     workflows.ToolCall{ID: callID, Name: tool, Arguments: args},
+			Approval: w.Approval, ApprovalTimeout: w.ApprovalTimeout, DeviceConcurrency: w.DeviceConcurrency, CredentialTTL: w.CredentialTTL}}
+	err := f.launcher.Launch(bg, call, caller.Token)
+	var step *launch.StepError
+	var limit *models.LimitError
+	switch {
+	case errors.As(err, &step):
+		return failure(tool, step.What+"; nothing was done, try again in a moment."), nil
+	case errors.As(err, &limit):
+		return failure(tool, fmt.Sprintf("You already have %d MCP calls running (at most %d at once per user); "+
+			"wait for one to finish (get_mcp_call_result without call_id lists them) and call again.", limit.Running, limit.Max)), nil
+	case err != nil:
 		f.log.Error("recording an MCP call", "error", err)
 		return nil, errors.New("recording the call failed; the copilot logged the details")
-	}
-	undo := func(what string, cause error) (*sdk.CallToolResult, error) {
-		_ = f.d.Credentials.Delete(bg, callID)
-		if err := f.d.Calls.Finish(bg, callID, models.MCPCallFailed, failureJSON(tool, what), time.Now()); err != nil {
-			f.log.Error("closing an MCP call that could not start", "call", callID, "error", err)
-		}
-		f.log.Error(what, "call", callID, "error", cause)
-		return failure(tool, what+"; nothing was done, try again in a moment."), nil
-	}
-	if err := f.d.Credentials.Put(bg, callID, caller.Token, f.d.CredentialTTL); err != nil {
-		return undo("Storing the call's credentials failed", err)
-	}
-	ref := workflows.WorkRef{SessionID: sessionID, TurnID: callID, ProjectID: projectID, UserID: caller.ID, Mode: string(st.mode),
-		Origin: workflows.OriginMCPPrefix + st.client}
-	in := workflows.MCPCallInput{Call: ref, Tool: workflows.ToolCall{ID: callID, Name: tool, Arguments: args},
-		Approval: f.d.Approval, ApprovalTimeout: f.d.ApprovalTimeout,
-		DeviceConcurrency: f.d.DeviceConcurrency, CredentialTTL: f.d.CredentialTTL}
-	if err := f.start(bg, wfID, in, caller.Username, st.client); err != nil {
-		return undo("The workflow engine did not accept the call", err)
 	}
 	return f.await(ctx, req, caller, callID, wfID, tool, projectID)
 }
 
-// closeStale closes the user's calls still recorded as running whose workflow is gone (ended
+// mcpCall is an MCP call being launched (launch.Work): its record and its MCPCall workflow.
+type mcpCall struct {
+	f      *frontDoor
+	caller auth.Caller
+	client string
+	row    *models.MCPCall
+	in     workflows.MCPCallInput
+}
+
+func (c *mcpCall) ID() string   { return c.row.ID }
+func (c *mcpCall) Noun() string { return "call" }
+
+func (c *mcpCall) Claim(ctx context.Context) error {
+	return c.f.d.Calls.Start(ctx, c.row, c.f.d.MaxCallsPerUser)
+}
+
+// Repair closes the user's calls still recorded as running whose workflow is gone (ended
 // without finishing the record, e.g. terminated by an operator), so they stop counting against
-// the limit. It returns how many it closed.
+// the limit.
+func (c *mcpCall) Repair(ctx context.Context, err error) bool {
+	var limit *models.LimitError
+	return errors.As(err, &limit) && c.f.closeStale(ctx, c.caller.ID) > 0
+}
+
+func (c *mcpCall) Start(ctx context.Context) error {
+	return c.f.d.Workflows.StartMCPCall(ctx, c.row.WorkflowID, c.in, c.caller.Username, c.client)
+}
+
+func (c *mcpCall) Abandon(ctx context.Context, why string) error {
+	return c.f.d.Calls.Finish(ctx, c.row.ID, models.MCPCallFailed, failureJSON(c.row.ToolName, why), time.Now())
+}
+
+// closeStale closes the user's calls whose workflow is gone and returns how many it closed.
 func (f *frontDoor) closeStale(ctx context.Context, userID string) int {
 	rows, err := f.d.Calls.Running(ctx, userID)
 	if err != nil {
@@ -77,7 +94,7 @@ func (f *frontDoor) closeStale(ctx context.Context, userID string) int {
 	}
 	closed := 0
 	for _, r := range rows {
-		if ended, _, err := (api.TemporalTurns{Client: f.d.Temporal}).TurnEnded(ctx, r.WorkflowID); err != nil || !ended {
+		if gone, err := f.launcher.Gone(ctx, r.WorkflowID, r.CreatedAt); err != nil || !gone {
 			continue
 		}
 		if err := f.d.Calls.Finish(ctx, r.ID, models.MCPCallFailed, failureJSON(r.ToolName, "The call's workflow ended without finishing the call."), time.Now()); err == nil {
@@ -87,31 +104,8 @@ func (f *frontDoor) closeStale(ctx context.Context, userID string) int {
 	return closed
 }
 
-// start starts the MCPCall workflow, findable like a turn by project, (MCP) session, user and
-// tool. A cluster without those search attributes still runs it, without them.
-func (f *frontDoor) start(ctx context.Context, wfID string, in workflows.MCPCallInput, username, clientName string) error {
-	opts := client.StartWorkflowOptions{
-		ID: wfID, TaskQueue: f.d.TaskQueue, EnableEagerStart: true,
-		Memo: map[string]any{"project_id": in.Call.ProjectID, "session_id": in.Call.SessionID, "user_id": in.Call.UserID,
-			"call_id": in.Call.TurnID, "client": clientName},
-		StaticSummary: fmt.Sprintf("MCP call %s from %s, user %s", in.Tool.Name, clientName, username),
-		StaticDetails: fmt.Sprintf("**tool** %s  \n**client** %s  \n**user** %s (`%s`)  \n**project** `%s`  \n**MCP session** `%s`  \n**call** `%s`  \n**mode** %s",
-			in.Tool.Name, clientName, username, in.Call.UserID, in.Call.ProjectID, in.Call.SessionID, in.Call.TurnID, in.Call.Mode),
-		TypedSearchAttributes: api.SearchAttributes(in.Call.ProjectID, in.Call.SessionID, in.Call.UserID,
-			temporal.NewSearchAttributeKeyKeyword(workflows.SearchAttrToolName).ValueSet(in.Tool.Name)),
-	}
-	in.SearchAttributes = true
-	_, err := f.d.Temporal.ExecuteWorkflow(ctx, opts, workflows.MCPCallWorkflow, in)
-	if api.UnregisteredAttributes(err) {
-		opts.TypedSearchAttributes = temporal.SearchAttributes{}
-		in.SearchAttributes = false
-		_, err = f.d.Temporal.ExecuteWorkflow(ctx, opts, workflows.MCPCallWorkflow, in)
-	}
-	return err
-}
-
 // await waits for the call's workflow, relaying its progress when the client asked for it.
-func (f *frontDoor) await(ctx context.Context, req *sdk.CallToolRequest, caller api.Caller, callID, wfID, tool, projectID string) (*sdk.CallToolResult, error) {
+func (f *frontDoor) await(ctx context.Context, req *sdk.CallToolRequest, caller auth.Caller, callID, wfID, tool, projectID string) (*sdk.CallToolResult, error) {
 	pctx, stop := context.WithCancel(ctx)
 	defer stop()
 	if elicits(req.Session) {
@@ -126,7 +120,7 @@ func (f *frontDoor) await(ctx context.Context, req *sdk.CallToolRequest, caller 
 	} else {
 		close(relayed)
 	}
-	err := f.d.Temporal.GetWorkflow(ctx, wfID, "").Get(ctx, nil)
+	err := f.d.Workflows.Wait(ctx, wfID)
 	if ctx.Err() != nil {
 		// The client is gone or gave up; the call goes on and its result waits in its record.
 		return nil, ctx.Err()
@@ -271,14 +265,14 @@ func (s *session) callResult(ctx context.Context, req *sdk.CallToolRequest) (*sd
 	}
 	row, err := s.f.d.Calls.Get(ctx, in.CallID)
 	if errors.Is(err, models.ErrNotFound) || (err == nil && row.UserID != caller.ID) {
-		return failure(callResultToolName, fmt.Sprintf("No MCP call %q of yours.", api.Truncate(in.CallID, 80))), nil
+		return failure(callResultToolName, fmt.Sprintf("No MCP call %q of yours.", respond.Truncate(in.CallID, 80))), nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("loading the call: %w", err)
 	}
 	if row.Status == models.MCPCallRunning && wait > 0 {
 		wctx, cancel := context.WithTimeout(ctx, time.Duration(wait)*time.Second)
-		_ = s.f.d.Temporal.GetWorkflow(wctx, row.WorkflowID, "").Get(wctx, nil)
+		_ = s.f.d.Workflows.Wait(wctx, row.WorkflowID)
 		cancel()
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
@@ -298,7 +292,7 @@ func (s *session) callResult(ctx context.Context, req *sdk.CallToolRequest) (*sd
 }
 
 // recentCalls lists the caller's latest MCP calls.
-func (f *frontDoor) recentCalls(ctx context.Context, caller api.Caller) (*sdk.CallToolResult, error) {
+func (f *frontDoor) recentCalls(ctx context.Context, caller auth.Caller) (*sdk.CallToolResult, error) {
 	rows, err := f.d.Calls.Recent(ctx, caller.ID, 20)
 	if err != nil {
 		return nil, fmt.Errorf("listing your calls: %w", err)

@@ -8,7 +8,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/gns3-copilot/gns3-copilot/api"
+	"github.com/gns3-copilot/gns3-copilot/auth"
 	"github.com/gns3-copilot/gns3-copilot/relay"
 	"github.com/gns3-copilot/gns3-copilot/workflows"
 )
@@ -31,7 +31,7 @@ var decisionSchema = json.RawMessage(`{"type":"object","properties":{` +
 
 // elicitApprovals follows the call's events and asks the client's user about each approval
 // the call waits for, until the call ends or the client goes.
-func (f *frontDoor) elicitApprovals(ctx context.Context, ss *sdk.ServerSession, caller api.Caller, callID string) {
+func (f *frontDoor) elicitApprovals(ctx context.Context, ss *sdk.ServerSession, caller auth.Caller, callID string) {
 	f.follow(ctx, callID, func(ev relay.Event) bool {
 		switch ev.Type {
 		case relay.TypeDone:
@@ -51,7 +51,7 @@ func (f *frontDoor) elicitApprovals(ctx context.Context, ss *sdk.ServerSession, 
 // askByElicitation puts one approval's question to the client's user and hands the answer to
 // the workflow. "decline" rejects; "cancel" (dismissed without a choice) leaves it waiting
 // for the approvals routes.
-func (f *frontDoor) askByElicitation(ctx context.Context, ss *sdk.ServerSession, caller api.Caller, approvalID, question string) {
+func (f *frontDoor) askByElicitation(ctx context.Context, ss *sdk.ServerSession, caller auth.Caller, approvalID, question string) {
 	res, err := ss.Elicit(ctx, &sdk.ElicitParams{Message: question, RequestedSchema: decisionSchema})
 	if err != nil {
 		if ctx.Err() == nil {
@@ -82,7 +82,7 @@ func (f *frontDoor) askByElicitation(ctx context.Context, ss *sdk.ServerSession,
 	}
 	dctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	if _, err := (api.TemporalTurns{Client: f.d.Temporal}).DecideApproval(dctx, a.WorkflowID, d); err != nil {
+	if _, err := f.d.Workflows.DecideApproval(dctx, a.WorkflowID, d); err != nil {
 		// Decided elsewhere first (the chat page, the approvals route): that decision stands.
 		f.log.Info("an answer by elicitation was not taken", "approval", approvalID, "error", err)
 	}

@@ -20,16 +20,17 @@ import (
 	"unicode/utf8"
 
 	"github.com/gin-gonic/gin"
-	"github.com/modelcontextprotocol/go-sdk/auth"
+	sdkauth "github.com/modelcontextprotocol/go-sdk/auth"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
-	"go.temporal.io/sdk/client"
 
-	"github.com/gns3-copilot/gns3-copilot/api"
+	"github.com/gns3-copilot/gns3-copilot/auth"
 	"github.com/gns3-copilot/gns3-copilot/gns3"
+	"github.com/gns3-copilot/gns3-copilot/launch"
 	"github.com/gns3-copilot/gns3-copilot/livetopo"
 	"github.com/gns3-copilot/gns3-copilot/llmconfig"
 	"github.com/gns3-copilot/gns3-copilot/models"
 	"github.com/gns3-copilot/gns3-copilot/relay"
+	"github.com/gns3-copilot/gns3-copilot/respond"
 	"github.com/gns3-copilot/gns3-copilot/tools"
 	"github.com/gns3-copilot/gns3-copilot/workflows"
 )
@@ -54,10 +55,23 @@ type CredentialStore interface {
 	Delete(ctx context.Context, key string) error
 }
 
+// Workflows is what the front door asks of Temporal (gateway.Temporal).
+type Workflows interface {
+	StartMCPCall(ctx context.Context, workflowID string, in workflows.MCPCallInput, username, clientName string) error
+	TurnEnded(ctx context.Context, workflowID string) (ended, started bool, err error)
+	DecideApproval(ctx context.Context, workflowID string, d workflows.ApprovalDecision) (workflows.ApprovalOutcome, error)
+	Wait(ctx context.Context, workflowID string) error
+}
+
+// LLMChooser tells a user's LLM configuration, whose copilot mode bounds their MCP sessions
+// (llmconfig.Store).
+type LLMChooser interface {
+	Choose(ctx context.Context, userID string, client *gns3.Client) (llmconfig.Settings, error)
+}
+
 // Deps is what the front door needs; service builds it.
 type Deps struct {
-	Temporal  client.Client
-	TaskQueue string
+	Workflows Workflows
 	Calls     models.MCPCallRepository
 	// Approvals are read to hand a decision asked by elicitation to the workflow that waits.
 	Approvals   models.ApprovalRepository
@@ -66,18 +80,14 @@ type Deps struct {
 	Tools       *tools.Registry
 	// LLM tells the user's configured copilot mode, the highest an MCP session may use;
 	// DefaultMode (--copilot-mode) stands in for a user with no LLM configuration.
-	LLM         api.LLMChooser
+	LLM         LLMChooser
 	DefaultMode string
 	// Live is the live topology; nil reads GNS3 for every check and resource read, and offers
 	// no change notifications.
 	Live LiveTopology
-	// Approval, ApprovalTimeout and DeviceConcurrency are the chat's settings, which MCP calls
-	// follow too.
-	Approval          string
-	ApprovalTimeout   time.Duration
-	DeviceConcurrency int
-	// CredentialTTL is how long a call may act for its user (default 2 h).
-	CredentialTTL time.Duration
+	// Work is the chat's settings of approvals, device concurrency and credential lifetime,
+	// which MCP calls follow too.
+	Work launch.Settings
 	// MaxCallsPerUser bounds one user's MCP calls running at once; 0 is no limit.
 	MaxCallsPerUser int
 	// SessionTimeout closes MCP sessions idle this long (default 1 h).
@@ -87,16 +97,9 @@ type Deps struct {
 	Version string
 }
 
-// Routes mounts /mcp (POST, GET and DELETE, as Streamable HTTP uses them) on the API's engine,
-// behind the chat API's own authentication.
-func Routes(d Deps) func(r *gin.Engine, s *api.Server) {
-	return func(r *gin.Engine, s *api.Server) {
-		f := newFrontDoor(d, s)
-		for _, m := range []string{http.MethodPost, http.MethodGet, http.MethodDelete} {
-			r.Handle(m, Path, s.RequireUser, f.serve)
-		}
-	}
-}
+// Handler serves /mcp (POST, GET and DELETE, as Streamable HTTP uses them); api's routes mount
+// it behind the chat API's own authentication (auth.Authenticator.RequireUser).
+func Handler(d Deps) gin.HandlerFunc { return newFrontDoor(d).serve }
 
 // protocolVersions are the session-based protocol versions. The sessionless 2026-07-28
 // protocol is left out: the mode chosen on initialize, the session's binding to its user and
@@ -104,32 +107,30 @@ func Routes(d Deps) func(r *gin.Engine, s *api.Server) {
 var protocolVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26"}
 
 type frontDoor struct {
-	d       Deps
-	api     *api.Server
-	log     *slog.Logger
-	handler *sdk.StreamableHTTPHandler
+	d        Deps
+	launcher *launch.Launcher
+	log      *slog.Logger
+	handler  *sdk.StreamableHTTPHandler
 	// versionOnly answers the SDK's protocol-version check of requests that do not open a
 	// session; it has no features.
 	versionOnly *sdk.Server
 }
 
-func newFrontDoor(d Deps, s *api.Server) *frontDoor {
-	if d.TaskQueue == "" {
-		d.TaskQueue = workflows.TaskQueue
-	}
-	if d.CredentialTTL <= 0 {
-		d.CredentialTTL = 2 * time.Hour
-	}
+func newFrontDoor(d Deps) *frontDoor {
+	d.Work = d.Work.WithDefaults()
 	if d.SessionTimeout <= 0 {
 		d.SessionTimeout = time.Hour
 	}
 	if d.Logger == nil {
-		d.Logger = s.Log()
+		d.Logger = slog.Default()
 	}
 	if d.Version == "" {
 		d.Version = "dev"
 	}
-	f := &frontDoor{d: d, api: s, log: d.Logger.With("component", "mcp")}
+	f := &frontDoor{d: d, log: d.Logger.With("component", "mcp")}
+	// No grace: the list of running calls is asked for only when the user is at the limit, and
+	// a call whose workflow does not exist then stops counting at once.
+	f.launcher = &launch.Launcher{Credentials: d.Credentials, Workflows: d.Workflows, TTL: d.Work.CredentialTTL, Log: f.log}
 	f.versionOnly = sdk.NewServer(f.implementation(), &sdk.ServerOptions{SupportedProtocolVersions: protocolVersions})
 	f.handler = sdk.NewStreamableHTTPHandler(f.getServer, &sdk.StreamableHTTPOptions{SessionTimeout: d.SessionTimeout})
 	return f
@@ -172,12 +173,12 @@ func (f *frontDoor) getServer(req *http.Request) *sdk.Server {
 const callerKey = "gns3copilot.caller"
 
 func (f *frontDoor) serve(c *gin.Context) {
-	caller := api.CallerOf(c)
+	caller := *auth.CallerOf(c)
 	req := c.Request
 	if req.Method == http.MethodPost && req.Header.Get("Mcp-Session-Id") == "" {
 		init, err := peekInitialize(req)
 		if err != nil {
-			api.Abort(c, http.StatusBadRequest, err.Error())
+			respond.Error(c, http.StatusBadRequest, err.Error())
 			return
 		}
 		if init != nil {
@@ -186,7 +187,7 @@ func (f *frontDoor) serve(c *gin.Context) {
 			}
 			settings, status, msg := f.settingsFor(c.Request.Context(), caller, init)
 			if status != 0 {
-				api.Abort(c, status, msg)
+				respond.Error(c, status, msg)
 				return
 			}
 			req = req.WithContext(context.WithValue(req.Context(), slotKey{}, &sessionSlot{settings: settings}))
@@ -195,12 +196,12 @@ func (f *frontDoor) serve(c *gin.Context) {
 				userID: caller.ID, username: caller.Username, mode: tools.TeachingAssistant}}))
 		}
 	}
-	verify := func(context.Context, string, *http.Request) (*auth.TokenInfo, error) {
+	verify := func(context.Context, string, *http.Request) (*sdkauth.TokenInfo, error) {
 		// The token was checked against GNS3 by RequireUser just now; the expiry only satisfies
 		// the SDK, which re-reads it on every request.
-		return &auth.TokenInfo{UserID: caller.ID, Expiration: time.Now().Add(time.Hour), Extra: map[string]any{callerKey: caller}}, nil
+		return &sdkauth.TokenInfo{UserID: caller.ID, Expiration: time.Now().Add(time.Hour), Extra: map[string]any{callerKey: caller}}, nil
 	}
-	auth.RequireBearerToken(verify, nil)(f.handler).ServeHTTP(c.Writer, req)
+	sdkauth.RequireBearerToken(verify, nil)(f.handler).ServeHTTP(c.Writer, req)
 }
 
 // initializeRequest is the part of an initialize request the front door reads before the SDK:
@@ -240,7 +241,7 @@ var modeRank = map[tools.Mode]int{tools.TeachingAssistant: 0, tools.LabAutomatio
 // settingsFor decides a new session's mode: the one the client asks for (initialize's
 // params.mode or params._meta.mode, or ?mode= on the URL), never above the user's configured
 // mode, which is the default.
-func (f *frontDoor) settingsFor(ctx context.Context, caller api.Caller, init *initializeRequest) (sessionSettings, int, string) {
+func (f *frontDoor) settingsFor(ctx context.Context, caller auth.Caller, init *initializeRequest) (sessionSettings, int, string) {
 	allowed := tools.TeachingAssistant
 	if m, err := tools.ParseMode(f.d.DefaultMode); err == nil {
 		allowed = m
@@ -304,10 +305,10 @@ func clientName(name string) string {
 }
 
 // callerOf is the caller of one MCP request.
-func callerOf(extra *sdk.RequestExtra) (api.Caller, bool) {
+func callerOf(extra *sdk.RequestExtra) (auth.Caller, bool) {
 	if extra == nil || extra.TokenInfo == nil {
-		return api.Caller{}, false
+		return auth.Caller{}, false
 	}
-	c, ok := extra.TokenInfo.Extra[callerKey].(api.Caller)
+	c, ok := extra.TokenInfo.Extra[callerKey].(auth.Caller)
 	return c, ok
 }

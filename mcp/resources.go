@@ -11,7 +11,7 @@ import (
 	"github.com/google/uuid"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/gns3-copilot/gns3-copilot/api"
+	"github.com/gns3-copilot/gns3-copilot/auth"
 	"github.com/gns3-copilot/gns3-copilot/gns3"
 	"github.com/gns3-copilot/gns3-copilot/livetopo"
 	"github.com/gns3-copilot/gns3-copilot/tools"
@@ -40,7 +40,7 @@ func topologyProject(uri string) (string, bool) {
 
 // snapshot reads a project's topology as the caller may see it: from the live copy, or from
 // GNS3 when the live topology is turned off.
-func (f *frontDoor) snapshot(ctx context.Context, caller api.Caller, projectID string) (*livetopo.Snapshot, error) {
+func (f *frontDoor) snapshot(ctx context.Context, caller auth.Caller, projectID string) (*livetopo.Snapshot, error) {
 	if f.d.Live != nil {
 		return f.d.Live.Read(ctx, caller.GNS3, projectID)
 	}
@@ -133,7 +133,7 @@ const accessRecheck = 30 * time.Second
 
 // watch sends notifications/resources/updated whenever the live copy of the project changes,
 // until the subscription, the session or the user's access ends.
-func (s *session) watch(ctx context.Context, caller api.Caller, projectID, uri string, snap *livetopo.Snapshot) {
+func (s *session) watch(ctx context.Context, caller auth.Caller, projectID, uri string, snap *livetopo.Snapshot) {
 	live := s.f.d.Live
 	release := live.Hold(projectID)
 	defer release()

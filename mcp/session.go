@@ -11,8 +11,9 @@ import (
 	"github.com/google/uuid"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/gns3-copilot/gns3-copilot/api"
+	"github.com/gns3-copilot/gns3-copilot/auth"
 	"github.com/gns3-copilot/gns3-copilot/gns3"
+	"github.com/gns3-copilot/gns3-copilot/respond"
 	"github.com/gns3-copilot/gns3-copilot/tools"
 	"github.com/gns3-copilot/gns3-copilot/vocab"
 )
@@ -142,7 +143,7 @@ func splitArguments(raw json.RawMessage) (args string, projectID string, err err
 		return "", "", errors.New("project_id must be a string (the project's UUID)")
 	}
 	if _, err := uuid.Parse(projectID); err != nil {
-		return "", "", fmt.Errorf("project_id must be a UUID, got %q", api.Truncate(projectID, 80))
+		return "", "", fmt.Errorf("project_id must be a UUID, got %q", respond.Truncate(projectID, 80))
 	}
 	delete(m, "project_id")
 	b, err := json.Marshal(m)
@@ -154,7 +155,7 @@ func splitArguments(raw json.RawMessage) (args string, projectID string, err err
 
 // checkProject refuses a project the caller may not see, or one that is not opened, with a
 // result the agent can act on; nil means go ahead.
-func (f *frontDoor) checkProject(ctx context.Context, caller api.Caller, projectID, tool string) *sdk.CallToolResult {
+func (f *frontDoor) checkProject(ctx context.Context, caller auth.Caller, projectID, tool string) *sdk.CallToolResult {
 	var p *gns3.Project
 	var err error
 	if f.d.Live != nil {

@@ -130,7 +130,7 @@ type StartTurnParams struct {
 	InitialTitle string
 	// WorkflowID derives the turn's workflow id from its session and turn ids.
 	WorkflowID func(sessionID, turnID string) string
-	// MaxRunningPerUser refuses the turn (*TurnLimitError) when the user already has that many
+	// MaxRunningPerUser refuses the turn (*LimitError) when the user already has that many
 	// running, in any session; 0 is no limit.
 	MaxRunningPerUser int
 }

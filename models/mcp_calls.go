@@ -44,14 +44,7 @@ type MCPCallRepository struct{ DB *gorm.DB }
 // MigrateMCPCalls creates the MCP call table.
 func MigrateMCPCalls(db *gorm.DB) error { return db.AutoMigrate(&MCPCall{}) }
 
-// MCPLimitError refuses a call of a user who already has Max running.
-type MCPLimitError struct{ Running, Max int }
-
-func (e *MCPLimitError) Error() string {
-	return "too many MCP calls running for this user"
-}
-
-// Start records a new running call, unless the user already has max running (0: no limit),
+// Start records a new running call, unless the user already has max running (0: no limit; a *LimitError past it),
 // in one transaction so two concurrent calls cannot both slip under the limit.
 func (r MCPCallRepository) Start(ctx context.Context, c *MCPCall, max int) error {
 	if c.CreatedAt.IsZero() {
@@ -65,7 +58,7 @@ func (r MCPCallRepository) Start(ctx context.Context, c *MCPCall, max int) error
 				return err
 			}
 			if running >= int64(max) {
-				return &MCPLimitError{Running: int(running), Max: max}
+				return &LimitError{What: "MCP calls", Running: int(running), Max: max}
 			}
 		}
 		return tx.Create(c).Error

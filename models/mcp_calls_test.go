@@ -29,7 +29,7 @@ func TestMCPCallsHoldThePerUserLimit(t *testing.T) {
 					ProjectID: "p", ToolName: "get_gns3_topology", Client: "agent", Mode: "teaching_assistant"}, 3)
 				mu.Lock()
 				defer mu.Unlock()
-				var limit *MCPLimitError
+				var limit *LimitError
 				switch {
 				case err == nil:
 					started++

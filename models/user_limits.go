@@ -9,11 +9,15 @@ import (
 	"gorm.io/gorm/clause"
 )
 
-// TurnLimitError is a turn refused because its user already has the most running turns allowed.
-type TurnLimitError struct{ Running, Max int }
+// LimitError is durable work (a turn, an MCP call) refused because its user already has the
+// most running that is allowed; What names the kind, plural.
+type LimitError struct {
+	What         string
+	Running, Max int
+}
 
-func (e *TurnLimitError) Error() string {
-	return fmt.Sprintf("%d turns of this user are running; at most %d may run at once", e.Running, e.Max)
+func (e *LimitError) Error() string {
+	return fmt.Sprintf("%d %s of this user are running; at most %d may run at once", e.Running, e.What, e.Max)
 }
 
 // checkUserTurns refuses a new turn when the user already has max running, across all their
@@ -29,7 +33,7 @@ func checkUserTurns(tx *gorm.DB, userID string, max int) error {
 		return err
 	}
 	if running >= int64(max) {
-		return &TurnLimitError{Running: int(running), Max: max}
+		return &LimitError{What: "turns", Running: int(running), Max: max}
 	}
 	return nil
 }

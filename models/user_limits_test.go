@@ -29,7 +29,7 @@ func TestRunningTurnsPerUserLimit(t *testing.T) {
 				_, turn, _, err := repo.StartTurn(ctx, startParams("alice", 4))
 				mu.Lock()
 				defer mu.Unlock()
-				var limit *TurnLimitError
+				var limit *LimitError
 				switch {
 				case err == nil:
 					started = append(started, turn)

@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/gin-gonic/gin"
 	"github.com/redis/go-redis/v9"
 	"gorm.io/gorm"
 
@@ -33,7 +32,6 @@ type configuredParts struct {
 	devices    activities.DeviceAccess
 	web        http.Handler
 	skills     *skills.Store
-	routes     []func(*gin.Engine, *api.Server)
 	// untrustedHTTP reaches the endpoints of regular users' LLM configurations, through the
 	// outbound policy.
 	untrustedHTTP *http.Client
@@ -75,7 +73,6 @@ func buildConfiguredParts(db *gorm.DB, sealer *credentials.Sealer, rdb *redis.Cl
 		llmLoader:  store,
 		llmChooser: store,
 		tools:      tools.NewRegistry(tools.AllTools()...),
-		routes:     []func(*gin.Engine, *api.Server){api.SkillsRoutes(sk)},
 		llmConfigs: store,
 		web:        web.Handler(),
 

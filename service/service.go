@@ -12,7 +12,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -28,7 +27,10 @@ import (
 	"github.com/gns3-copilot/gns3-copilot/activities"
 	"github.com/gns3-copilot/gns3-copilot/api"
 	"github.com/gns3-copilot/gns3-copilot/credentials"
+	"github.com/gns3-copilot/gns3-copilot/gateway"
 	"github.com/gns3-copilot/gns3-copilot/gns3"
+	"github.com/gns3-copilot/gns3-copilot/gns3proxy"
+	"github.com/gns3-copilot/gns3-copilot/launch"
 	"github.com/gns3-copilot/gns3-copilot/livetopo"
 	"github.com/gns3-copilot/gns3-copilot/llm"
 	"github.com/gns3-copilot/gns3-copilot/mcp"
@@ -98,7 +100,7 @@ func Run(ctx context.Context, role Role, cfg Config) error {
 	switch {
 	case r.listener != nil && r.proxying:
 		fmt.Printf("gns3-copilot: GNS3 web UI with the copilot on http://%s/ (GNS3 at %s), the copilot's own page on http://%s%s\n",
-			r.Addr(), cfg.GNS3URL, r.Addr(), api.CopilotPagePath)
+			r.Addr(), cfg.GNS3URL, r.Addr(), gns3proxy.CopilotPagePath)
 	case r.listener != nil:
 		fmt.Printf("gns3-copilot: API and chat page on http://%s/\n", r.Addr())
 	}
@@ -144,84 +146,145 @@ func Start(ctx context.Context, role Role, cfg Config) (_ *Running, err error) {
 			_ = r.Stop()
 		}
 	}()
+	if err := checkRole(role, cfg); err != nil {
+		return nil, err
+	}
+	if err := r.lockDataDir(ctx, role, cfg); err != nil {
+		return nil, err
+	}
+	st, err := r.openStores(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.connectTemporal(ctx, cfg); err != nil {
+		return nil, err
+	}
+	sh, err := r.buildShared(cfg, st)
+	if err != nil {
+		return nil, err
+	}
+	if role != RoleAPI {
+		if err := r.startWorker(role, cfg, sh); err != nil {
+			return nil, err
+		}
+	}
+	metricsAddr, err := r.serveDiagnostics(role, cfg)
+	if err != nil {
+		return nil, err
+	}
+	if role != RoleWorker {
+		if err := r.serveAPI(cfg, sh, metricsAddr == ""); err != nil {
+			return nil, err
+		}
+	}
+	r.keepReturningIdleMemory()
+	return r, nil
+}
+
+// checkRole refuses a configuration the role cannot run with.
+func checkRole(role Role, cfg Config) error {
 	if role != RoleServe && cfg.TemporalAddress == "" {
-		return nil, errors.New("--temporal-address is required for `api` and `worker`: both halves must reach the same Temporal cluster")
+		return errors.New("--temporal-address is required for `api` and `worker`: both halves must reach the same Temporal cluster")
 	}
 	if role != RoleServe && cfg.RedisURL == "" {
 		// Split halves share the event log and the turn credentials only through Redis: a worker
 		// on an in-process log would stream to nobody and look for credentials the API never
 		// stored where it looks.
-		return nil, errors.New("--redis-url is required for `api` and `worker`: the two halves share turn events and credentials through Redis")
+		return errors.New("--redis-url is required for `api` and `worker`: the two halves share turn events and credentials through Redis")
 	}
+	return nil
+}
 
+// lockDataDir holds the data directory when this process may run the dev server or SQLite on it.
+func (r *Running) lockDataDir(ctx context.Context, role Role, cfg Config) (err error) {
 	if role == RoleServe && (cfg.TemporalAddress == "" || !models.IsPostgres(cfg.DatabaseURL)) {
 		// Before the database is opened: a crashed predecessor's dev server may still be
 		// writing, and two processes must never share the dev server's database.
-		if r.lock, err = temporaldev.LockDataDir(ctx, cfg.DataDir, temporaldev.LockOptions{Logger: log}); err != nil {
-			return nil, err
-		}
+		r.lock, err = temporaldev.LockDataDir(ctx, cfg.DataDir, temporaldev.LockOptions{Logger: r.log})
 	}
+	return err
+}
 
-	db, err := models.Open(cfg.DatabaseURL, cfg.DataDir)
-	if err != nil {
-		return nil, err
+// stores are the process's storage: the database, Redis when configured, the event log and the
+// credential store.
+type stores struct {
+	db     *gorm.DB
+	rdb    *redis.Client
+	sealer *credentials.Sealer
+	events relay.Log
+	creds  credentials.Store
+}
+
+// openStores opens and migrates the database, connects to Redis and picks the event log and the
+// credential store.
+func (r *Running) openStores(ctx context.Context, cfg Config) (st stores, err error) {
+	if st.db, err = models.Open(cfg.DatabaseURL, cfg.DataDir); err != nil {
+		return st, err
 	}
-	sqlDB, err := db.DB()
+	sqlDB, err := st.db.DB()
 	if err != nil {
-		return nil, err
+		return st, err
 	}
 	r.closers = append(r.closers, sqlDB.Close)
-	if err := models.Migrate(db); err != nil {
-		return nil, err
+	if err := models.Migrate(st.db); err != nil {
+		return st, err
 	}
-
 	key, err := credentials.LoadOrCreateKey(cfg.DataDir, cfg.SecretKey)
 	if err != nil {
-		return nil, err
+		return st, err
 	}
-	sealer, err := credentials.NewSealer(key)
-	if err != nil {
-		return nil, err
+	if st.sealer, err = credentials.NewSealer(key); err != nil {
+		return st, err
 	}
-
-	var rdb *redis.Client
-	if cfg.RedisURL != "" {
-		opt, err := redis.ParseURL(cfg.RedisURL)
-		if err != nil {
-			return nil, fmt.Errorf("--redis-url: %w", err)
-		}
-		if !strings.Contains(cfg.RedisURL, "pool_size=") {
-			// Every open SSE stream blocks one connection in XREAD; the default pool (10 per
-			// CPU) would queue browsers behind each other.
-			opt.PoolSize = 256
-		}
-		rdb = redis.NewClient(opt)
-		r.closers = append(r.closers, rdb.Close)
-		pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		err = rdb.Ping(pctx).Err()
-		cancel()
-		if err != nil {
-			return nil, fmt.Errorf("Redis at %s does not answer: %w", opt.Addr, err)
-		}
+	if st.rdb, err = r.connectRedis(ctx, cfg.RedisURL); err != nil {
+		return st, err
 	}
-	events, creds, err := eventsAndCredentials(db, rdb, sealer, cfg.DataDir)
-	if err != nil {
-		return nil, err
+	if st.events, st.creds, err = eventsAndCredentials(st.db, st.rdb, st.sealer, cfg.DataDir); err != nil {
+		return st, err
 	}
-	if c, ok := events.(interface{ Close() error }); ok {
+	if c, ok := st.events.(interface{ Close() error }); ok {
 		r.closers = append(r.closers, c.Close)
 	}
+	return st, nil
+}
 
+// connectRedis connects to Redis at url and checks that it answers; nil without a URL.
+func (r *Running) connectRedis(ctx context.Context, url string) (*redis.Client, error) {
+	if url == "" {
+		return nil, nil
+	}
+	opt, err := redis.ParseURL(url)
+	if err != nil {
+		return nil, fmt.Errorf("--redis-url: %w", err)
+	}
+	if !strings.Contains(url, "pool_size=") {
+		// Every open SSE stream blocks one connection in XREAD; the default pool (10 per
+		// CPU) would queue browsers behind each other.
+		opt.PoolSize = 256
+	}
+	rdb := redis.NewClient(opt)
+	r.closers = append(r.closers, rdb.Close)
+	pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if err := rdb.Ping(pctx).Err(); err != nil {
+		return nil, fmt.Errorf("Redis at %s does not answer: %w", opt.Addr, err)
+	}
+	return rdb, nil
+}
+
+// connectTemporal dials the configured Temporal cluster, or starts the dev server first when
+// none is configured.
+func (r *Running) connectTemporal(ctx context.Context, cfg Config) (err error) {
 	r.temporalAddr = cfg.TemporalAddress
 	if r.temporalAddr == "" {
-		if err := r.startDevServer(ctx, cfg, log); err != nil {
-			return nil, err
+		if err := r.startDevServer(ctx, cfg, r.log); err != nil {
+			return err
 		}
 	}
 	copts := client.Options{
 		HostPort:  r.temporalAddr,
 		Namespace: cfg.TemporalNamespace,
-		Logger:    sdklog.NewStructuredLogger(slog.New(withTurnIDs(log.Handler())).With("component", "temporal")),
+		Logger:    sdklog.NewStructuredLogger(slog.New(withTurnIDs(r.log.Handler())).With("component", "temporal")),
 		// The SDK's client and worker metrics join the product's in one registry.
 		MetricsHandler: r.metrics.Temporal(),
 	}
@@ -235,104 +298,133 @@ func Start(ctx context.Context, role Role, cfg Config) (_ *Running, err error) {
 		// on both sides of the loopback, on the path of every turn's start and activity.
 		copts.ConnectionOptions.GrpcCompression = &client.GrpcCompressionNone{}
 	}
-	r.temporal, err = client.DialContext(ctx, copts)
-	if err != nil {
-		return nil, fmt.Errorf("connecting to Temporal at %s: %w", r.temporalAddr, err)
+	if r.temporal, err = client.DialContext(ctx, copts); err != nil {
+		return fmt.Errorf("connecting to Temporal at %s: %w", r.temporalAddr, err)
 	}
+	return nil
+}
 
-	gns3Server := gns3.NewServer(cfg.GNS3URL, cfg.GNS3Timeout).Observe(r.metrics.GNS3Request)
+// shared is what the worker and the API of one process share.
+type shared struct {
+	stores
+	configuredParts
+	gns3      *gns3.Server
+	live      *livetopo.Hub // nil without the live topology
+	repo      *models.ChatRepository
+	approvals models.ApprovalRepository
+	jobs      models.ConfigJobRepository
+	records   models.DeviceRepository
+	exercises models.ExerciseRepository
+	mcpCalls  models.MCPCallRepository
+	workflows gateway.Temporal
+}
+
+// buildShared builds the repositories, the GNS3 server, the live topology, the Temporal gateway
+// and the configured parts.
+func (r *Running) buildShared(cfg Config, st stores) (*shared, error) {
+	sh := &shared{stores: st, gns3: gns3.NewServer(cfg.GNS3URL, cfg.GNS3Timeout).Observe(r.metrics.GNS3Request),
+		repo: models.NewChatRepository(st.db), approvals: models.ApprovalRepository{DB: st.db},
+		jobs: models.ConfigJobRepository{DB: st.db}, records: models.DeviceRepository{DB: st.db},
+		exercises: models.ExerciseRepository{DB: st.db}, mcpCalls: models.MCPCallRepository{DB: st.db},
+		workflows: gateway.Temporal{Client: r.temporal, TaskQueue: workflows.TaskQueue}}
 	r.metrics.ConfigureLLMLabels(providerLabels(), []string{cfg.LLMModel})
 	// One live topology per process, shared by its API and worker (see package livetopo for why
 	// not one shared through Redis).
-	var live *livetopo.Hub
 	if !cfg.NoLiveTopology {
-		live = livetopo.New(gns3Server, livetopo.Options{Logger: log.With("component", "livetopo"), AccessTTL: cfg.checkCacheTTL()})
+		live := livetopo.New(sh.gns3, livetopo.Options{Logger: r.log.With("component", "livetopo"), AccessTTL: cfg.checkCacheTTL()})
 		r.closers = append(r.closers, func() error { live.Close(); return nil })
 		r.metrics.WatchLiveTopology(func() metrics.LiveTopologyStats { return metrics.LiveTopologyStats(live.Stats()) })
+		sh.live = live
 	}
-	repo := models.NewChatRepository(db)
-	// The repositories and the turn starter the worker and the API share.
-	approvals, configJobs, deviceRecords := models.ApprovalRepository{DB: db}, models.ConfigJobRepository{DB: db}, models.DeviceRepository{DB: db}
-	exercises, mcpCalls := models.ExerciseRepository{DB: db}, models.MCPCallRepository{DB: db}
-	turns := api.TemporalTurns{Client: r.temporal, TaskQueue: workflows.TaskQueue}
-	r.metrics.WatchApprovals(approvalCounts(approvals))
-	configured, err := buildConfiguredParts(db, sealer, rdb, cfg, log)
-	if err != nil {
-		return nil, err
-	}
+	r.metrics.WatchApprovals(approvalCounts(sh.approvals))
+	var err error
+	sh.configuredParts, err = buildConfiguredParts(st.db, st.sealer, st.rdb, cfg, r.log)
+	return sh, err
+}
 
-	if role != RoleAPI {
-		acts := &activities.Activities{Repo: repo, Events: events, LLM: configured.llmLoader, Credentials: creds,
-			GNS3: gns3Server, Tools: configured.tools, Logger: log, EventTTL: cfg.EventTTL,
-			Devices: configured.devices, DeviceRecords: deviceRecords, LLMClient: llm.NewClient(nil, configured.untrustedHTTP),
-			Skills: configured.skills, Approvals: approvals, ConfigJobs: configJobs, Metrics: r.metrics,
-			Marks: &models.TopologyMarks{DB: db}, MCPCalls: mcpCalls, Exercises: exercises,
-			ExerciseStarter: turns, ExerciseTTL: cfg.ExerciseTTL}
-		if role == RoleWorker {
-			r.closers = append(r.closers, followSkillReloads(events, configured.skills, log, nil))
-		}
-		if live != nil {
-			acts.Live = live
-		}
-		r.worker = worker.New(r.temporal, acts, worker.Options{MaxConcurrentActivities: cfg.MaxConcurrentActivities})
-		if err := r.worker.Start(); err != nil {
-			return nil, fmt.Errorf("starting the worker: %w", err)
-		}
+// startWorker starts the Temporal worker that runs the workflows and their activities.
+func (r *Running) startWorker(role Role, cfg Config, sh *shared) error {
+	acts := &activities.Activities{Repo: sh.repo, Events: sh.events, LLM: sh.llmLoader, Credentials: sh.creds,
+		GNS3: sh.gns3, Tools: sh.tools, Logger: r.log, EventTTL: cfg.EventTTL,
+		Devices: sh.devices, DeviceRecords: sh.records, LLMClient: llm.NewClient(nil, sh.untrustedHTTP),
+		Skills: sh.skills, Approvals: sh.approvals, ConfigJobs: sh.jobs, Metrics: r.metrics,
+		Marks: &models.TopologyMarks{DB: sh.db}, MCPCalls: sh.mcpCalls, Exercises: sh.exercises,
+		ExerciseStarter: sh.workflows, ExerciseTTL: cfg.ExerciseTTL}
+	if role == RoleWorker {
+		r.closers = append(r.closers, followSkillReloads(sh.events, sh.skills, r.log, nil))
 	}
-	metricsAddr := cfg.MetricsListen
+	if sh.live != nil {
+		acts.Live = sh.live
+	}
+	r.worker = worker.New(r.temporal, acts, worker.Options{MaxConcurrentActivities: cfg.MaxConcurrentActivities})
+	if err := r.worker.Start(); err != nil {
+		return fmt.Errorf("starting the worker: %w", err)
+	}
+	return nil
+}
+
+// serveDiagnostics serves /metrics and pprof on addresses of their own when configured; it
+// returns the metrics' address ("" when the API serves them).
+func (r *Running) serveDiagnostics(role Role, cfg Config) (metricsAddr string, err error) {
+	metricsAddr = cfg.MetricsListen
 	if role == RoleWorker && metricsAddr == "" {
 		metricsAddr = cfg.Listen // a worker has no API to serve /metrics on
 	}
 	if metricsAddr != "" {
 		if err := r.serveMetrics(metricsAddr); err != nil {
-			return nil, err
+			return "", err
 		}
 	}
 	if cfg.PprofListen != "" {
 		if err := r.servePprof(cfg.PprofListen); err != nil {
-			return nil, err
+			return "", err
 		}
 	}
-	if role != RoleWorker {
-		var metricsOnAPI http.Handler
-		if metricsAddr == "" {
-			metricsOnAPI = r.metrics.Handler()
-		}
-		routes := append(configured.routes, api.ApprovalRoutes(approvals, configJobs, deviceRecords, turns))
-		mcpDeps := mcp.Deps{Temporal: r.temporal, TaskQueue: workflows.TaskQueue, Calls: mcpCalls, Approvals: approvals,
-			Events: events, Credentials: creds, Tools: configured.tools, LLM: configured.llmChooser, DefaultMode: cfg.CopilotMode, Approval: cfg.Approval,
-			ApprovalTimeout: cfg.ApprovalTimeout, DeviceConcurrency: cfg.DeviceConcurrency, MaxCallsPerUser: cfg.MCPMaxCallsPerUser,
-			Logger: log}
-		if live != nil {
-			mcpDeps.Live = live
-		}
-		routes = append(routes, mcp.Routes(mcpDeps))
-		deps := api.Deps{Repo: repo, GNS3: gns3Server, Events: events,
-			Turns:       turns,
-			Credentials: creds, LLM: configured.llmChooser, LLMConfigs: configured.llmConfigs, Logger: log, Web: configured.web,
-			Routes: routes, Metrics: r.metrics, MetricsHandler: metricsOnAPI,
-			Heartbeat: cfg.Heartbeat, DeviceConcurrency: cfg.DeviceConcurrency, CORSOrigins: cfg.CORSOrigins,
-			Limits: turnLimits(cfg, rdb), Approval: cfg.Approval, ApprovalTimeout: cfg.ApprovalTimeout, Live: liveAPI(live), UserCacheTTL: cfg.checkCacheTTL(),
-			Exercises: &api.Exercises{Repo: exercises, Control: turns}, Approvals: approvals}
-		if cfg.ProxyGNS3 {
-			if deps.GNS3Proxy, err = api.NewGNS3Proxy(cfg.GNS3URL); err != nil {
-				return nil, fmt.Errorf("--proxy-gns3: %w", err)
-			}
-			r.proxying = true
-		}
-		srv := api.New(deps)
-		r.listener, err = net.Listen("tcp", cfg.Listen)
-		if err != nil {
-			return nil, fmt.Errorf("listening on %s: %w", cfg.Listen, err)
-		}
-		r.http = &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second}
-		go func() {
-			if err := r.http.Serve(r.listener); err != nil && !errors.Is(err, http.ErrServerClosed) {
-				log.Error("HTTP server stopped", "error", err)
-			}
-		}()
+	return metricsAddr, nil
+}
+
+// serveAPI builds the HTTP API with its front doors (chat, approvals, exercises, skills, MCP,
+// the GNS3 proxy) and serves it; metricsOnAPI serves /metrics on it too.
+func (r *Running) serveAPI(cfg Config, sh *shared, metricsOnAPI bool) (err error) {
+	work := launch.Settings{Approval: cfg.Approval, ApprovalTimeout: cfg.ApprovalTimeout, DeviceConcurrency: cfg.DeviceConcurrency}
+	mcpDeps := mcp.Deps{Workflows: sh.workflows, Calls: sh.mcpCalls, Approvals: sh.approvals,
+		Events: sh.events, Credentials: sh.creds, Tools: sh.tools, LLM: sh.llmChooser, DefaultMode: cfg.CopilotMode,
+		Work: work, MaxCallsPerUser: cfg.MCPMaxCallsPerUser, Logger: r.log}
+	if sh.live != nil {
+		mcpDeps.Live = sh.live
 	}
-	// A class's burst of turns must not leave the process holding its peak memory (README: Load).
+	deps := api.Deps{Repo: sh.repo, GNS3: sh.gns3, Events: sh.events, Turns: sh.workflows,
+		Credentials: sh.creds, LLM: sh.llmChooser, LLMConfigs: sh.llmConfigs, Logger: r.log, Web: sh.web,
+		Metrics: r.metrics, Heartbeat: cfg.Heartbeat, CORSOrigins: cfg.CORSOrigins,
+		Limits: turnLimits(cfg, sh.rdb), Work: work, Live: liveAPI(sh.live), UserCacheTTL: cfg.checkCacheTTL(),
+		Exercises: &api.Exercises{Repo: sh.exercises, Control: sh.workflows},
+		Approvals: &api.Approvals{Repo: sh.approvals, Jobs: sh.jobs, Records: sh.records, Decider: sh.workflows},
+		Skills:    sh.skills, MCP: mcp.Handler(mcpDeps)}
+	if metricsOnAPI {
+		deps.MetricsHandler = r.metrics.Handler()
+	}
+	if cfg.ProxyGNS3 {
+		if deps.GNS3Proxy, err = gns3proxy.New(cfg.GNS3URL); err != nil {
+			return fmt.Errorf("--proxy-gns3: %w", err)
+		}
+		r.proxying = true
+	}
+	srv := api.New(deps)
+	if r.listener, err = net.Listen("tcp", cfg.Listen); err != nil {
+		return fmt.Errorf("listening on %s: %w", cfg.Listen, err)
+	}
+	r.http = &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		if err := r.http.Serve(r.listener); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			r.log.Error("HTTP server stopped", "error", err)
+		}
+	}()
+	return nil
+}
+
+// keepReturningIdleMemory keeps a class's burst of turns from leaving the process holding its peak
+// memory (README: Load), until the process stops.
+func (r *Running) keepReturningIdleMemory() {
 	memCtx, stopMem := context.WithCancel(context.Background())
 	memDone := make(chan struct{})
 	go func() {
@@ -340,7 +432,6 @@ func Start(ctx context.Context, role Role, cfg Config) (_ *Running, err error) {
 		returnIdleMemory(memCtx, idleMemoryEvery, idleMemoryThreshold)
 	}()
 	r.closers = append(r.closers, func() error { stopMem(); <-memDone; return nil })
-	return r, nil
 }
 
 // serveMetrics serves /metrics on an address of its own.
@@ -385,124 +476,6 @@ func (r *Running) servePprof(addr string) error {
 		}
 	}()
 	return nil
-}
-
-func (r *Running) startDevServer(ctx context.Context, cfg Config, log *slog.Logger) error {
-	cli, err := temporaldev.FindCLI(cfg.TemporalCLI)
-	if err != nil {
-		return err
-	}
-	// Without --temporal-ui-port the Web UI wants 8233, the port Temporal's docs name, and takes
-	// another free one when 8233 is taken.
-	uiPort, uiPreferred, headless := cfg.TemporalUIPort, false, false
-	switch {
-	case uiPort < 0:
-		uiPort, headless = 0, true
-	case uiPort == 0:
-		uiPort, uiPreferred = DefaultUIPort, true
-	}
-	opts := temporaldev.Options{
-		CLIPath: cli, DataDir: cfg.DataDir, Host: "127.0.0.1", Port: cfg.TemporalPort, UIPort: uiPort,
-		UIPortPreferred: uiPreferred, Headless: headless, Namespace: cfg.TemporalNamespace,
-		Logger: log.With("component", "temporal-dev"), Lock: r.lock,
-	}
-	dev, err := temporaldev.Start(ctx, opts)
-	if err != nil {
-		return fmt.Errorf("starting the Temporal dev server: %w", err)
-	}
-	r.dev = dev
-	r.temporalAddr = dev.Address()
-	if !headless {
-		r.uiAddr = dev.UIAddress()
-	}
-	// A restart binds the same ports, so the client, the worker and bookmarks of the UI keep working.
-	opts.Port = portOf(dev.Address())
-	opts.UIPort = portOf(dev.UIAddress())
-	sctx, cancel := context.WithCancel(context.Background())
-	r.stopSupervising, r.supervised, r.fatal = cancel, make(chan struct{}), make(chan error, 1)
-	go r.supervise(sctx, opts, log)
-	return nil
-}
-
-// Supervision bounds: a dev server that cannot be started again this many times in a row
-// makes the process exit (a supervisor such as systemd then restarts all of it).
-const (
-	devRestartAttempts = 5
-	devRestartBackoff  = 2 * time.Second
-)
-
-// supervise starts the dev server again, on the same database and ports, whenever it dies
-// while this process runs. The Temporal client and the worker reconnect by themselves to
-// the same address; turns in flight go on from their last recorded step.
-func (r *Running) supervise(ctx context.Context, opts temporaldev.Options, log *slog.Logger) {
-	defer close(r.supervised)
-	for {
-		dev := r.devServer()
-		select {
-		case <-ctx.Done():
-			return
-		case <-dev.Done():
-		}
-		if ctx.Err() != nil {
-			return
-		}
-		log.Error("the Temporal dev server died; starting it again on the same database",
-			"pid", dev.PID(), "err", dev.Err(), "log", dev.LogPath())
-		_ = dev.Stop() // already gone: this only marks it stopped
-		began := time.Now()
-		for attempt := 1; ; attempt++ {
-			next, err := temporaldev.Start(ctx, opts)
-			if err == nil {
-				r.devMu.Lock()
-				r.dev = next
-				r.devMu.Unlock()
-				log.Info("the Temporal dev server is back", "pid", next.PID(), "address", next.Address(),
-					"took", time.Since(began).Round(time.Millisecond))
-				break
-			}
-			if ctx.Err() != nil {
-				return
-			}
-			if attempt == devRestartAttempts {
-				r.fatal <- fmt.Errorf("the Temporal dev server died and could not be started again (%d attempts): %w", attempt, err)
-				return
-			}
-			log.Error("starting the Temporal dev server again failed; trying again", "attempt", attempt, "err", err)
-			select {
-			case <-time.After(devRestartBackoff):
-			case <-ctx.Done():
-				return
-			}
-		}
-	}
-}
-
-func (r *Running) devServer() *temporaldev.Server {
-	r.devMu.Lock()
-	defer r.devMu.Unlock()
-	return r.dev
-}
-
-// DevServerPID is the PID of the Temporal dev server this process supervises (0 when it
-// uses a Temporal it was given).
-func (r *Running) DevServerPID() int {
-	if dev := r.devServer(); dev != nil {
-		return dev.PID()
-	}
-	return 0
-}
-
-// DefaultUIPort is where the dev server's Web UI goes when that port is free, so a bookmark
-// keeps working across restarts (Temporal's own default).
-const DefaultUIPort = 8233
-
-func portOf(hostPort string) int {
-	_, p, err := net.SplitHostPort(hostPort)
-	if err != nil {
-		return 0
-	}
-	n, _ := strconv.Atoi(p)
-	return n
 }
 
 // eventsAndCredentials picks Redis when configured (several processes share it), and otherwise

@@ -1,4 +1,7 @@
-package api
+// Package gns3proxy puts the copilot in front of a GNS3 controller: a reverse proxy that carries
+// GNS3's web UI, REST API, WebSockets and streams at the copilot's own address, so GNS3's web UI
+// and the copilot share one origin.
+package gns3proxy
 
 import (
 	"errors"
@@ -15,12 +18,12 @@ import (
 // root belongs to GNS3, whose web UI the user opens there.
 const CopilotPagePath = "/copilot/"
 
-// NewGNS3Proxy forwards requests to the GNS3 controller at target, so that GNS3's web UI, its
+// New forwards requests to the GNS3 controller at target, so that GNS3's web UI, its
 // REST API, its WebSockets (consoles, notifications) and its streams (notifications, packet
 // captures) are all reachable at the copilot's own address. GNS3's web UI sends every request to
 // the origin it was loaded from; with the copilot in front, its AI chat panel reaches the
 // copilot and everything else reaches GNS3.
-func NewGNS3Proxy(target string) (http.Handler, error) {
+func New(target string) (http.Handler, error) {
 	u, err := url.Parse(strings.TrimRight(target, "/"))
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("the GNS3 URL %q must be an http:// or https:// URL", target)
