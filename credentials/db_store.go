@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"gorm.io/gorm"
@@ -24,11 +25,18 @@ type dbStore struct {
 	db     *gorm.DB
 	sealer *Sealer
 	now    func() time.Time
+	// lastPurge is when this store last deleted expired rows (Unix nanoseconds).
+	lastPurge atomic.Int64
 }
+
+// purgeEvery spaces the deletes of expired rows: each is a write that every turn starting at the
+// same moment would otherwise queue behind on SQLite's one writer, and expired rows are never
+// returned anyway.
+const purgeEvery = time.Minute
 
 // NewDBStore returns a Store in the turn_credentials table, creating or migrating the table.
 // It is the store for deployments without Redis: rows carry an expiry, expired rows are never
-// returned and are deleted on the next write.
+// returned, and a write deletes them at most once a minute.
 func NewDBStore(db *gorm.DB, sealer *Sealer) (Store, error) {
 	return newDBStore(db, sealer, time.Now)
 }
@@ -124,8 +132,16 @@ func (s *dbStore) Delete(ctx context.Context, key string) error {
 	return nil
 }
 
-// purge deletes every expired row; it runs on each Put, which is once per turn.
+// purge deletes every expired row, unless it did less than purgeEvery ago. It runs on each Put,
+// which is once per turn; of the Puts that race past the same minute only one deletes.
 func (s *dbStore) purge(ctx context.Context, now time.Time) error {
+	last := s.lastPurge.Load()
+	if last != 0 && now.Sub(time.Unix(0, last)) < purgeEvery {
+		return nil
+	}
+	if !s.lastPurge.CompareAndSwap(last, now.UnixNano()) {
+		return nil
+	}
 	err := s.db.WithContext(ctx).Where(clause.Lte{Column: colExpires, Value: now}).Delete(&turnCredential{}).Error
 	if err != nil {
 		return fmt.Errorf("credentials: purging expired credentials: %w", err)

@@ -327,6 +327,42 @@ func TestDBStorePurgesExpiredRows(t *testing.T) {
 	}
 }
 
+// A burst of turns starting within a minute deletes expired rows once, not once per turn: the
+// rows that expire meanwhile stay (never returned) until the next write a minute later.
+func TestDBStorePurgesAtMostOnceAMinute(t *testing.T) {
+	db := openSQLite(t)
+	clock := testclock.New(time.Date(2026, 6, 1, 8, 0, 0, 0, time.UTC))
+	st, err := newDBStore(db, newTestSealer(t), clock.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	keys := func() string {
+		var k []string
+		if err := db.Model(&turnCredential{}).Order("key").Pluck("key", &k).Error; err != nil {
+			t.Fatal(err)
+		}
+		return strings.Join(k, ",")
+	}
+	if err := st.Put(ctx, "a", randomSecret(t), 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(30 * time.Second)
+	if err := st.Put(ctx, "b", randomSecret(t), time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if got := keys(); got != "a,b" {
+		t.Fatalf("rows 30 s after the last purge: %s, want a,b (the expired a is kept until the next purge)", got)
+	}
+	clock.Advance(31 * time.Second)
+	if err := st.Put(ctx, "c", randomSecret(t), time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if got := keys(); got != "b,c" {
+		t.Fatalf("rows a minute after the last purge: %s, want b,c", got)
+	}
+}
+
 func TestNewDBStoreMigratesIdempotently(t *testing.T) {
 	db := openSQLite(t)
 	s := newTestSealer(t)
