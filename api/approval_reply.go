@@ -16,6 +16,7 @@ import (
 	"github.com/gns3-copilot/gns3-copilot/models"
 	"github.com/gns3-copilot/gns3-copilot/relay"
 	"github.com/gns3-copilot/gns3-copilot/tools"
+	"github.com/gns3-copilot/gns3-copilot/vocab"
 	"github.com/gns3-copilot/gns3-copilot/workflows"
 )
 
@@ -228,7 +229,7 @@ func seedFrames(ev relay.Event) (frames []relay.Event, waiting string) {
 	}
 	add(relay.Payload{Type: relay.TypeToolEnd, ToolName: p.ToolName, ToolCallID: p.ToolCallID, ToolOutput: waitingOutput(p, view)})
 	add(relay.Payload{Type: relay.TypeContent, Content: "\n\n" + p.Content})
-	done := relay.Payload{Type: relay.TypeDone, TurnID: p.TurnID, Status: "waiting_approval",
+	done := relay.Payload{Type: relay.TypeDone, TurnID: p.TurnID, Status: vocab.TurnWaitingApproval,
 		ApprovalPending: map[string]string{"approval_id": view.ApprovalID, "tool_name": p.ToolName, "tool_call_id": p.ToolCallID,
 			"expires_at": view.ExpiresAt}}
 	add(done)
@@ -248,7 +249,7 @@ func (s *Server) decidedLater(ctx context.Context, turnID, afterID, approvalID s
 // run yet, and it says where the decision is wanted.
 func waitingOutput(p relay.Payload, view models.ApprovalView) string {
 	out, _ := json.Marshal(tools.Result{Success: true, Total: 1,
-		Data: []tools.Item{{ID: p.ToolCallID, Name: p.ToolName, Status: "waiting_approval",
+		Data: []tools.Item{{ID: p.ToolCallID, Name: p.ToolName, Status: vocab.JobWaiting,
 			Result: "Waiting for your approval: answer in the chat with approve, reject, or what to change."}},
 		Metadata: map[string]any{"tool_name": p.ToolName, "version": tools.FormatVersion, "approval_id": view.ApprovalID,
 			"expires_at": view.ExpiresAt}})

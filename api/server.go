@@ -4,6 +4,12 @@
 // routes.go (the MCP front door and the GNS3 proxy included). Callers are authenticated by
 // package auth; turns are Temporal workflows that the API starts (package launch), cancels and
 // tails, and never runs itself.
+//
+// "The seed", in comments here and in relay, tools and models, means the two documents that
+// specify what GNS3's web UI expects of its copilot: its AI chat API design (routes, request and
+// session shapes, the SSE event types content, tool_call, tool_start, tool_end, error, done and
+// heartbeat) and its tool response format standard. They are the contract with that client:
+// additions are allowed, renames and removals are not (ARCHITECTURE.md).
 package api
 
 import (

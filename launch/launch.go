@@ -14,7 +14,7 @@ import (
 
 // Settings are how a piece of durable work runs, the same for every front door.
 type Settings struct {
-	// Approval is which tool calls wait for the owner (workflows.ApprovalChanges, …; "" runs
+	// Approval is which tool calls wait for the owner (vocab.ApprovalChanges, …; "" runs
 	// device tools directly); ApprovalTimeout is how long they wait.
 	Approval        string
 	ApprovalTimeout time.Duration

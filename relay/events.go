@@ -2,8 +2,9 @@ package relay
 
 import "encoding/json"
 
-// Event types. The first seven are the seed chat API's SSE types and must not be renamed; the rest
-// are additions the seed allows.
+// Event types. The first seven are the SSE types of the seed (GNS3's AI chat API design, the
+// contract with GNS3's web UI; see package api) and must not be renamed; the rest are additions
+// the seed allows, which GNS3's own panel ignores.
 const (
 	TypeContent   = "content"
 	TypeToolCall  = "tool_call"

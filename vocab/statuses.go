@@ -6,6 +6,9 @@ const (
 	TurnCompleted = "completed"
 	TurnFailed    = "failed"
 	TurnCancelled = "cancelled"
+	// TurnWaitingApproval is the status of the done event that ends a stream while the turn
+	// waits for a decision (for clients without approval cards); the turn itself still runs.
+	TurnWaitingApproval = "waiting_approval"
 )
 
 // How an MCP call stands, as its record and its workflow's result keep it.
