@@ -22,6 +22,16 @@ var chatPrefixes = []string{"/v3/projects/:project_id/chat", "/v3/copilot/projec
 const mcpPath = "/mcp"
 
 func (s *Server) routes(r *gin.Engine) {
+	s.chatRoutes(r)
+	s.approvalRoutes(r)
+	s.superadminRoutes(r)
+	s.gns3Routes(r)
+	s.llmConfigRoutes(r)
+	s.fallbackRoutes(r)
+}
+
+// chatRoutes: the health and API description, the metrics, and the chat API with its exercises.
+func (s *Server) chatRoutes(r *gin.Engine) {
 	r.GET("/healthz", func(c *gin.Context) { c.JSON(http.StatusOK, gin.H{"status": "ok"}) })
 	r.GET("/openapi.json", serveOpenAPI)
 	if s.deps.MetricsHandler != nil {
@@ -50,9 +60,11 @@ func (s *Server) routes(r *gin.Engine) {
 			g.POST("/sessions/:session_id/exercise/give-up", s.exerciseRequest(workflows.ExerciseGiveUpUpdate))
 		}
 	}
+}
 
-	// The approvals of a session's turns (and, per project, of MCP calls) and the configuration
-	// jobs' audit, under both chat prefixes.
+// approvalRoutes: the approvals of a session's turns (and, per project, of MCP calls) and the
+// configuration jobs' audit, under both chat prefixes.
+func (s *Server) approvalRoutes(r *gin.Engine) {
 	if h := s.replies; h != nil {
 		for _, prefix := range chatPrefixes {
 			g := r.Group(prefix, s.requireUser, s.requireOpenedProject)
@@ -64,8 +76,10 @@ func (s *Server) routes(r *gin.Engine) {
 			g.GET("/config-jobs", h.configJobs)
 		}
 	}
+}
 
-	// The teacher's view: a superadmin reads exercises with their injected faults.
+// superadminRoutes: the teacher's view of exercises with their injected faults, and the skills.
+func (s *Server) superadminRoutes(r *gin.Engine) {
 	if s.deps.Exercises != nil {
 		g := r.Group("/v3/copilot/exercises", s.requireUser,
 			auth.RequireSuperadmin("Only a GNS3 superadmin (the teacher) may read exercise records."))
@@ -81,18 +95,22 @@ func (s *Server) routes(r *gin.Engine) {
 		r.GET("/v3/copilot/skills", s.requireUser, superadmin, h.get)
 		r.POST("/v3/copilot/reload/skills", s.requireUser, superadmin, h.reload)
 	}
+}
 
+// gns3Routes: what the chat page needs from GNS3, passed through so the browser talks to one
+// origin. In front of GNS3 (--proxy-gns3) the real ones answer instead.
+func (s *Server) gns3Routes(r *gin.Engine) {
 	if s.deps.GNS3Proxy == nil {
-		// What the chat page needs from GNS3, proxied so the browser talks to one origin. In
-		// front of GNS3 the real ones answer instead.
 		r.POST("/v3/access/users/authenticate", s.authenticate)
 		r.GET("/v3/access/users/me", s.requireUser, s.me)
 		r.GET("/v3/projects", s.requireUser, s.listProjects)
 		r.POST("/v3/projects/:project_id/open", s.requireUser, s.openProject)
 	}
+}
 
-	// LLM model configurations, as the reference implementation serves them: users' and groups'
-	// own, and the provider presets the page offers.
+// llmConfigRoutes: LLM model configurations, as the reference implementation serves them:
+// users' and groups' own, and the provider presets the page offers.
+func (s *Server) llmConfigRoutes(r *gin.Engine) {
 	if store := s.deps.LLMConfigs; store != nil {
 		h := &llmConfigAPI{s: s, store: store}
 		r.GET("/v3/access/llm-providers", s.requireUser, h.providers)
@@ -117,8 +135,11 @@ func (s *Server) routes(r *gin.Engine) {
 		g.DELETE("/:config_id", write, h.delete)
 		g.PUT("/default/:config_id", write, h.setDefault)
 	}
+}
 
-	// The MCP front door, as Streamable HTTP uses it, behind the chat API's own authentication.
+// fallbackRoutes: the MCP front door (Streamable HTTP, behind the chat API's own
+// authentication), then whatever no route took: GNS3 behind us, or the chat page.
+func (s *Server) fallbackRoutes(r *gin.Engine) {
 	if s.deps.MCP != nil {
 		for _, m := range []string{http.MethodPost, http.MethodGet, http.MethodDelete} {
 			r.Handle(m, mcpPath, s.requireUser, s.deps.MCP)
