@@ -1,5 +1,7 @@
 // Package models holds the GORM models and repositories of the copilot's own database: chat
-// sessions, their messages and turns. It works on SQLite (the default) and PostgreSQL; every
+// sessions with their messages and turns, approvals and the configuration jobs they gate, the
+// device-command records that are the audit, LLM model configurations, MCP calls, exercises,
+// per-user limits and topology marks. It works on SQLite (the default) and PostgreSQL; every
 // schema change goes through Migrate so both stay alike.
 package models
 
