@@ -49,7 +49,6 @@ func (t Temporal) StartTurn(ctx context.Context, workflowID string, in workflows
 		TypedSearchAttributes: SearchAttributes(in.ProjectID, in.SessionID, in.UserID),
 	}
 	in.Model = d.Model
-	in.Revision = workflows.ChatTurnRevision
 	with, without := in, in
 	with.SearchAttributes, without.SearchAttributes = true, false
 	return t.start(ctx, opts, workflows.ChatTurnWorkflow, with, without)

@@ -23,11 +23,8 @@ func ChatTurn(ctx workflow.Context, in ChatTurnInput) (ChatTurnResult, error) {
 
 	llmCtx := workflow.WithActivityOptions(ctx, llmOptions())
 
-	// A turn of revision 1 knows the answers of the three GetVersion calls below; a turn started
-	// without a revision asks them, in the same order as when it was recorded.
-	revised := in.Revision >= 1
 	// Turns recorded before approvals existed replay without them; injection turns run without.
-	approvals := (revised || workflow.GetVersion(ctx, "approvals", workflow.DefaultVersion, 1) >= 1) && in.Approval != "" && !in.SkipApproval
+	approvals := workflow.GetVersion(ctx, "approvals", workflow.DefaultVersion, 1) >= 1 && in.Approval != "" && !in.SkipApproval
 	gate, err := newApprovalGate(ctx, ref)
 	if err != nil {
 		return ChatTurnResult{}, err
@@ -37,14 +34,14 @@ func ChatTurn(ctx workflow.Context, in ChatTurnInput) (ChatTurnResult, error) {
 	// Every turn since "lean-turn" starts renewing its credential only when it first runs a
 	// tool, so a turn that only talks costs no timer, and names a new session inside the
 	// finalizer: one activity and one workflow task fewer per turn.
-	renewOnFirstTool := revised || workflow.GetVersion(ctx, "lean-turn", workflow.DefaultVersion, 1) >= 1
+	renewOnFirstTool := workflow.GetVersion(ctx, "lean-turn", workflow.DefaultVersion, 1) >= 1
 	titleInFinalizer := renewOnFirstTool
 	// Every turn since "local-model-finalize" calls its model and finalizes as local activities:
 	// inside the worker's own workflow task, so its first model call starts as soon as the
 	// (eager) start hands the worker that task, and a turn that only talks costs the Temporal
 	// server a start and one more write. A crash mid-call fails the workflow task; its retry runs
 	// the call again (LLMCall then tells the client to drop the partial text).
-	stepsAsLocalActivities := titleInFinalizer && (revised || workflow.GetVersion(ctx, "local-model-finalize", workflow.DefaultVersion, 1) >= 1)
+	stepsAsLocalActivities := titleInFinalizer && workflow.GetVersion(ctx, "local-model-finalize", workflow.DefaultVersion, 1) >= 1
 	stopRenewing := func() {}
 	renewing := false
 	startRenewing := func() {

@@ -16,10 +16,9 @@ import (
 // test fails, the change makes the workflow decide differently for the same history and needs
 // workflow.GetVersion.
 // chat_turn_local_history.json is the same turn recorded since model calls and the finalizer
-// run as local activities ("local-model-finalize"), and chat_turn_revised_history.json since the
-// API starts turns at ChatTurnRevision (no version markers).
+// run as local activities ("local-model-finalize").
 func TestRecordedTurnReplaysOnTheCurrentCode(t *testing.T) {
-	for _, f := range []string{"testdata/chat_turn_history.json", "testdata/chat_turn_local_history.json", "testdata/chat_turn_revised_history.json"} {
+	for _, f := range []string{"testdata/chat_turn_history.json", "testdata/chat_turn_local_history.json"} {
 		r := worker.NewWorkflowReplayer()
 		r.RegisterWorkflowWithOptions(workflows.ChatTurn, workflow.RegisterOptions{Name: workflows.ChatTurnWorkflow})
 		require.NoError(t, r.ReplayWorkflowHistoryFromJSONFile(nil, f), f)

@@ -71,16 +71,7 @@ type ChatTurnInput struct {
 	// CredentialTTL is the lifetime the API gave the turn's GNS3 credential; a turn that runs
 	// with approvals renews it every half of it, so a long wait does not outlive it.
 	CredentialTTL time.Duration
-	// Revision is the ChatTurn code the starter asks for (ChatTurnRevision). Zero is a turn
-	// started by a release that did not set it: it asks GetVersion at each branch, as then.
-	Revision int `json:",omitempty"`
 }
-
-// ChatTurnRevision is the Revision the API starts turns with. A turn at revision 1 takes the new
-// path of "approvals", "lean-turn" and "local-model-finalize" without asking GetVersion: the
-// first call of each records a marker and upserts TemporalChangeVersion, and every upsert is a
-// visibility write the Temporal server makes while other turns of a burst wait to start.
-const ChatTurnRevision = 1
 
 // ChatTurnResult is how the turn ended.
 type ChatTurnResult struct {
