@@ -69,7 +69,7 @@ func (a *Activities) RequestApproval(ctx context.Context, req workflows.Approval
 	}
 	row, err := a.Approvals.Create(ctx, &models.Approval{ID: req.ApprovalID, SessionID: req.Turn.SessionID, TurnID: req.Turn.TurnID,
 		ToolCallID: req.Call.ID, ProjectID: req.Turn.ProjectID, UserID: req.Turn.UserID, ToolName: req.Call.Name, Kind: req.Kind,
-		WorkflowID: req.WorkflowID, Plan: string(body), Status: models.ApprovalPending, ExpiresAt: req.ExpiresAt.UTC()})
+		WorkflowID: req.WorkflowID, Plan: string(body), Status: vocab.ApprovalPending, ExpiresAt: req.ExpiresAt.UTC()})
 	if err != nil {
 		return fmt.Errorf("storing the approval: %w", err)
 	}
@@ -196,8 +196,8 @@ func destructiveSummary(tool string, args json.RawMessage) string {
 // RecordApprovalDecision stores how an approval ended and announces it. The first decision
 // stands: recording a different one later changes nothing.
 func (a *Activities) RecordApprovalDecision(ctx context.Context, rec workflows.DecisionRecord) error {
-	status := map[string]string{vocab.ApprovalApproved: models.ApprovalApproved, vocab.ApprovalRejected: models.ApprovalRejected,
-		vocab.ApprovalExpired: models.ApprovalExpired}[rec.Outcome.Status]
+	status := map[string]string{vocab.ApprovalApproved: vocab.ApprovalApproved, vocab.ApprovalRejected: vocab.ApprovalRejected,
+		vocab.ApprovalExpired: vocab.ApprovalExpired}[rec.Outcome.Status]
 	if status == "" {
 		return fmt.Errorf("unknown approval outcome %q", rec.Outcome.Status)
 	}

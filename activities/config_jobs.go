@@ -89,9 +89,9 @@ func (a *Activities) FinishConfigJob(ctx context.Context, in workflows.FinishCon
 	var status string
 	if !in.Applied {
 		msg := workflows.RejectionMessage(in.Approval)
-		status = map[string]string{vocab.ApprovalExpired: models.JobExpired, vocab.ApprovalRejected: models.JobRejected}[in.Approval.Status]
+		status = map[string]string{vocab.ApprovalExpired: vocab.JobExpired, vocab.ApprovalRejected: vocab.JobRejected}[in.Approval.Status]
 		if msg == "" || (in.Approval.Status == vocab.ApprovalRejected && in.Approval.Comment == workflows.CommentTurnAborted) {
-			msg, status = "Nothing was sent: the turn was cancelled before the change was approved.", models.JobCancelled
+			msg, status = "Nothing was sent: the turn was cancelled before the change was approved.", vocab.JobCancelled
 		}
 		items := append([]tools.Item(nil), plan.Failed...)
 		for _, job := range plan.Jobs {
@@ -128,11 +128,11 @@ func (a *Activities) FinishConfigJob(ctx context.Context, in workflows.FinishCon
 		res = tools.Collect(res.Data)
 		switch {
 		case res.Failed == 0:
-			status = models.JobCompleted
+			status = vocab.JobCompleted
 		case res.Successful == 0 && !anyPartial(res.Data):
-			status = models.JobFailed
+			status = vocab.JobFailed
 		default:
-			status = models.JobPartial
+			status = vocab.JobPartial
 		}
 	}
 	res.Metadata = map[string]any{"tool_name": in.Call.Name, "version": tools.FormatVersion, "config_job_id": in.JobID,

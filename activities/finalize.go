@@ -8,6 +8,7 @@ import (
 
 	"github.com/gns3-copilot/gns3-copilot/models"
 	"github.com/gns3-copilot/gns3-copilot/relay"
+	"github.com/gns3-copilot/gns3-copilot/vocab"
 	"github.com/gns3-copilot/gns3-copilot/workflows"
 )
 
@@ -59,16 +60,16 @@ func (a *Activities) finalize(ctx context.Context, in workflows.FinalizeInput) e
 	}
 	// The done event repeats the error, so a retry that finds the turn already finalized need
 	// not send this one again.
-	if in.Status == models.TurnFailed && applied {
+	if in.Status == vocab.TurnFailed && applied {
 		a.publish(ctx, in.Turn.TurnID, relay.Payload{Type: relay.TypeError, SessionID: in.Turn.SessionID, Error: in.Error})
 	}
-	if in.Status == models.TurnCancelled && applied {
+	if in.Status == vocab.TurnCancelled && applied {
 		a.publishAbort(ctx, in.Turn)
 	}
 	done := relay.Payload{Type: relay.TypeDone, SessionID: in.Turn.SessionID, TurnID: in.Turn.TurnID,
-		Status: in.Status, Title: in.Title, Cancelled: in.Status == models.TurnCancelled,
+		Status: in.Status, Title: in.Title, Cancelled: in.Status == vocab.TurnCancelled,
 		Usage: map[string]int64{"llm_calls": in.LLMCalls, "input_tokens": in.InputTokens, "output_tokens": in.OutputTokens}}
-	if in.Status == models.TurnFailed {
+	if in.Status == vocab.TurnFailed {
 		done.Error = in.Error
 	}
 	data, _ := json.Marshal(done)
@@ -117,10 +118,10 @@ func (a *Activities) publishAbort(ctx context.Context, turn workflows.WorkRef) {
 			continue
 		}
 		a.publish(ctx, turn.TurnID, relay.Payload{Type: relay.TypeToolEnd, SessionID: turn.SessionID, ToolCallID: id,
-			ToolName: name, ToolOutput: models.UnrunToolResult(name, models.TurnCancelled)})
+			ToolName: name, ToolOutput: models.UnrunToolResult(name, vocab.TurnCancelled)})
 	}
 	a.publish(ctx, turn.TurnID, relay.Payload{Type: relay.TypeAbort, SessionID: turn.SessionID, TurnID: turn.TurnID,
-		Status: models.TurnCancelled})
+		Status: vocab.TurnCancelled})
 }
 
 // turnEnded writes the turn's closing log line and metrics, once: only the finalizer that

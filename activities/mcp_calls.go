@@ -51,9 +51,9 @@ func (a *Activities) storeMCPResult(ctx context.Context, ref workflows.WorkRef, 
 // not run at all, a failed result saying why), its credential is removed, and its event log
 // ends so it expires.
 func (a *Activities) FinishMCPCall(ctx context.Context, in workflows.FinishMCPCallInput) error {
-	status, result := models.MCPCallCompleted, ""
+	status, result := vocab.MCPCallCompleted, ""
 	if in.Error != "" {
-		status = models.MCPCallFailed
+		status = vocab.MCPCallFailed
 		row, err := a.MCPCalls.Get(ctx, in.Call.TurnID)
 		if err != nil && !errors.Is(err, models.ErrNotFound) {
 			return fmt.Errorf("loading the MCP call: %w", err)

@@ -121,7 +121,7 @@ func (s *Server) answerApprovalByReply(c *gin.Context, u *auth.Caller, projectID
 	}
 	ctx := c.Request.Context()
 	turn, err := s.deps.Repo.LatestTurn(ctx, sessionID)
-	if err != nil || turn.Status != models.TurnRunning {
+	if err != nil || turn.Status != vocab.TurnRunning {
 		return false
 	}
 	pending, err := s.replies.Repo.PendingForTurn(ctx, turn.ID)
@@ -267,7 +267,7 @@ func (h *approvalAPI) hand(ctx context.Context, a *models.Approval, d workflows.
 	case err == nil:
 		return 0, ""
 	case errors.As(err, &refused):
-		if now, gerr := h.Repo.Get(ctx, a.ID); gerr == nil && now.Status != models.ApprovalPending {
+		if now, gerr := h.Repo.Get(ctx, a.ID); gerr == nil && now.Status != vocab.ApprovalPending {
 			return http.StatusConflict, alreadyDecided(now)
 		}
 		return http.StatusConflict, "The decision was refused: " + refused.Message

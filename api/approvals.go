@@ -14,6 +14,7 @@ import (
 
 	"github.com/gns3-copilot/gns3-copilot/models"
 	"github.com/gns3-copilot/gns3-copilot/respond"
+	"github.com/gns3-copilot/gns3-copilot/vocab"
 	"github.com/gns3-copilot/gns3-copilot/workflows"
 )
 
@@ -79,7 +80,7 @@ type decisionRequest struct {
 func (h *approvalAPI) listProject(c *gin.Context) {
 	status := c.Query("status")
 	switch status {
-	case "", models.ApprovalPending, models.ApprovalApproved, models.ApprovalRejected, models.ApprovalExpired:
+	case "", vocab.ApprovalPending, vocab.ApprovalApproved, vocab.ApprovalRejected, vocab.ApprovalExpired:
 	default:
 		abort(c, http.StatusUnprocessableEntity, "status must be pending, approved, rejected or expired, got '"+respond.Truncate(status, 40)+"'.")
 		return
@@ -141,7 +142,7 @@ func (h *approvalAPI) decideLoaded(c *gin.Context, a *models.Approval) {
 		abort(c, http.StatusUnprocessableEntity, fmt.Sprintf("comment must be UTF-8 text of at most %d characters.", workflows.MaxApprovalComment))
 		return
 	}
-	if a.Status != models.ApprovalPending {
+	if a.Status != vocab.ApprovalPending {
 		abort(c, http.StatusConflict, alreadyDecided(a))
 		return
 	}
@@ -171,9 +172,9 @@ func (h *approvalAPI) decideLoaded(c *gin.Context, a *models.Approval) {
 
 func alreadyDecided(a *models.Approval) string {
 	switch a.Status {
-	case models.ApprovalExpired:
+	case vocab.ApprovalExpired:
 		return "This approval expired without an answer; nothing was done, and the decision cannot change."
-	case models.ApprovalPending:
+	case vocab.ApprovalPending:
 		return "This approval is still pending."
 	}
 	by := ""

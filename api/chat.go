@@ -255,7 +255,7 @@ func (s *Server) abortTurn(c *gin.Context) {
 		return
 	}
 	t, err := s.deps.Repo.LatestTurn(c.Request.Context(), sess.ThreadID)
-	if errors.Is(err, models.ErrNotFound) || (err == nil && t.Status != models.TurnRunning) {
+	if errors.Is(err, models.ErrNotFound) || (err == nil && t.Status != vocab.TurnRunning) {
 		abort(c, http.StatusConflict, "No turn is running in this session.")
 		return
 	}
@@ -308,7 +308,7 @@ func (s *Server) joinStream(c *gin.Context) {
 	}
 	// A running turn whose log is still empty (its first event not yet written, or a log that
 	// came back empty after a restart) is followed: its events are on their way.
-	if !exists && t.Status != models.TurnRunning {
+	if !exists && t.Status != vocab.TurnRunning {
 		c.Status(http.StatusNoContent)
 		return
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/gns3-copilot/gns3-copilot/llmconfig"
 	"github.com/gns3-copilot/gns3-copilot/models"
 	"github.com/gns3-copilot/gns3-copilot/relay"
+	"github.com/gns3-copilot/gns3-copilot/vocab"
 	"github.com/gns3-copilot/gns3-copilot/workflows"
 )
 
@@ -57,10 +58,10 @@ func (h *heldTurns) TurnEnded(_ context.Context, workflowID string) (bool, bool,
 
 func (h *heldTurns) finish(t *testing.T, repo *models.ChatRepository, in workflows.ChatTurnInput) {
 	t.Helper()
-	if _, err := repo.FinalizeTurn(context.Background(), models.FinalizeParams{TurnID: in.TurnID, Status: models.TurnCompleted}); err != nil {
+	if _, err := repo.FinalizeTurn(context.Background(), models.FinalizeParams{TurnID: in.TurnID, Status: vocab.TurnCompleted}); err != nil {
 		t.Fatal(err)
 	}
-	done, _ := json.Marshal(relay.Payload{Type: relay.TypeDone, SessionID: in.SessionID, TurnID: in.TurnID, Status: models.TurnCompleted})
+	done, _ := json.Marshal(relay.Payload{Type: relay.TypeDone, SessionID: in.SessionID, TurnID: in.TurnID, Status: vocab.TurnCompleted})
 	if _, _, err := h.events.AppendTerminal(context.Background(), in.TurnID, relay.TypeDone, done, time.Minute); err != nil {
 		t.Fatal(err)
 	}

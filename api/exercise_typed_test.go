@@ -13,6 +13,7 @@ import (
 
 	"github.com/gns3-copilot/gns3-copilot/gateway"
 	"github.com/gns3-copilot/gns3-copilot/models"
+	"github.com/gns3-copilot/gns3-copilot/vocab"
 	"github.com/gns3-copilot/gns3-copilot/workflows"
 )
 
@@ -35,11 +36,11 @@ func (x *scriptedExercise) AskExercise(_ context.Context, _ string, update strin
 	}
 	if update == workflows.ExerciseHintUpdate {
 		x.hints++
-		return workflows.ExerciseAnswer{Status: models.ExerciseOpen, Checks: x.checks, HintsUsed: x.hints,
+		return workflows.ExerciseAnswer{Status: vocab.ExerciseOpen, Checks: x.checks, HintsUsed: x.hints,
 			Hint: "Look at the PCs' addresses.", Message: "Type check when you think it is fixed."}, nil
 	}
 	x.checks++
-	return workflows.ExerciseAnswer{Status: models.ExerciseOpen, Checks: x.checks, HintsUsed: x.hints,
+	return workflows.ExerciseAnswer{Status: vocab.ExerciseOpen, Checks: x.checks, HintsUsed: x.hints,
 		Message: "Not yet: PC1 does not show what it should."}, nil
 }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/gns3-copilot/gns3-copilot/relay"
 	"github.com/gns3-copilot/gns3-copilot/respond"
 	"github.com/gns3-copilot/gns3-copilot/tools"
+	"github.com/gns3-copilot/gns3-copilot/vocab"
 	"github.com/gns3-copilot/gns3-copilot/workflows"
 )
 
@@ -105,7 +106,7 @@ func (s *Server) askExercise(ctx context.Context, u *auth.Caller, sessionID, upd
 	if err != nil {
 		return exerciseAnswer{}, http.StatusInternalServerError, err.Error()
 	}
-	if ex.Status != models.ExerciseOpen {
+	if ex.Status != vocab.ExerciseOpen {
 		return exerciseAnswer{}, http.StatusConflict, "The exercise is over (" + ex.Status + "); inject a new fault for another one."
 	}
 	req := workflows.ExerciseRequest{}
@@ -166,7 +167,7 @@ func (s *Server) answerTypedRequest(c *gin.Context, u *auth.Caller, projectID, s
 		return false // the turn's own checks answer for a session that is not the user's
 	}
 	ex, err := s.deps.Exercises.Repo.Latest(ctx, sessionID)
-	if err != nil || ex.Status != models.ExerciseOpen {
+	if err != nil || ex.Status != vocab.ExerciseOpen {
 		return false
 	}
 	ans, status, msg := s.askExercise(ctx, u, sessionID, update)
@@ -196,7 +197,7 @@ func (s *Server) answerTypedRequest(c *gin.Context, u *auth.Caller, projectID, s
 	content, _ := json.Marshal(relay.Payload{Type: relay.TypeContent, SessionID: sessionID, Content: text, MessageID: messageID})
 	checked, _ := json.Marshal(relay.Payload{Type: relay.TypeExerciseChecked, SessionID: sessionID, Status: update,
 		Content: text, Hint: ans.Hint, Exercise: ans.Exercise})
-	done, _ := json.Marshal(relay.Payload{Type: relay.TypeDone, SessionID: sessionID, Status: models.TurnCompleted})
+	done, _ := json.Marshal(relay.Payload{Type: relay.TypeDone, SessionID: sessionID, Status: vocab.TurnCompleted})
 	w, err := s.startSSE(c)
 	defer w.end()
 	if err == nil {

@@ -25,6 +25,7 @@ import (
 	"github.com/gns3-copilot/gns3-copilot/internal/testkit/fakeopenai"
 	"github.com/gns3-copilot/gns3-copilot/internal/testkit/testdb"
 	"github.com/gns3-copilot/gns3-copilot/models"
+	"github.com/gns3-copilot/gns3-copilot/vocab"
 	"github.com/gns3-copilot/gns3-copilot/workflows"
 )
 
@@ -72,7 +73,7 @@ func TestStaleRunningTurnIsClosedByTheNextMessageOrAbort(t *testing.T) {
 	require.Equal(t, http.StatusOK, code, "the next message goes on: %s", body)
 	closed, err := repo.Turn(context.Background(), stale.ID)
 	require.NoError(t, err)
-	require.Equal(t, models.TurnFailed, closed.Status)
+	require.Equal(t, vocab.TurnFailed, closed.Status)
 	require.Contains(t, closed.Error, "stopped answering this message without finishing it")
 
 	// Its stream, rejoined, says so and ends.
@@ -91,7 +92,7 @@ func TestStaleRunningTurnIsClosedByTheNextMessageOrAbort(t *testing.T) {
 	require.Equal(t, true, ab["closed"], "the answer says the turn was closed, not stopped")
 	closed, err = repo.Turn(context.Background(), stale.ID)
 	require.NoError(t, err)
-	require.Equal(t, models.TurnFailed, closed.Status)
+	require.Equal(t, vocab.TurnFailed, closed.Status)
 	rejoin := env.OpenStream(http.MethodGet, env.ChatPath("/sessions/"+sessionID+"/stream"), nil, "").UntilDone(t, true)
 	require.Equal(t, []string{"error", "done"}, e2eenv.Types(rejoin))
 	require.Equal(t, "failed", rejoin[1].Data["status"])
@@ -112,7 +113,7 @@ func TestStaleRunningTurnIsClosedByTheNextMessageOrAbort(t *testing.T) {
 	require.Equal(t, "completed", frames[len(frames)-1].Data["status"])
 	closed, err = repo.Turn(context.Background(), hangTurn)
 	require.NoError(t, err)
-	require.Equal(t, models.TurnFailed, closed.Status)
+	require.Equal(t, vocab.TurnFailed, closed.Status)
 }
 
 // privateRedis is a redis-server of the test's own, on a free port, persisting to its own
@@ -215,7 +216,7 @@ func TestRedisStoppedMidTurnAndStartedAgain(t *testing.T) {
 	repo := chatDB(t, env)
 	turn, err := repo.Turn(context.Background(), turnID)
 	require.NoError(t, err)
-	require.Equal(t, models.TurnCompleted, turn.Status, "the session is not left running")
+	require.Equal(t, vocab.TurnCompleted, turn.Status, "the session is not left running")
 	code, body := env.Do(http.MethodGet, env.ChatPath("/sessions/"+sessionID+"/history"), nil)
 	require.Equal(t, http.StatusOK, code)
 	require.Contains(t, string(body), answer, "the whole answer is in the history, also what streamed while Redis was away")
@@ -265,7 +266,7 @@ func TestPostgresConnectionsKilledMidTurn(t *testing.T) {
 
 	var status string
 	require.NoError(t, admin.Raw(`SELECT status FROM chat_turns WHERE id = ?`, turnID).Scan(&status).Error)
-	require.Equal(t, models.TurnCompleted, status)
+	require.Equal(t, vocab.TurnCompleted, status)
 	var answers int64
 	require.NoError(t, admin.Raw(`SELECT count(*) FROM chat_messages WHERE turn_id = ? AND role = 'assistant' AND content = ?`, turnID, answer).Scan(&answers).Error)
 	require.EqualValues(t, 1, answers, "the answer is stored once")

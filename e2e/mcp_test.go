@@ -23,6 +23,7 @@ import (
 	"github.com/gns3-copilot/gns3-copilot/models"
 	"github.com/gns3-copilot/gns3-copilot/service"
 	"github.com/gns3-copilot/gns3-copilot/tools"
+	"github.com/gns3-copilot/gns3-copilot/vocab"
 )
 
 // bearer adds the user's GNS3 token to every request of the MCP client, as an MCP client's
@@ -349,7 +350,7 @@ func TestMCPModesProjectsAndLimits(t *testing.T) {
 	require.Contains(t, limited.Error, "You already have 2 MCP calls running (at most 2 at once per user)")
 	stale, err := models.MCPCallRepository{DB: db}.Get(ctx, "stale")
 	require.NoError(t, err)
-	require.Equal(t, models.MCPCallFailed, stale.Status)
+	require.Equal(t, vocab.MCPCallFailed, stale.Status)
 }
 
 // A worker killed with SIGKILL while an MCP call waits for a node to start: a new worker

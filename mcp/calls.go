@@ -16,6 +16,7 @@ import (
 	"github.com/gns3-copilot/gns3-copilot/relay"
 	"github.com/gns3-copilot/gns3-copilot/respond"
 	"github.com/gns3-copilot/gns3-copilot/tools"
+	"github.com/gns3-copilot/gns3-copilot/vocab"
 	"github.com/gns3-copilot/gns3-copilot/workflows"
 )
 
@@ -82,7 +83,7 @@ func (c *mcpCall) Start(ctx context.Context) error {
 }
 
 func (c *mcpCall) Abandon(ctx context.Context, why string) error {
-	return c.f.d.Calls.Finish(ctx, c.row.ID, models.MCPCallFailed, failureJSON(c.row.ToolName, why), time.Now())
+	return c.f.d.Calls.Finish(ctx, c.row.ID, vocab.MCPCallFailed, failureJSON(c.row.ToolName, why), time.Now())
 }
 
 // closeStale closes the user's calls whose workflow is gone and returns how many it closed.
@@ -97,7 +98,7 @@ func (f *frontDoor) closeStale(ctx context.Context, userID string) int {
 		if gone, err := f.launcher.Gone(ctx, r.WorkflowID, r.CreatedAt); err != nil || !gone {
 			continue
 		}
-		if err := f.d.Calls.Finish(ctx, r.ID, models.MCPCallFailed, failureJSON(r.ToolName, "The call's workflow ended without finishing the call."), time.Now()); err == nil {
+		if err := f.d.Calls.Finish(ctx, r.ID, vocab.MCPCallFailed, failureJSON(r.ToolName, "The call's workflow ended without finishing the call."), time.Now()); err == nil {
 			closed++
 		}
 	}
@@ -270,7 +271,7 @@ func (s *session) callResult(ctx context.Context, req *sdk.CallToolRequest) (*sd
 	if err != nil {
 		return nil, fmt.Errorf("loading the call: %w", err)
 	}
-	if row.Status == models.MCPCallRunning && wait > 0 {
+	if row.Status == vocab.MCPCallRunning && wait > 0 {
 		wctx, cancel := context.WithTimeout(ctx, time.Duration(wait)*time.Second)
 		_ = s.f.d.Workflows.Wait(wctx, row.WorkflowID)
 		cancel()
@@ -281,8 +282,8 @@ func (s *session) callResult(ctx context.Context, req *sdk.CallToolRequest) (*sd
 			return nil, fmt.Errorf("loading the call: %w", err)
 		}
 	}
-	if row.Status == models.MCPCallRunning {
-		r := tools.Collect([]tools.Item{{ID: row.ID, Name: row.ToolName, Status: models.MCPCallRunning,
+	if row.Status == vocab.MCPCallRunning {
+		r := tools.Collect([]tools.Item{{ID: row.ID, Name: row.ToolName, Status: vocab.MCPCallRunning,
 			Result: "still running since " + row.CreatedAt.UTC().Format(time.RFC3339) + "; ask again later"}})
 		r.Success = true
 		r.Metadata = map[string]any{"tool_name": callResultToolName, "version": tools.FormatVersion}

@@ -12,20 +12,6 @@ import (
 	"github.com/gns3-copilot/gns3-copilot/vocab"
 )
 
-// Approval statuses. A pending approval becomes exactly one of the other three, once.
-const (
-	ApprovalPending  = vocab.ApprovalPending
-	ApprovalApproved = vocab.ApprovalApproved
-	ApprovalRejected = vocab.ApprovalRejected
-	ApprovalExpired  = vocab.ApprovalExpired
-)
-
-// Approval kinds: what the person is asked to allow.
-const (
-	ApprovalKindConfig      = vocab.ApprovalKindConfig
-	ApprovalKindDestructive = vocab.ApprovalKindDestructive
-)
-
 // Approval is one question put to the session's owner before the copilot changes the lab, and
 // its answer. The workflow that waits holds the truth while it waits; this row lets the page,
 // the API's checks and the audit read it without asking Temporal.
@@ -108,7 +94,7 @@ type Decision struct {
 // no-op (a retried activity); a different outcome on a decided approval is refused, so the
 // first decision stands.
 func (r ApprovalRepository) Decide(ctx context.Context, id string, d Decision) (*Approval, error) {
-	res := updateWhile(ctx, r.DB, &Approval{}, id, ApprovalPending,
+	res := updateWhile(ctx, r.DB, &Approval{}, id, vocab.ApprovalPending,
 		map[string]any{"status": d.Status, "decided_by": d.By, "comment": d.Comment, "decided_at": d.At.UTC(),
 			"standing": d.Standing, "standing_of": d.StandingOf})
 	if res.Error != nil {
@@ -127,7 +113,7 @@ func (r ApprovalRepository) Decide(ctx context.Context, id string, d Decision) (
 // PendingForTurn lists a turn's approvals that still wait for a decision, oldest first.
 func (r ApprovalRepository) PendingForTurn(ctx context.Context, turnID string) ([]Approval, error) {
 	var out []Approval
-	err := r.DB.WithContext(ctx).Where("turn_id = ? AND status = ?", turnID, ApprovalPending).
+	err := r.DB.WithContext(ctx).Where("turn_id = ? AND status = ?", turnID, vocab.ApprovalPending).
 		Order("created_at").Order("id").Find(&out).Error
 	return out, err
 }
@@ -153,19 +139,6 @@ func (r ApprovalRepository) ForProject(ctx context.Context, projectID, userID, s
 	err := q.Order("created_at").Order("id").Find(&out).Error
 	return out, err
 }
-
-// ConfigJob statuses.
-const (
-	JobPlanning  = vocab.JobPlanning
-	JobWaiting   = vocab.JobWaiting
-	JobApplying  = vocab.JobApplying
-	JobCompleted = vocab.JobCompleted
-	JobPartial   = vocab.JobPartial
-	JobFailed    = vocab.JobFailed
-	JobRejected  = vocab.JobRejected
-	JobExpired   = vocab.JobExpired
-	JobCancelled = vocab.JobCancelled
-)
 
 // ConfigJob is one configuration tool call run as its own workflow: the audit's entry point.
 // What was sent, read before and read after is in the device command records of the same turn

@@ -11,6 +11,8 @@ import (
 	"github.com/google/uuid"
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
+
+	"github.com/gns3-copilot/gns3-copilot/vocab"
 )
 
 // ChatRepository reads and writes sessions, turns and messages. Every read that a user can
@@ -182,7 +184,7 @@ func (r *ChatRepository) StartTurn(ctx context.Context, p StartTurnParams) (*Cha
 			return err
 		}
 		var running int64
-		if err := tx.Model(&ChatTurn{}).Where("session_id = ? AND status = ?", sess.ThreadID, TurnRunning).Count(&running).Error; err != nil {
+		if err := tx.Model(&ChatTurn{}).Where("session_id = ? AND status = ?", sess.ThreadID, vocab.TurnRunning).Count(&running).Error; err != nil {
 			return err
 		}
 		if running > 0 {
@@ -194,7 +196,7 @@ func (r *ChatRepository) StartTurn(ctx context.Context, p StartTurnParams) (*Cha
 		}
 		turnID := uuid.NewString()
 		turn = ChatTurn{ID: turnID, SessionID: sess.ThreadID, Seq: seq, UserID: p.UserID, ProjectID: p.ProjectID,
-			Status: TurnRunning, Mode: p.Mode, LLMConfigID: p.LLMConfigID, WorkflowID: p.WorkflowID(sess.ThreadID, turnID),
+			Status: vocab.TurnRunning, Mode: p.Mode, LLMConfigID: p.LLMConfigID, WorkflowID: p.WorkflowID(sess.ThreadID, turnID),
 			Temperature: p.Temperature, CreatedAt: now}
 		if err := tx.Create(&turn).Error; err != nil {
 			if errors.Is(err, gorm.ErrDuplicatedKey) {
@@ -280,7 +282,7 @@ func (r *ChatRepository) LatestTurn(ctx context.Context, sessionID string) (*Cha
 // RunningTurns returns the user's turns whose rows say running, in every session, oldest first.
 func (r *ChatRepository) RunningTurns(ctx context.Context, userID string) ([]ChatTurn, error) {
 	var out []ChatTurn
-	err := r.DB.WithContext(ctx).Where("user_id = ? AND status = ?", userID, TurnRunning).Order("created_at").Find(&out).Error
+	err := r.DB.WithContext(ctx).Where("user_id = ? AND status = ?", userID, vocab.TurnRunning).Order("created_at").Find(&out).Error
 	return out, err
 }
 
@@ -368,7 +370,7 @@ func (r *ChatRepository) FinalizeTurn(ctx context.Context, p FinalizeParams) (bo
 			}
 			return err
 		}
-		if turn.Status != TurnRunning {
+		if turn.Status != vocab.TurnRunning {
 			return nil
 		}
 		var staged []ChatMessage
@@ -408,7 +410,7 @@ func (r *ChatRepository) FinalizeTurn(ctx context.Context, p FinalizeParams) (bo
 				}
 			}
 		}
-		if p.Status == TurnFailed || p.Status == TurnCancelled {
+		if p.Status == vocab.TurnFailed || p.Status == vocab.TurnCancelled {
 			n, err := markTurnError(tx, &turn, staged, p, maxIdx+1, now)
 			if err != nil {
 				return err
@@ -449,7 +451,7 @@ func (r *ChatRepository) FinalizeTurn(ctx context.Context, p FinalizeParams) (bo
 func UnrunToolResult(toolName, turnStatus string) string {
 	msg := "The tool was not run because the turn was " + turnStatus + "."
 	meta := map[string]any{"tool_name": toolName}
-	if turnStatus == TurnCancelled {
+	if turnStatus == vocab.TurnCancelled {
 		msg = "Aborted: the turn was stopped before this tool finished."
 		meta["status"] = "aborted"
 	}
@@ -464,7 +466,7 @@ func TurnErrorText(status, reason string) string {
 	switch {
 	case reason != "":
 		return reason
-	case status == TurnCancelled:
+	case status == vocab.TurnCancelled:
 		return "The turn was stopped before it finished."
 	default:
 		return "The turn failed."
@@ -513,7 +515,7 @@ func (r *ChatRepository) RunningSessions(ctx context.Context, sessionIDs []strin
 		return out, nil
 	}
 	var ids []string
-	err := r.DB.WithContext(ctx).Model(&ChatTurn{}).Where("session_id IN ? AND status = ?", sessionIDs, TurnRunning).
+	err := r.DB.WithContext(ctx).Model(&ChatTurn{}).Where("session_id IN ? AND status = ?", sessionIDs, vocab.TurnRunning).
 		Pluck("session_id", &ids).Error
 	for _, id := range ids {
 		out[id] = true
@@ -524,6 +526,6 @@ func (r *ChatRepository) RunningSessions(ctx context.Context, sessionIDs []strin
 // CompletedTurns counts a session's finished turns; the title is generated after the first.
 func (r *ChatRepository) CompletedTurns(ctx context.Context, sessionID string) (int64, error) {
 	var n int64
-	err := r.DB.WithContext(ctx).Model(&ChatTurn{}).Where("session_id = ? AND status = ?", sessionID, TurnCompleted).Count(&n).Error
+	err := r.DB.WithContext(ctx).Model(&ChatTurn{}).Where("session_id = ? AND status = ?", sessionID, vocab.TurnCompleted).Count(&n).Error
 	return n, err
 }

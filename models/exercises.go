@@ -14,14 +14,6 @@ import (
 	"github.com/gns3-copilot/gns3-copilot/vocab"
 )
 
-// Exercise statuses. An open exercise ends exactly once, in one of the other three.
-const (
-	ExerciseOpen    = vocab.ExerciseOpen
-	ExerciseFixed   = vocab.ExerciseFixed
-	ExerciseGivenUp = vocab.ExerciseGivenUp
-	ExerciseExpired = vocab.ExerciseExpired
-)
-
 // Exercise is one fault-injection exercise: what the student sees of it (status, checks, hints
 // used). Its ID is also the ID of the Exercise workflow that waits for the student.
 type Exercise struct {
@@ -115,7 +107,7 @@ func (r ExerciseRepository) RecordFault(ctx context.Context, ex *Exercise, f *In
 			ex.CreatedAt, ex.UpdatedAt = now, now
 		}
 		if ex.Status == "" {
-			ex.Status = ExerciseOpen
+			ex.Status = vocab.ExerciseOpen
 		}
 		res := tx.Clauses(clause.OnConflict{DoNothing: true}).Create(ex)
 		if res.Error != nil {
@@ -173,14 +165,14 @@ func (r ExerciseRepository) Faults(ctx context.Context, exerciseID string) ([]In
 
 // SaveProgress stores the counters and the last answer of an open exercise.
 func (r ExerciseRepository) SaveProgress(ctx context.Context, id string, checks, hints int, last string) error {
-	return updateWhile(ctx, r.DB, &Exercise{}, id, ExerciseOpen,
+	return updateWhile(ctx, r.DB, &Exercise{}, id, vocab.ExerciseOpen,
 		map[string]any{"checks": checks, "hints_used": hints, "last_check": last, "updated_at": time.Now().UTC()}).Error
 }
 
 // Finish ends an open exercise; an exercise that already ended keeps its end.
 func (r ExerciseRepository) Finish(ctx context.Context, id, status string, checks, hints int) error {
 	now := time.Now().UTC()
-	return updateWhile(ctx, r.DB, &Exercise{}, id, ExerciseOpen,
+	return updateWhile(ctx, r.DB, &Exercise{}, id, vocab.ExerciseOpen,
 		map[string]any{"status": status, "checks": checks, "hints_used": hints, "ended_at": now, "updated_at": now}).Error
 }
 
@@ -276,7 +268,7 @@ func (r *ChatRepository) RecordExchange(ctx context.Context, p ExchangeParams) (
 				return err
 			}
 			turn := ChatTurn{ID: uuid.NewString(), SessionID: p.SessionID, Seq: seq, UserID: p.UserID, ProjectID: p.ProjectID,
-				Status: TurnCompleted, Mode: ExerciseRequestMode, WorkflowID: p.ExerciseID, CreatedAt: now, FinishedAt: &now}
+				Status: vocab.TurnCompleted, Mode: ExerciseRequestMode, WorkflowID: p.ExerciseID, CreatedAt: now, FinishedAt: &now}
 			if err := tx.Create(&turn).Error; err != nil {
 				return err
 			}

@@ -9,13 +9,6 @@ import (
 	"github.com/gns3-copilot/gns3-copilot/vocab"
 )
 
-// MCP call statuses (the same words as package workflows uses).
-const (
-	MCPCallRunning   = vocab.MCPCallRunning
-	MCPCallCompleted = vocab.MCPCallCompleted
-	MCPCallFailed    = vocab.MCPCallFailed
-)
-
 // MCPCall is one tool call an MCP client made: who, from which client, on which project, and,
 // once its workflow has finished, the tool's result in the standard format. The row lets a
 // client that lost its connection fetch the result again by call id, and bounds how many calls
@@ -50,10 +43,10 @@ func (r MCPCallRepository) Start(ctx context.Context, c *MCPCall, max int) error
 	if c.CreatedAt.IsZero() {
 		c.CreatedAt = time.Now().UTC()
 	}
-	c.Status = MCPCallRunning
+	c.Status = vocab.MCPCallRunning
 	return r.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if max > 0 {
-			running, err := countRunningLocked(tx, "gns3copilot:mcp-calls:"+c.UserID, &MCPCall{}, c.UserID, MCPCallRunning)
+			running, err := countRunningLocked(tx, "gns3copilot:mcp-calls:"+c.UserID, &MCPCall{}, c.UserID, vocab.MCPCallRunning)
 			if err != nil {
 				return err
 			}
@@ -73,7 +66,7 @@ func (r MCPCallRepository) Get(ctx context.Context, id string) (*MCPCall, error)
 // Running lists a user's calls still marked running, oldest first.
 func (r MCPCallRepository) Running(ctx context.Context, userID string) ([]MCPCall, error) {
 	var out []MCPCall
-	err := r.DB.WithContext(ctx).Where("user_id = ? AND status = ?", userID, MCPCallRunning).Order("created_at").Find(&out).Error
+	err := r.DB.WithContext(ctx).Where("user_id = ? AND status = ?", userID, vocab.MCPCallRunning).Order("created_at").Find(&out).Error
 	return out, err
 }
 
@@ -96,7 +89,7 @@ func (r MCPCallRepository) Finish(ctx context.Context, id, status, result string
 	if result != "" {
 		upd["result"] = result
 	}
-	return updateWhile(ctx, r.DB, &MCPCall{}, id, MCPCallRunning, upd).Error
+	return updateWhile(ctx, r.DB, &MCPCall{}, id, vocab.MCPCallRunning, upd).Error
 }
 
 // Recent lists a user's latest calls, newest first.

@@ -8,8 +8,6 @@ package models
 import (
 	"errors"
 	"time"
-
-	"github.com/gns3-copilot/gns3-copilot/vocab"
 )
 
 // ChatSession is the seed's chat_sessions row. ThreadID is the session id clients see.
@@ -34,14 +32,6 @@ type ChatSession struct {
 	// overwrites a name a person chose.
 	TitleLocked bool `gorm:"not null;default:false" json:"-"`
 }
-
-// Turn statuses.
-const (
-	TurnRunning   = vocab.TurnRunning
-	TurnCompleted = vocab.TurnCompleted
-	TurnFailed    = vocab.TurnFailed
-	TurnCancelled = vocab.TurnCancelled
-)
 
 // ChatTurn is one user message and everything the copilot did to answer it: one ChatTurn workflow.
 type ChatTurn struct {

@@ -7,6 +7,8 @@ import (
 
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
+
+	"github.com/gns3-copilot/gns3-copilot/vocab"
 )
 
 // LimitError is durable work (a turn, an MCP call) refused because its user already has the
@@ -28,7 +30,7 @@ func checkUserTurns(tx *gorm.DB, userID string, max int) error {
 	if max <= 0 {
 		return nil
 	}
-	running, err := countRunningLocked(tx, "gns3copilot:user-turns:"+userID, &ChatTurn{}, userID, TurnRunning)
+	running, err := countRunningLocked(tx, "gns3copilot:user-turns:"+userID, &ChatTurn{}, userID, vocab.TurnRunning)
 	if err != nil {
 		return err
 	}
