@@ -25,13 +25,8 @@ func IsConfigJobTool(name string) bool {
 	return name == ConfigCommandsTool || name == VPCSCommandsTool
 }
 
-// DestructiveTools lists the destructive lab tools, which wait for a decision under
-// ApprovalChanges.
-func DestructiveTools() []string {
-	return []string{DeleteNodeTool, DeleteLinkTool, StopNodeTool, ReloadNodeTool}
-}
-
-// IsDestructiveTool reports whether a tool is one of DestructiveTools.
+// IsDestructiveTool reports whether a tool is a destructive lab tool, which waits for a decision
+// under ApprovalChanges.
 func IsDestructiveTool(name string) bool {
 	switch name {
 	case DeleteNodeTool, DeleteLinkTool, StopNodeTool, ReloadNodeTool:
