@@ -44,7 +44,7 @@ deb: check temporal
 screenshots: check temporal web-deps
 	GNS3_COPILOT_SCREENSHOTS=$(CURDIR)/docs/images $(GO) test -count=1 -run '^TestScreenshots$$' -v ./web
 
-# Every test: formatting and vet, the Go suites with the race detector (the browser tests are
+# Every test: no tracked file over 5 MB, formatting and vet, the Go suites with the race detector (the browser tests are
 # launched from `go test ./web`), and the page's Node unit tests. Outside CI the Go run ends with
 # one line counting the tests skipped for want of PostgreSQL, Redis, the CLI or a browser.
 test: check temporal web-deps vet test-go test-web-unit
@@ -57,6 +57,7 @@ web-deps:
 	else echo "web-deps: Node >= 20 with npm is missing: the browser and page tests will be skipped (see README: Node >= 20)"; fi
 
 vet:
+	@scripts/check-tracked-files.sh
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
 	$(GO) vet ./...
 	cd packaging && $(GO) vet ./...
