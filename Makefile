@@ -91,10 +91,10 @@ bench:
 	$(GO) test -run '^$$' -bench 'TimeToFirstTokenSlowGNS3$$' -benchtime 50x ./e2e
 	$(GO) test -run '^$$' -bench TimeToFirstTokenSlowGNS3AfterPause -benchtime 50x ./e2e
 	$(GO) test -run '^$$' -bench MCPCallOverhead -benchtime 50x ./e2e
-	$(GO) test -run '^$$' -bench ShowIP -benchtime 30x ./devices
+	$(GO) test -run '^$$' -bench ShowIP -benchtime 30x ./internal/lab/devices
 	$(GO) test -run '^$$' -bench ConfigJob -benchtime 3x ./activities
-	$(GO) test -run '^$$' -bench . ./relay/...
-	$(GO) test -run '^$$' -bench Decode -benchtime 20x ./capture
+	$(GO) test -run '^$$' -bench . ./internal/relay/...
+	$(GO) test -run '^$$' -bench Decode -benchtime 20x ./internal/lab/capture
 	$(GO) test -run '^$$' -bench ProxyAddedLatency -benchtime 3000x ./api
 	$(GO) test -run '^$$' -bench IdleSSEClients -benchtime 1x ./api
 	LOAD_TURNS=$(LOAD_TURNS) $(GO) test -run '^$$' -bench BareStartsOnTheDevServer -benchtime 1x ./e2e

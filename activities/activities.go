@@ -20,16 +20,16 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 
-	"github.com/gns3-copilot/gns3-copilot/credentials"
-	"github.com/gns3-copilot/gns3-copilot/gns3"
-	"github.com/gns3-copilot/gns3-copilot/llm"
-	"github.com/gns3-copilot/gns3-copilot/llmconfig"
-	"github.com/gns3-copilot/gns3-copilot/metrics"
+	"github.com/gns3-copilot/gns3-copilot/internal/credentials"
+	"github.com/gns3-copilot/gns3-copilot/internal/domain"
+	"github.com/gns3-copilot/gns3-copilot/internal/lab/gns3"
+	"github.com/gns3-copilot/gns3-copilot/internal/lab/tools"
+	"github.com/gns3-copilot/gns3-copilot/internal/llm"
+	"github.com/gns3-copilot/gns3-copilot/internal/llm/llmconfig"
+	"github.com/gns3-copilot/gns3-copilot/internal/llm/skills"
+	"github.com/gns3-copilot/gns3-copilot/internal/metrics"
+	"github.com/gns3-copilot/gns3-copilot/internal/relay"
 	"github.com/gns3-copilot/gns3-copilot/models"
-	"github.com/gns3-copilot/gns3-copilot/relay"
-	"github.com/gns3-copilot/gns3-copilot/skills"
-	"github.com/gns3-copilot/gns3-copilot/tools"
-	"github.com/gns3-copilot/gns3-copilot/vocab"
 	"github.com/gns3-copilot/gns3-copilot/workflows"
 )
 
@@ -172,11 +172,11 @@ func credentialsError(err error) error {
 	switch {
 	case errors.Is(err, credentials.ErrNotFound):
 		return temporal.NewNonRetryableApplicationError(
-			"The turn's GNS3 credentials have expired; send the message again.", vocab.ErrTypeNoCredentials, err)
+			"The turn's GNS3 credentials have expired; send the message again.", domain.ErrTypeNoCredentials, err)
 	case errors.Is(err, credentials.ErrWrongKey), errors.Is(err, credentials.ErrCorrupt):
 		return temporal.NewNonRetryableApplicationError(
 			"The turn's GNS3 credentials cannot be decrypted (was the server's secret key changed?); send the message again.",
-			vocab.ErrTypeNoCredentials, err)
+			domain.ErrTypeNoCredentials, err)
 	}
 	return fmt.Errorf("reading the turn's GNS3 credentials: %w", err)
 }
@@ -186,7 +186,7 @@ func credentialsError(err error) error {
 func llmSettingsError(err error) error {
 	var bad *llmconfig.BadConfigError
 	if errors.Is(err, llmconfig.ErrNotConfigured) || errors.As(err, &bad) {
-		return temporal.NewNonRetryableApplicationError(err.Error(), vocab.ErrTypeLLMConfig, nil)
+		return temporal.NewNonRetryableApplicationError(err.Error(), domain.ErrTypeLLMConfig, nil)
 	}
 	return fmt.Errorf("loading the LLM configuration: %w", err)
 }
@@ -204,7 +204,7 @@ func (a *Activities) appendDone(ctx context.Context, turnID string, data []byte)
 
 // abortedError tells the workflow the activity stopped because the user aborted the turn.
 func abortedError() error {
-	return temporal.NewNonRetryableApplicationError("the turn was aborted", vocab.ErrTypeTurnAborted, nil)
+	return temporal.NewNonRetryableApplicationError("the turn was aborted", domain.ErrTypeTurnAborted, nil)
 }
 
 func attempt(ctx context.Context) int {

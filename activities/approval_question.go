@@ -6,7 +6,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/gns3-copilot/gns3-copilot/vocab"
+	"github.com/gns3-copilot/gns3-copilot/internal/domain"
 )
 
 // Bounds of an approval question, so a 200-device job still reads as a message: devices shown,
@@ -173,7 +173,7 @@ func OutcomeSentence(tool, status, decidedBy, comment string, standing bool, sta
 		by = " by " + decidedBy
 	}
 	switch status {
-	case vocab.ApprovalApproved:
+	case domain.ApprovalApproved:
 		switch {
 		case standingOf != "":
 			return fmt.Sprintf("Approved by the earlier **approve all**%s: `%s` goes ahead.", by, tool)
@@ -181,12 +181,12 @@ func OutcomeSentence(tool, status, decidedBy, comment string, standing bool, sta
 			return fmt.Sprintf("**Approved**%s, with approve all: `%s` goes ahead, and further changes in this answer will not ask again.", by, tool)
 		}
 		return fmt.Sprintf("**Approved**%s: `%s` goes ahead.", by, tool)
-	case vocab.ApprovalRejected:
+	case domain.ApprovalRejected:
 		if comment != "" {
 			return fmt.Sprintf("**Rejected**%s: nothing was sent. Your words go to the copilot: “%s”", by, comment)
 		}
 		return fmt.Sprintf("**Rejected**%s: nothing was sent.", by)
-	case vocab.ApprovalExpired:
+	case domain.ApprovalExpired:
 		return "The approval **expired** without an answer: nothing was sent."
 	}
 	return "The approval ended: " + status + "."

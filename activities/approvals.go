@@ -10,11 +10,11 @@ import (
 
 	"go.temporal.io/sdk/temporal"
 
-	"github.com/gns3-copilot/gns3-copilot/devices"
+	"github.com/gns3-copilot/gns3-copilot/internal/domain"
+	"github.com/gns3-copilot/gns3-copilot/internal/lab/devices"
+	"github.com/gns3-copilot/gns3-copilot/internal/lab/tools"
+	"github.com/gns3-copilot/gns3-copilot/internal/relay"
 	"github.com/gns3-copilot/gns3-copilot/models"
-	"github.com/gns3-copilot/gns3-copilot/relay"
-	"github.com/gns3-copilot/gns3-copilot/tools"
-	"github.com/gns3-copilot/gns3-copilot/vocab"
 	"github.com/gns3-copilot/gns3-copilot/workflows"
 )
 
@@ -51,9 +51,9 @@ type PlanLine struct {
 }
 
 var destructiveVerbs = map[string]string{
-	vocab.DeleteNodeTool: "Delete nodes", vocab.DeleteLinkTool: "Delete links",
-	vocab.StopNodeTool:   "Stop (power off) nodes; unsaved configuration is lost",
-	vocab.ReloadNodeTool: "Reload (power-cycle) nodes; unsaved configuration is lost",
+	domain.DeleteNodeTool: "Delete nodes", domain.DeleteLinkTool: "Delete links",
+	domain.StopNodeTool:   "Stop (power off) nodes; unsaved configuration is lost",
+	domain.ReloadNodeTool: "Reload (power-cycle) nodes; unsaved configuration is lost",
 }
 
 // RequestApproval stores a pending approval with its plan and announces it to the turn's
@@ -69,7 +69,7 @@ func (a *Activities) RequestApproval(ctx context.Context, req workflows.Approval
 	}
 	row, err := a.Approvals.Create(ctx, &models.Approval{ID: req.ApprovalID, SessionID: req.Turn.SessionID, TurnID: req.Turn.TurnID,
 		ToolCallID: req.Call.ID, ProjectID: req.Turn.ProjectID, UserID: req.Turn.UserID, ToolName: req.Call.Name, Kind: req.Kind,
-		WorkflowID: req.WorkflowID, Plan: string(body), Status: vocab.ApprovalPending, ExpiresAt: req.ExpiresAt.UTC()})
+		WorkflowID: req.WorkflowID, Plan: string(body), Status: domain.ApprovalPending, ExpiresAt: req.ExpiresAt.UTC()})
 	if err != nil {
 		return fmt.Errorf("storing the approval: %w", err)
 	}
@@ -84,7 +84,7 @@ func (a *Activities) RequestApproval(ctx context.Context, req workflows.Approval
 	if req.Plan != nil {
 		for _, j := range req.Plan.Jobs {
 			a.publish(ctx, req.Turn.TurnID, relay.Payload{Type: relay.TypeToolProgress, SessionID: req.Turn.SessionID, ToolName: req.Call.Name,
-				ToolCallID: req.Call.ID, Progress: tools.Progress{ItemID: j.NodeID, ItemName: j.Name, Status: vocab.JobWaiting,
+				ToolCallID: req.Call.ID, Progress: tools.Progress{ItemID: j.NodeID, ItemName: j.Name, Status: domain.JobWaiting,
 					Message: "configuration read; waiting for approval"}})
 		}
 	}
@@ -196,8 +196,8 @@ func destructiveSummary(tool string, args json.RawMessage) string {
 // RecordApprovalDecision stores how an approval ended and announces it. The first decision
 // stands: recording a different one later changes nothing.
 func (a *Activities) RecordApprovalDecision(ctx context.Context, rec workflows.DecisionRecord) error {
-	status := map[string]string{vocab.ApprovalApproved: vocab.ApprovalApproved, vocab.ApprovalRejected: vocab.ApprovalRejected,
-		vocab.ApprovalExpired: vocab.ApprovalExpired}[rec.Outcome.Status]
+	status := map[string]string{domain.ApprovalApproved: domain.ApprovalApproved, domain.ApprovalRejected: domain.ApprovalRejected,
+		domain.ApprovalExpired: domain.ApprovalExpired}[rec.Outcome.Status]
 	if status == "" {
 		return fmt.Errorf("unknown approval outcome %q", rec.Outcome.Status)
 	}
@@ -225,7 +225,7 @@ func (a *Activities) RecordApprovalDecision(ctx context.Context, rec workflows.D
 func (a *Activities) RenewTurnCredential(ctx context.Context, in workflows.RenewCredentialInput) error {
 	token, err := a.Credentials.Get(ctx, in.Turn.TurnID)
 	if err != nil {
-		return temporal.NewNonRetryableApplicationError("the turn's GNS3 credential is gone; it cannot be renewed", vocab.ErrTypeNoCredentials, err)
+		return temporal.NewNonRetryableApplicationError("the turn's GNS3 credential is gone; it cannot be renewed", domain.ErrTypeNoCredentials, err)
 	}
 	return a.Credentials.Put(ctx, in.Turn.TurnID, token, in.TTL)
 }

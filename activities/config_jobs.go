@@ -7,10 +7,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gns3-copilot/gns3-copilot/devices"
+	"github.com/gns3-copilot/gns3-copilot/internal/domain"
+	"github.com/gns3-copilot/gns3-copilot/internal/lab/devices"
+	"github.com/gns3-copilot/gns3-copilot/internal/lab/tools"
 	"github.com/gns3-copilot/gns3-copilot/models"
-	"github.com/gns3-copilot/gns3-copilot/tools"
-	"github.com/gns3-copilot/gns3-copilot/vocab"
 	"github.com/gns3-copilot/gns3-copilot/workflows"
 )
 
@@ -89,9 +89,9 @@ func (a *Activities) FinishConfigJob(ctx context.Context, in workflows.FinishCon
 	var status string
 	if !in.Applied {
 		msg := workflows.RejectionMessage(in.Approval)
-		status = map[string]string{vocab.ApprovalExpired: vocab.JobExpired, vocab.ApprovalRejected: vocab.JobRejected}[in.Approval.Status]
-		if msg == "" || (in.Approval.Status == vocab.ApprovalRejected && in.Approval.Comment == workflows.CommentTurnAborted) {
-			msg, status = "Nothing was sent: the turn was cancelled before the change was approved.", vocab.JobCancelled
+		status = map[string]string{domain.ApprovalExpired: domain.JobExpired, domain.ApprovalRejected: domain.JobRejected}[in.Approval.Status]
+		if msg == "" || (in.Approval.Status == domain.ApprovalRejected && in.Approval.Comment == workflows.CommentTurnAborted) {
+			msg, status = "Nothing was sent: the turn was cancelled before the change was approved.", domain.JobCancelled
 		}
 		items := append([]tools.Item(nil), plan.Failed...)
 		for _, job := range plan.Jobs {
@@ -128,11 +128,11 @@ func (a *Activities) FinishConfigJob(ctx context.Context, in workflows.FinishCon
 		res = tools.Collect(res.Data)
 		switch {
 		case res.Failed == 0:
-			status = vocab.JobCompleted
+			status = domain.JobCompleted
 		case res.Successful == 0 && !anyPartial(res.Data):
-			status = vocab.JobFailed
+			status = domain.JobFailed
 		default:
-			status = vocab.JobPartial
+			status = domain.JobPartial
 		}
 	}
 	res.Metadata = map[string]any{"tool_name": in.Call.Name, "version": tools.FormatVersion, "config_job_id": in.JobID,

@@ -9,10 +9,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gns3-copilot/gns3-copilot/internal/domain"
+	"github.com/gns3-copilot/gns3-copilot/internal/lab/tools"
 	"github.com/gns3-copilot/gns3-copilot/internal/testkit/fakeios"
 	"github.com/gns3-copilot/gns3-copilot/internal/testkit/vpcslab"
-	"github.com/gns3-copilot/gns3-copilot/tools"
-	"github.com/gns3-copilot/gns3-copilot/vocab"
 	"github.com/gns3-copilot/gns3-copilot/workflows"
 )
 
@@ -39,7 +39,7 @@ func iosJobs(b *testing.B, n int) ([]tools.DeviceJob, lineFn) {
 		p, _ := strconv.Atoi(port)
 		id := fmt.Sprintf("r%d", k)
 		jobs[k] = tools.DeviceJob{NodeID: id, Name: fmt.Sprintf("R%d", k+1), Platform: "cisco_ios", Config: true,
-			Target: vocab.DeviceTarget{NodeID: id, Name: fmt.Sprintf("R%d", k+1), NodeType: "dynamips", Tags: []string{"device_type:cisco_ios"},
+			Target: domain.DeviceTarget{NodeID: id, Name: fmt.Sprintf("R%d", k+1), NodeType: "dynamips", Tags: []string{"device_type:cisco_ios"},
 				ConsoleType: "telnet", ConsoleHost: host, ConsolePort: p}}
 	}
 	return jobs, func(i int) []string {
@@ -53,7 +53,7 @@ func vpcsJobs(b *testing.B, n int) ([]tools.DeviceJob, lineFn) {
 	for k, node := range lab.Nodes {
 		id := fmt.Sprintf("pc%d", k)
 		jobs[k] = tools.DeviceJob{NodeID: id, Name: node.Name, Platform: "vpcs",
-			Target: vocab.DeviceTarget{NodeID: id, Name: node.Name, NodeType: "vpcs", ConsoleType: "telnet", ConsoleHost: "127.0.0.1", ConsolePort: node.ConsolePort}}
+			Target: domain.DeviceTarget{NodeID: id, Name: node.Name, NodeType: "vpcs", ConsoleType: "telnet", ConsoleHost: "127.0.0.1", ConsolePort: node.ConsolePort}}
 	}
 	// "set pcname" rather than "ip": VPCS spends 3 s of its own in every "ip" (its duplicate
 	// address check), which would measure VPCS, not the job.

@@ -6,8 +6,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/gns3-copilot/gns3-copilot/devices"
-	"github.com/gns3-copilot/gns3-copilot/metrics"
+	"github.com/gns3-copilot/gns3-copilot/internal/lab/devices"
+	"github.com/gns3-copilot/gns3-copilot/internal/metrics"
 )
 
 // metricValue reads one series' sample count (a histogram) or value (a gauge) from the registry.

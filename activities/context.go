@@ -5,7 +5,7 @@ import (
 
 	openai "github.com/sashabaranov/go-openai"
 
-	"github.com/gns3-copilot/gns3-copilot/llmconfig"
+	"github.com/gns3-copilot/gns3-copilot/internal/llm/llmconfig"
 )
 
 // fitContext keeps the prompt inside the model's context window: whole old turns go first and

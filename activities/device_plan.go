@@ -1,6 +1,6 @@
 package activities
 
-import "github.com/gns3-copilot/gns3-copilot/tools"
+import "github.com/gns3-copilot/gns3-copilot/internal/lab/tools"
 
 // withTimeouts gives each job of a validated plan its time bound, which the workflow sets on the
 // device's activity.

@@ -8,11 +8,11 @@ import (
 	"slices"
 	"time"
 
-	"github.com/gns3-copilot/gns3-copilot/devices"
-	"github.com/gns3-copilot/gns3-copilot/metrics"
+	"github.com/gns3-copilot/gns3-copilot/internal/lab/devices"
+	"github.com/gns3-copilot/gns3-copilot/internal/lab/tools"
+	"github.com/gns3-copilot/gns3-copilot/internal/metrics"
+	"github.com/gns3-copilot/gns3-copilot/internal/relay"
 	"github.com/gns3-copilot/gns3-copilot/models"
-	"github.com/gns3-copilot/gns3-copilot/relay"
-	"github.com/gns3-copilot/gns3-copilot/tools"
 	"github.com/gns3-copilot/gns3-copilot/workflows"
 )
 

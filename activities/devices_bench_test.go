@@ -8,13 +8,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gns3-copilot/gns3-copilot/devices"
-	"github.com/gns3-copilot/gns3-copilot/gns3"
+	"github.com/gns3-copilot/gns3-copilot/internal/domain"
+	"github.com/gns3-copilot/gns3-copilot/internal/lab/devices"
+	"github.com/gns3-copilot/gns3-copilot/internal/lab/gns3"
+	"github.com/gns3-copilot/gns3-copilot/internal/lab/tools"
+	"github.com/gns3-copilot/gns3-copilot/internal/relay"
 	"github.com/gns3-copilot/gns3-copilot/internal/testkit/vpcslab"
 	"github.com/gns3-copilot/gns3-copilot/models"
-	"github.com/gns3-copilot/gns3-copilot/relay"
-	"github.com/gns3-copilot/gns3-copilot/tools"
-	"github.com/gns3-copilot/gns3-copilot/vocab"
 	"github.com/gns3-copilot/gns3-copilot/workflows"
 )
 
@@ -32,7 +32,7 @@ func benchDeviceTool(b *testing.B, n int) {
 	jobs := make([]tools.DeviceJob, n)
 	for i, node := range lab.Nodes {
 		jobs[i] = tools.DeviceJob{NodeID: fmt.Sprintf("n%d", i), Name: node.Name, Platform: "vpcs", Commands: []string{"show ip"},
-			Target: vocab.DeviceTarget{NodeID: fmt.Sprintf("n%d", i), Name: node.Name, NodeType: "vpcs", ConsoleType: "telnet",
+			Target: domain.DeviceTarget{NodeID: fmt.Sprintf("n%d", i), Name: node.Name, NodeType: "vpcs", ConsoleType: "telnet",
 				ConsoleHost: "127.0.0.1", ConsolePort: node.ConsolePort}}
 	}
 	iter := 0

@@ -11,14 +11,14 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/gns3-copilot/gns3-copilot/devices"
-	"github.com/gns3-copilot/gns3-copilot/gns3"
+	"github.com/gns3-copilot/gns3-copilot/internal/domain"
+	"github.com/gns3-copilot/gns3-copilot/internal/lab/devices"
+	"github.com/gns3-copilot/gns3-copilot/internal/lab/gns3"
+	"github.com/gns3-copilot/gns3-copilot/internal/lab/tools"
+	"github.com/gns3-copilot/gns3-copilot/internal/metrics"
+	"github.com/gns3-copilot/gns3-copilot/internal/relay"
 	"github.com/gns3-copilot/gns3-copilot/internal/testkit/fakeios"
-	"github.com/gns3-copilot/gns3-copilot/metrics"
 	"github.com/gns3-copilot/gns3-copilot/models"
-	"github.com/gns3-copilot/gns3-copilot/relay"
-	"github.com/gns3-copilot/gns3-copilot/tools"
-	"github.com/gns3-copilot/gns3-copilot/vocab"
 	"github.com/gns3-copilot/gns3-copilot/workflows"
 )
 
@@ -39,7 +39,7 @@ func deviceFixture(t *testing.T) (*Activities, *fakeios.Server, tools.DeviceJob,
 		Devices:       DeviceAccess{Locker: devices.NewMemoryLocker(5 * time.Second), Policy: devices.DefaultPolicy()},
 	}
 	job := tools.DeviceJob{NodeID: "node-r1", Name: "R1", Config: true, Platform: "cisco_ios",
-		Target: vocab.DeviceTarget{NodeID: "node-r1", Name: "R1", NodeType: "dynamips", Tags: []string{"device_type:cisco_ios"},
+		Target: domain.DeviceTarget{NodeID: "node-r1", Name: "R1", NodeType: "dynamips", Tags: []string{"device_type:cisco_ios"},
 			ConsoleType: "telnet", ConsoleHost: host, ConsolePort: p},
 		Commands: []string{"interface GigabitEthernet0/0", "ip address 10.0.0.1 255.255.255.0", "no shutdown"}}
 	ref := workflows.ToolCallRef{WorkRef: workflows.WorkRef{SessionID: "s", TurnID: "turn", ProjectID: "p", UserID: "u"},

@@ -11,13 +11,13 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/temporal"
 
-	"github.com/gns3-copilot/gns3-copilot/credentials"
-	"github.com/gns3-copilot/gns3-copilot/gns3"
-	"github.com/gns3-copilot/gns3-copilot/llmconfig"
+	"github.com/gns3-copilot/gns3-copilot/internal/credentials"
+	"github.com/gns3-copilot/gns3-copilot/internal/domain"
+	"github.com/gns3-copilot/gns3-copilot/internal/lab/gns3"
+	"github.com/gns3-copilot/gns3-copilot/internal/lab/tools"
+	"github.com/gns3-copilot/gns3-copilot/internal/llm/llmconfig"
+	"github.com/gns3-copilot/gns3-copilot/internal/relay"
 	"github.com/gns3-copilot/gns3-copilot/models"
-	"github.com/gns3-copilot/gns3-copilot/relay"
-	"github.com/gns3-copilot/gns3-copilot/tools"
-	"github.com/gns3-copilot/gns3-copilot/vocab"
 	"github.com/gns3-copilot/gns3-copilot/workflows"
 )
 
@@ -59,7 +59,7 @@ func TestPassingCredentialErrorsAreRetriedOnlyGoneIsFinal(t *testing.T) {
 	require.True(t, final(err), "a credential that is gone is final: %v", err)
 	var ae *temporal.ApplicationError
 	require.True(t, errors.As(err, &ae))
-	require.Equal(t, vocab.ErrTypeNoCredentials, ae.Type())
+	require.Equal(t, domain.ErrTypeNoCredentials, ae.Type())
 
 	// Sealed under another key: bad configuration, final.
 	other, err := credentials.NewSealer(bytes.Repeat([]byte{9}, credentials.KeySize))

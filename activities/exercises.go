@@ -11,16 +11,16 @@ import (
 
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/gns3-copilot/gns3-copilot/internal/domain"
+	"github.com/gns3-copilot/gns3-copilot/internal/lab/tools"
+	"github.com/gns3-copilot/gns3-copilot/internal/llm/skills"
+	"github.com/gns3-copilot/gns3-copilot/internal/relay"
 	"github.com/gns3-copilot/gns3-copilot/models"
-	"github.com/gns3-copilot/gns3-copilot/relay"
-	"github.com/gns3-copilot/gns3-copilot/skills"
-	"github.com/gns3-copilot/gns3-copilot/tools"
-	"github.com/gns3-copilot/gns3-copilot/vocab"
 	"github.com/gns3-copilot/gns3-copilot/workflows"
 )
 
 // ExerciseStarter starts an Exercise workflow; starting one that already runs is not an error,
-// so a retried tool call starts it once (gateway.Temporal).
+// so a retried tool call starts it once (durable.Temporal).
 type ExerciseStarter interface {
 	StartExercise(ctx context.Context, in workflows.ExerciseInput) error
 }
@@ -78,7 +78,7 @@ func (a *Activities) VerifyExercise(ctx context.Context, in workflows.ExerciseVe
 		return out, fmt.Errorf("loading the exercise's faults: %w", err)
 	}
 	if len(faults) == 0 {
-		return out, temporal.NewNonRetryableApplicationError("the exercise has no recorded fault", vocab.ErrTypeExerciseEmpty, nil)
+		return out, temporal.NewNonRetryableApplicationError("the exercise has no recorded fault", domain.ErrTypeExerciseEmpty, nil)
 	}
 	token, err := a.Credentials.Get(ctx, in.CredentialKey)
 	if err != nil {

@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/gns3-copilot/gns3-copilot/internal/domain"
+	"github.com/gns3-copilot/gns3-copilot/internal/relay"
 	"github.com/gns3-copilot/gns3-copilot/models"
-	"github.com/gns3-copilot/gns3-copilot/relay"
-	"github.com/gns3-copilot/gns3-copilot/vocab"
 	"github.com/gns3-copilot/gns3-copilot/workflows"
 )
 
@@ -60,16 +60,16 @@ func (a *Activities) finalize(ctx context.Context, in workflows.FinalizeInput) e
 	}
 	// The done event repeats the error, so a retry that finds the turn already finalized need
 	// not send this one again.
-	if in.Status == vocab.TurnFailed && applied {
+	if in.Status == domain.TurnFailed && applied {
 		a.publish(ctx, in.Turn.TurnID, relay.Payload{Type: relay.TypeError, SessionID: in.Turn.SessionID, Error: in.Error})
 	}
-	if in.Status == vocab.TurnCancelled && applied {
+	if in.Status == domain.TurnCancelled && applied {
 		a.publishAbort(ctx, in.Turn)
 	}
 	done := relay.Payload{Type: relay.TypeDone, SessionID: in.Turn.SessionID, TurnID: in.Turn.TurnID,
-		Status: in.Status, Title: in.Title, Cancelled: in.Status == vocab.TurnCancelled,
+		Status: in.Status, Title: in.Title, Cancelled: in.Status == domain.TurnCancelled,
 		Usage: map[string]int64{"llm_calls": in.LLMCalls, "input_tokens": in.InputTokens, "output_tokens": in.OutputTokens}}
-	if in.Status == vocab.TurnFailed {
+	if in.Status == domain.TurnFailed {
 		done.Error = in.Error
 	}
 	data, _ := json.Marshal(done)
@@ -118,10 +118,10 @@ func (a *Activities) publishAbort(ctx context.Context, turn workflows.WorkRef) {
 			continue
 		}
 		a.publish(ctx, turn.TurnID, relay.Payload{Type: relay.TypeToolEnd, SessionID: turn.SessionID, ToolCallID: id,
-			ToolName: name, ToolOutput: models.UnrunToolResult(name, vocab.TurnCancelled)})
+			ToolName: name, ToolOutput: models.UnrunToolResult(name, domain.TurnCancelled)})
 	}
 	a.publish(ctx, turn.TurnID, relay.Payload{Type: relay.TypeAbort, SessionID: turn.SessionID, TurnID: turn.TurnID,
-		Status: vocab.TurnCancelled})
+		Status: domain.TurnCancelled})
 }
 
 // turnEnded writes the turn's closing log line and metrics, once: only the finalizer that

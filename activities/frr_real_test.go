@@ -7,10 +7,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/gns3-copilot/gns3-copilot/internal/domain"
+	"github.com/gns3-copilot/gns3-copilot/internal/lab/tools"
 	"github.com/gns3-copilot/gns3-copilot/internal/testkit/frrlab"
 	"github.com/gns3-copilot/gns3-copilot/models"
-	"github.com/gns3-copilot/gns3-copilot/tools"
-	"github.com/gns3-copilot/gns3-copilot/vocab"
 )
 
 // Crash reconciliation against real FRRouting: a worker died with "ip address" on its way to
@@ -24,7 +24,7 @@ func TestRealFRRCrashReconciliation(t *testing.T) {
 	for i, r := range lab.Routers {
 		addr := []string{"10.1.0.1/24", "10.1.0.2/24"}[i]
 		job := tools.DeviceJob{NodeID: r.Namespace, Name: r.Name, Config: true, Platform: "frr",
-			Target: vocab.DeviceTarget{NodeID: r.Namespace, Name: r.Name, NodeType: "qemu", TemplateName: "FRR",
+			Target: domain.DeviceTarget{NodeID: r.Namespace, Name: r.Name, NodeType: "qemu", TemplateName: "FRR",
 				ConsoleType: "telnet", ConsoleHost: "127.0.0.1", ConsolePort: r.ConsolePort},
 			Commands: []string{"interface eth0", "ip address " + addr, "ip ospf cost 7"}}
 		tookEffect := i == 0

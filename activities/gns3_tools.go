@@ -8,10 +8,10 @@ import (
 
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/gns3-copilot/gns3-copilot/internal/domain"
+	"github.com/gns3-copilot/gns3-copilot/internal/lab/tools"
+	"github.com/gns3-copilot/gns3-copilot/internal/relay"
 	"github.com/gns3-copilot/gns3-copilot/models"
-	"github.com/gns3-copilot/gns3-copilot/relay"
-	"github.com/gns3-copilot/gns3-copilot/tools"
-	"github.com/gns3-copilot/gns3-copilot/vocab"
 	"github.com/gns3-copilot/gns3-copilot/workflows"
 )
 
@@ -53,7 +53,7 @@ func (a *Activities) startTool(ctx context.Context, in workflows.ToolInput) (too
 	}
 	mode, err := tools.ParseMode(in.Turn.Mode)
 	if err != nil {
-		return tools.Env{}, "", temporal.NewNonRetryableApplicationError(err.Error(), vocab.ErrTypeLLMConfig, nil)
+		return tools.Env{}, "", temporal.NewNonRetryableApplicationError(err.Error(), domain.ErrTypeLLMConfig, nil)
 	}
 	a.publishTurn(ctx, in.Turn, relay.Payload{Type: relay.TypeToolStart, SessionID: in.Turn.SessionID,
 		ToolName: in.Call.Name, ToolCallID: in.Call.ID})
@@ -89,7 +89,7 @@ func (a *Activities) storeToolResult(ctx context.Context, ref workflows.WorkRef,
 	turn, err := a.Repo.Turn(context.WithoutCancel(ctx), ref.TurnID)
 	if err != nil {
 		if errors.Is(err, models.ErrNotFound) {
-			return temporal.NewNonRetryableApplicationError("the session was deleted", vocab.ErrTypeSessionDeleted, err)
+			return temporal.NewNonRetryableApplicationError("the session was deleted", domain.ErrTypeSessionDeleted, err)
 		}
 		return fmt.Errorf("loading turn: %w", err)
 	}

@@ -12,13 +12,13 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 
-	"github.com/gns3-copilot/gns3-copilot/llm"
-	"github.com/gns3-copilot/gns3-copilot/llmconfig"
-	"github.com/gns3-copilot/gns3-copilot/metrics"
+	"github.com/gns3-copilot/gns3-copilot/internal/domain"
+	"github.com/gns3-copilot/gns3-copilot/internal/lab/tools"
+	"github.com/gns3-copilot/gns3-copilot/internal/llm"
+	"github.com/gns3-copilot/gns3-copilot/internal/llm/llmconfig"
+	"github.com/gns3-copilot/gns3-copilot/internal/metrics"
+	"github.com/gns3-copilot/gns3-copilot/internal/relay"
 	"github.com/gns3-copilot/gns3-copilot/models"
-	"github.com/gns3-copilot/gns3-copilot/relay"
-	"github.com/gns3-copilot/gns3-copilot/tools"
-	"github.com/gns3-copilot/gns3-copilot/vocab"
 	"github.com/gns3-copilot/gns3-copilot/workflows"
 )
 
@@ -41,7 +41,7 @@ func (a *Activities) LLMCall(ctx context.Context, in workflows.LLMInput) (workfl
 	}
 	mode, err := tools.ParseMode(in.Turn.Mode)
 	if err != nil {
-		return workflows.LLMResult{}, temporal.NewNonRetryableApplicationError(err.Error(), vocab.ErrTypeLLMConfig, nil)
+		return workflows.LLMResult{}, temporal.NewNonRetryableApplicationError(err.Error(), domain.ErrTypeLLMConfig, nil)
 	}
 	prompt, err := a.prompt(ctx, in, turn, mode, settings)
 	if err != nil {
@@ -184,13 +184,13 @@ func (a *Activities) streamToTurn(ctx context.Context, settings llmconfig.Settin
 	return answer, nil
 }
 
-// toolCallEvent is the seed's tool_call event: the call with its arguments so far.
+// toolCallEvent is the tool_call event of GNS3's chat API: the call with its arguments so far.
 func toolCallEvent(ref workflows.WorkRef, c llm.ToolCall, complete bool) relay.Payload {
 	return relay.Payload{Type: relay.TypeToolCall, SessionID: ref.SessionID, ToolCall: &relay.ToolCall{
 		ID: c.ID, Type: "function", Index: c.Index, Function: relay.ToolCallFunction{Name: c.Name, Arguments: c.Arguments, Complete: complete}}}
 }
 
-// argsDue decides whether a tool call's accumulated arguments are sent again. The seed's
+// argsDue decides whether a tool call's accumulated arguments are sent again. The chat API's
 // tool_call carries the whole arguments so far, so sending them on every chunk costs the square
 // of their length (a 10 KB configuration in 7-byte chunks would be some 7 MB of events). They go
 // out again when they have doubled, or at most every argsEvery while they grow, which keeps the
@@ -229,11 +229,11 @@ func temporalLLMError(err error) error {
 	}
 	switch failure.Kind {
 	case llm.Misconfigured:
-		return temporal.NewNonRetryableApplicationError(failure.Message, vocab.ErrTypeLLMConfig, nil)
+		return temporal.NewNonRetryableApplicationError(failure.Message, domain.ErrTypeLLMConfig, nil)
 	case llm.KeyRejected:
-		return temporal.NewNonRetryableApplicationError(failure.Message, vocab.ErrTypeLLMAuth, nil)
+		return temporal.NewNonRetryableApplicationError(failure.Message, domain.ErrTypeLLMAuth, nil)
 	case llm.RequestRefused:
-		return temporal.NewNonRetryableApplicationError(failure.Message, vocab.ErrTypeLLMBadRequest, nil)
+		return temporal.NewNonRetryableApplicationError(failure.Message, domain.ErrTypeLLMBadRequest, nil)
 	}
-	return temporal.NewApplicationError(failure.Message, vocab.ErrTypeLLMUnavailable)
+	return temporal.NewApplicationError(failure.Message, domain.ErrTypeLLMUnavailable)
 }

@@ -13,10 +13,10 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 	"go.temporal.io/sdk/temporal"
 
-	"github.com/gns3-copilot/gns3-copilot/egress"
-	"github.com/gns3-copilot/gns3-copilot/llm"
-	"github.com/gns3-copilot/gns3-copilot/llmconfig"
-	"github.com/gns3-copilot/gns3-copilot/vocab"
+	"github.com/gns3-copilot/gns3-copilot/internal/domain"
+	"github.com/gns3-copilot/gns3-copilot/internal/llm"
+	"github.com/gns3-copilot/gns3-copilot/internal/llm/egress"
+	"github.com/gns3-copilot/gns3-copilot/internal/llm/llmconfig"
 )
 
 const internalSecret = "INTERNAL-METADATA-TOKEN-123"
@@ -53,7 +53,7 @@ func TestProviderBodiesAreNotReflected(t *testing.T) {
 			t.Fatalf("message shows %q: %s", bad, msg)
 		}
 	}
-	if !strings.Contains(msg, "HTTP 403 Forbidden") || ae.Type() != vocab.ErrTypeLLMAuth || !ae.NonRetryable() {
+	if !strings.Contains(msg, "HTTP 403 Forbidden") || ae.Type() != domain.ErrTypeLLMAuth || !ae.NonRetryable() {
 		t.Fatalf("403 without an error object: %s (%s)", msg, ae.Type())
 	}
 
@@ -80,7 +80,7 @@ func TestUntrustedSettingsGoThroughTheOutboundPolicy(t *testing.T) {
 	// The same loopback server, as a regular user's endpoint: not contacted at all.
 	ae := callThrough(t, http.StatusForbidden, "application/json", `{"internal_secret":"`+internalSecret+`"}`, false)
 	msg := ae.Error()
-	if ae.Type() != vocab.ErrTypeLLMConfig || !ae.NonRetryable() || !strings.Contains(msg, "was not contacted") ||
+	if ae.Type() != domain.ErrTypeLLMConfig || !ae.NonRetryable() || !strings.Contains(msg, "was not contacted") ||
 		!strings.Contains(msg, "loopback") || strings.Contains(msg, internalSecret) {
 		t.Fatalf("refused endpoint: %s (%s)", msg, ae.Type())
 	}

@@ -11,10 +11,10 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/testsuite"
 
+	"github.com/gns3-copilot/gns3-copilot/internal/llm"
+	"github.com/gns3-copilot/gns3-copilot/internal/llm/llmconfig"
+	"github.com/gns3-copilot/gns3-copilot/internal/relay"
 	"github.com/gns3-copilot/gns3-copilot/internal/testkit/fakeopenai"
-	"github.com/gns3-copilot/gns3-copilot/llm"
-	"github.com/gns3-copilot/gns3-copilot/llmconfig"
-	"github.com/gns3-copilot/gns3-copilot/relay"
 	"github.com/gns3-copilot/gns3-copilot/workflows"
 )
 

@@ -10,10 +10,10 @@ import (
 
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/gns3-copilot/gns3-copilot/internal/domain"
+	"github.com/gns3-copilot/gns3-copilot/internal/lab/tools"
+	"github.com/gns3-copilot/gns3-copilot/internal/relay"
 	"github.com/gns3-copilot/gns3-copilot/models"
-	"github.com/gns3-copilot/gns3-copilot/relay"
-	"github.com/gns3-copilot/gns3-copilot/tools"
-	"github.com/gns3-copilot/gns3-copilot/vocab"
 	"github.com/gns3-copilot/gns3-copilot/workflows"
 )
 
@@ -36,7 +36,7 @@ func origin(ref workflows.WorkRef) string {
 func (a *Activities) storeMCPResult(ctx context.Context, ref workflows.WorkRef, call workflows.ToolCall, res tools.Result, full string) error {
 	err := a.MCPCalls.SaveResult(context.WithoutCancel(ctx), ref.TurnID, full)
 	if errors.Is(err, models.ErrNotFound) {
-		return temporal.NewNonRetryableApplicationError("the MCP call's record is gone", vocab.ErrTypeMCPCallMissing, err)
+		return temporal.NewNonRetryableApplicationError("the MCP call's record is gone", domain.ErrTypeMCPCallMissing, err)
 	}
 	if err != nil {
 		return fmt.Errorf("storing the MCP call's result: %w", err)
@@ -51,9 +51,9 @@ func (a *Activities) storeMCPResult(ctx context.Context, ref workflows.WorkRef, 
 // not run at all, a failed result saying why), its credential is removed, and its event log
 // ends so it expires.
 func (a *Activities) FinishMCPCall(ctx context.Context, in workflows.FinishMCPCallInput) error {
-	status, result := vocab.MCPCallCompleted, ""
+	status, result := domain.MCPCallCompleted, ""
 	if in.Error != "" {
-		status = vocab.MCPCallFailed
+		status = domain.MCPCallFailed
 		row, err := a.MCPCalls.Get(ctx, in.Call.TurnID)
 		if err != nil && !errors.Is(err, models.ErrNotFound) {
 			return fmt.Errorf("loading the MCP call: %w", err)

@@ -8,11 +8,11 @@ import (
 
 	openai "github.com/sashabaranov/go-openai"
 
-	"github.com/gns3-copilot/gns3-copilot/livetopo"
-	"github.com/gns3-copilot/gns3-copilot/llm"
-	"github.com/gns3-copilot/gns3-copilot/llmconfig"
+	"github.com/gns3-copilot/gns3-copilot/internal/lab/livetopo"
+	"github.com/gns3-copilot/gns3-copilot/internal/lab/tools"
+	"github.com/gns3-copilot/gns3-copilot/internal/llm"
+	"github.com/gns3-copilot/gns3-copilot/internal/llm/llmconfig"
 	"github.com/gns3-copilot/gns3-copilot/models"
-	"github.com/gns3-copilot/gns3-copilot/tools"
 	"github.com/gns3-copilot/gns3-copilot/workflows"
 )
 

@@ -11,12 +11,12 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/gns3-copilot/gns3-copilot/auth"
-	"github.com/gns3-copilot/gns3-copilot/gateway"
+	"github.com/gns3-copilot/gns3-copilot/internal/auth"
+	"github.com/gns3-copilot/gns3-copilot/internal/domain"
+	"github.com/gns3-copilot/gns3-copilot/internal/durable"
+	"github.com/gns3-copilot/gns3-copilot/internal/lab/tools"
+	"github.com/gns3-copilot/gns3-copilot/internal/relay"
 	"github.com/gns3-copilot/gns3-copilot/models"
-	"github.com/gns3-copilot/gns3-copilot/relay"
-	"github.com/gns3-copilot/gns3-copilot/tools"
-	"github.com/gns3-copilot/gns3-copilot/vocab"
 	"github.com/gns3-copilot/gns3-copilot/workflows"
 )
 
@@ -121,7 +121,7 @@ func (s *Server) answerApprovalByReply(c *gin.Context, u *auth.Caller, projectID
 	}
 	ctx := c.Request.Context()
 	turn, err := s.deps.Repo.LatestTurn(ctx, sessionID)
-	if err != nil || turn.Status != vocab.TurnRunning {
+	if err != nil || turn.Status != domain.TurnRunning {
 		return false
 	}
 	pending, err := s.replies.Repo.PendingForTurn(ctx, turn.ID)
@@ -193,13 +193,13 @@ func (s *Server) findEvent(ctx context.Context, turnID, afterID, typ, approvalID
 	}
 }
 
-// seedFrames is what a client without approval cards gets for an approval event: the event
+// panelFrames is what a client without approval cards gets for an approval event: the event
 // itself (it may ignore it), then the same news in the chat's plain events. For
 // approval_required that is the waiting call's tool_end, the question as content and, last, a
 // done that says an approval is pending; waiting is then the approval's id, and the stream
 // closes there while the turn still waits for it. For approval_resolved it is the outcome as
 // content and the call's card again, whose tool_end comes when it has run.
-func seedFrames(ev relay.Event) (frames []relay.Event, waiting string) {
+func panelFrames(ev relay.Event) (frames []relay.Event, waiting string) {
 	frames = []relay.Event{ev}
 	if ev.Type != relay.TypeApprovalRequired && ev.Type != relay.TypeApprovalResolved {
 		return frames, ""
@@ -229,7 +229,7 @@ func seedFrames(ev relay.Event) (frames []relay.Event, waiting string) {
 	}
 	add(relay.Payload{Type: relay.TypeToolEnd, ToolName: p.ToolName, ToolCallID: p.ToolCallID, ToolOutput: waitingOutput(p, view)})
 	add(relay.Payload{Type: relay.TypeContent, Content: "\n\n" + p.Content})
-	done := relay.Payload{Type: relay.TypeDone, TurnID: p.TurnID, Status: vocab.TurnWaitingApproval,
+	done := relay.Payload{Type: relay.TypeDone, TurnID: p.TurnID, Status: domain.TurnWaitingApproval,
 		ApprovalPending: map[string]string{"approval_id": view.ApprovalID, "tool_name": p.ToolName, "tool_call_id": p.ToolCallID,
 			"expires_at": view.ExpiresAt}}
 	add(done)
@@ -249,7 +249,7 @@ func (s *Server) decidedLater(ctx context.Context, turnID, afterID, approvalID s
 // run yet, and it says where the decision is wanted.
 func waitingOutput(p relay.Payload, view models.ApprovalView) string {
 	out, _ := json.Marshal(tools.Result{Success: true, Total: 1,
-		Data: []tools.Item{{ID: p.ToolCallID, Name: p.ToolName, Status: vocab.JobWaiting,
+		Data: []tools.Item{{ID: p.ToolCallID, Name: p.ToolName, Status: domain.JobWaiting,
 			Result: "Waiting for your approval: answer in the chat with approve, reject, or what to change."}},
 		Metadata: map[string]any{"tool_name": p.ToolName, "version": tools.FormatVersion, "approval_id": view.ApprovalID,
 			"expires_at": view.ExpiresAt}})
@@ -262,16 +262,16 @@ func (h *approvalAPI) hand(ctx context.Context, a *models.Approval, d workflows.
 	dctx, cancel := context.WithTimeout(ctx, decisionTimeout)
 	defer cancel()
 	_, err := h.Decider.DecideApproval(dctx, a.WorkflowID, d)
-	var refused *gateway.DecisionRefusedError
+	var refused *durable.DecisionRefusedError
 	switch {
 	case err == nil:
 		return 0, ""
 	case errors.As(err, &refused):
-		if now, gerr := h.Repo.Get(ctx, a.ID); gerr == nil && now.Status != vocab.ApprovalPending {
+		if now, gerr := h.Repo.Get(ctx, a.ID); gerr == nil && now.Status != domain.ApprovalPending {
 			return http.StatusConflict, alreadyDecided(now)
 		}
 		return http.StatusConflict, "The decision was refused: " + refused.Message
-	case errors.Is(err, gateway.ErrNotWaiting):
+	case errors.Is(err, durable.ErrNotWaiting):
 		return http.StatusConflict, "The turn is no longer waiting for this approval; nothing was changed."
 	case errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil:
 		return http.StatusServiceUnavailable, "No copilot worker took the decision within " + decisionTimeout.String() +

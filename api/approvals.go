@@ -12,9 +12,9 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/gns3-copilot/gns3-copilot/internal/domain"
+	"github.com/gns3-copilot/gns3-copilot/internal/respond"
 	"github.com/gns3-copilot/gns3-copilot/models"
-	"github.com/gns3-copilot/gns3-copilot/respond"
-	"github.com/gns3-copilot/gns3-copilot/vocab"
 	"github.com/gns3-copilot/gns3-copilot/workflows"
 )
 
@@ -80,7 +80,7 @@ type decisionRequest struct {
 func (h *approvalAPI) listProject(c *gin.Context) {
 	status := c.Query("status")
 	switch status {
-	case "", vocab.ApprovalPending, vocab.ApprovalApproved, vocab.ApprovalRejected, vocab.ApprovalExpired:
+	case "", domain.ApprovalPending, domain.ApprovalApproved, domain.ApprovalRejected, domain.ApprovalExpired:
 	default:
 		abort(c, http.StatusUnprocessableEntity, "status must be pending, approved, rejected or expired, got '"+respond.Truncate(status, 40)+"'.")
 		return
@@ -142,7 +142,7 @@ func (h *approvalAPI) decideLoaded(c *gin.Context, a *models.Approval) {
 		abort(c, http.StatusUnprocessableEntity, fmt.Sprintf("comment must be UTF-8 text of at most %d characters.", workflows.MaxApprovalComment))
 		return
 	}
-	if a.Status != vocab.ApprovalPending {
+	if a.Status != domain.ApprovalPending {
 		abort(c, http.StatusConflict, alreadyDecided(a))
 		return
 	}
@@ -172,9 +172,9 @@ func (h *approvalAPI) decideLoaded(c *gin.Context, a *models.Approval) {
 
 func alreadyDecided(a *models.Approval) string {
 	switch a.Status {
-	case vocab.ApprovalExpired:
+	case domain.ApprovalExpired:
 		return "This approval expired without an answer; nothing was done, and the decision cannot change."
-	case vocab.ApprovalPending:
+	case domain.ApprovalPending:
 		return "This approval is still pending."
 	}
 	by := ""

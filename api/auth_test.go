@@ -9,10 +9,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/gns3-copilot/gns3-copilot/gns3"
+	"github.com/gns3-copilot/gns3-copilot/internal/lab/gns3"
+	"github.com/gns3-copilot/gns3-copilot/internal/lab/livetopo"
+	"github.com/gns3-copilot/gns3-copilot/internal/llm/llmconfig"
 	"github.com/gns3-copilot/gns3-copilot/internal/testkit/fakegns3"
-	"github.com/gns3-copilot/gns3-copilot/livetopo"
-	"github.com/gns3-copilot/gns3-copilot/llmconfig"
 )
 
 func authRig(t *testing.T, live bool) (*fakegns3.Server, string, string) {

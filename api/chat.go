@@ -12,14 +12,13 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/google/uuid"
 
-	"github.com/gns3-copilot/gns3-copilot/auth"
-	"github.com/gns3-copilot/gns3-copilot/gateway"
-	"github.com/gns3-copilot/gns3-copilot/launch"
-	"github.com/gns3-copilot/gns3-copilot/llmconfig"
+	"github.com/gns3-copilot/gns3-copilot/internal/auth"
+	"github.com/gns3-copilot/gns3-copilot/internal/domain"
+	"github.com/gns3-copilot/gns3-copilot/internal/durable"
+	"github.com/gns3-copilot/gns3-copilot/internal/llm/llmconfig"
+	"github.com/gns3-copilot/gns3-copilot/internal/relay"
+	"github.com/gns3-copilot/gns3-copilot/internal/respond"
 	"github.com/gns3-copilot/gns3-copilot/models"
-	"github.com/gns3-copilot/gns3-copilot/relay"
-	"github.com/gns3-copilot/gns3-copilot/respond"
-	"github.com/gns3-copilot/gns3-copilot/vocab"
 	"github.com/gns3-copilot/gns3-copilot/workflows"
 )
 
@@ -82,7 +81,7 @@ func (s *Server) startTurn(c *gin.Context, forcedMode, defaultMessage string) {
 	}
 	t.projectName = project.Name
 	err := s.launcher.Launch(ctx, t, u.Token)
-	var step *launch.StepError
+	var step *durable.StepError
 	var limit *models.LimitError
 	switch {
 	case errors.As(err, &step):
@@ -106,7 +105,7 @@ func (s *Server) startTurn(c *gin.Context, forcedMode, defaultMessage string) {
 	s.streamTurn(c, t.sess.ThreadID, t.turn.ID, "", req.cards())
 }
 
-// chatTurn is a chat turn being launched (launch.Work): its row and first message, then its
+// chatTurn is a chat turn being launched (durable.Work): its row and first message, then its
 // first event and its ChatTurn workflow.
 type chatTurn struct {
 	s        *Server
@@ -141,7 +140,7 @@ func (s *Server) newChatTurn(ctx context.Context, c *gin.Context, u *auth.Caller
 	}
 	t := &chatTurn{s: s, user: u, llm: llm, mode: llm.CopilotMode, approval: s.deps.Work.Approval}
 	if t.mode == "" {
-		t.mode = vocab.ModeTeachingAssistant
+		t.mode = domain.ModeTeachingAssistant
 	}
 	if forcedMode != "" {
 		t.mode = forcedMode
@@ -191,13 +190,13 @@ func (t *chatTurn) Start(ctx context.Context) error {
 	s, sess, turn := t.s, t.sess, t.turn
 	started, _ := json.Marshal(relay.Payload{Type: relay.TypeTurnStarted, SessionID: sess.ThreadID, TurnID: turn.ID, Title: sess.Title, Message: t.params.Message})
 	if _, err := s.deps.Events.Append(ctx, turn.ID, relay.TypeTurnStarted, started); err != nil {
-		return &launch.StepError{What: "The event log is unavailable", Err: err}
+		return &durable.StepError{What: "The event log is unavailable", Err: err}
 	}
 	w := s.deps.Work
 	t.in = workflows.ChatTurnInput{SessionID: sess.ThreadID, TurnID: turn.ID, ProjectID: t.params.ProjectID, UserID: t.user.ID,
 		Mode: t.mode, DeviceConcurrency: w.DeviceConcurrency, Approval: t.approval, ApprovalTimeout: w.ApprovalTimeout,
 		SkipApproval: t.skipApproval, CredentialTTL: w.CredentialTTL}
-	desc := gateway.DescribeTurn(turn.Seq, t.in, t.projectName, t.user.Username, t.llm.Provider, t.llm.Model)
+	desc := durable.DescribeTurn(turn.Seq, t.in, t.projectName, t.user.Username, t.llm.Provider, t.llm.Model)
 	return s.deps.Turns.StartTurn(ctx, turn.WorkflowID, t.in, desc)
 }
 
@@ -255,7 +254,7 @@ func (s *Server) abortTurn(c *gin.Context) {
 		return
 	}
 	t, err := s.deps.Repo.LatestTurn(c.Request.Context(), sess.ThreadID)
-	if errors.Is(err, models.ErrNotFound) || (err == nil && t.Status != vocab.TurnRunning) {
+	if errors.Is(err, models.ErrNotFound) || (err == nil && t.Status != domain.TurnRunning) {
 		abort(c, http.StatusConflict, "No turn is running in this session.")
 		return
 	}
@@ -308,7 +307,7 @@ func (s *Server) joinStream(c *gin.Context) {
 	}
 	// A running turn whose log is still empty (its first event not yet written, or a log that
 	// came back empty after a restart) is followed: its events are on their way.
-	if !exists && t.Status != vocab.TurnRunning {
+	if !exists && t.Status != domain.TurnRunning {
 		c.Status(http.StatusNoContent)
 		return
 	}

@@ -14,15 +14,15 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/gns3-copilot/gns3-copilot/gateway"
-	"github.com/gns3-copilot/gns3-copilot/gns3"
+	"github.com/gns3-copilot/gns3-copilot/internal/domain"
+	"github.com/gns3-copilot/gns3-copilot/internal/durable"
+	"github.com/gns3-copilot/gns3-copilot/internal/lab/gns3"
+	"github.com/gns3-copilot/gns3-copilot/internal/llm/llmconfig"
+	"github.com/gns3-copilot/gns3-copilot/internal/relay"
 	"github.com/gns3-copilot/gns3-copilot/internal/testkit/fakegns3"
 	"github.com/gns3-copilot/gns3-copilot/internal/testkit/ssetest"
 	"github.com/gns3-copilot/gns3-copilot/internal/testkit/testdb"
-	"github.com/gns3-copilot/gns3-copilot/llmconfig"
 	"github.com/gns3-copilot/gns3-copilot/models"
-	"github.com/gns3-copilot/gns3-copilot/relay"
-	"github.com/gns3-copilot/gns3-copilot/vocab"
 	"github.com/gns3-copilot/gns3-copilot/workflows"
 )
 
@@ -36,7 +36,7 @@ type heldTurns struct {
 	ended  map[string]bool // workflow ids whose workflow has ended behind its row's back
 }
 
-func (h *heldTurns) StartTurn(_ context.Context, _ string, in workflows.ChatTurnInput, _ gateway.TurnDescription) error {
+func (h *heldTurns) StartTurn(_ context.Context, _ string, in workflows.ChatTurnInput, _ durable.TurnDescription) error {
 	h.mu.Lock()
 	h.inputs = append(h.inputs, in)
 	h.mu.Unlock()
@@ -58,10 +58,10 @@ func (h *heldTurns) TurnEnded(_ context.Context, workflowID string) (bool, bool,
 
 func (h *heldTurns) finish(t *testing.T, repo *models.ChatRepository, in workflows.ChatTurnInput) {
 	t.Helper()
-	if _, err := repo.FinalizeTurn(context.Background(), models.FinalizeParams{TurnID: in.TurnID, Status: vocab.TurnCompleted}); err != nil {
+	if _, err := repo.FinalizeTurn(context.Background(), models.FinalizeParams{TurnID: in.TurnID, Status: domain.TurnCompleted}); err != nil {
 		t.Fatal(err)
 	}
-	done, _ := json.Marshal(relay.Payload{Type: relay.TypeDone, SessionID: in.SessionID, TurnID: in.TurnID, Status: vocab.TurnCompleted})
+	done, _ := json.Marshal(relay.Payload{Type: relay.TypeDone, SessionID: in.SessionID, TurnID: in.TurnID, Status: domain.TurnCompleted})
 	if _, _, err := h.events.AppendTerminal(context.Background(), in.TurnID, relay.TypeDone, done, time.Minute); err != nil {
 		t.Fatal(err)
 	}

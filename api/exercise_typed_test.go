@@ -11,9 +11,9 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/gns3-copilot/gns3-copilot/gateway"
+	"github.com/gns3-copilot/gns3-copilot/internal/domain"
+	"github.com/gns3-copilot/gns3-copilot/internal/durable"
 	"github.com/gns3-copilot/gns3-copilot/models"
-	"github.com/gns3-copilot/gns3-copilot/vocab"
 	"github.com/gns3-copilot/gns3-copilot/workflows"
 )
 
@@ -32,15 +32,15 @@ func (x *scriptedExercise) AskExercise(_ context.Context, _ string, update strin
 	defer x.mu.Unlock()
 	x.asked = append(x.asked, update)
 	if x.over {
-		return workflows.ExerciseAnswer{}, gateway.ErrExerciseOver
+		return workflows.ExerciseAnswer{}, durable.ErrExerciseOver
 	}
 	if update == workflows.ExerciseHintUpdate {
 		x.hints++
-		return workflows.ExerciseAnswer{Status: vocab.ExerciseOpen, Checks: x.checks, HintsUsed: x.hints,
+		return workflows.ExerciseAnswer{Status: domain.ExerciseOpen, Checks: x.checks, HintsUsed: x.hints,
 			Hint: "Look at the PCs' addresses.", Message: "Type check when you think it is fixed."}, nil
 	}
 	x.checks++
-	return workflows.ExerciseAnswer{Status: vocab.ExerciseOpen, Checks: x.checks, HintsUsed: x.hints,
+	return workflows.ExerciseAnswer{Status: domain.ExerciseOpen, Checks: x.checks, HintsUsed: x.hints,
 		Message: "Not yet: PC1 does not show what it should."}, nil
 }
 

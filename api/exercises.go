@@ -11,13 +11,13 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/google/uuid"
 
-	"github.com/gns3-copilot/gns3-copilot/auth"
-	"github.com/gns3-copilot/gns3-copilot/gateway"
+	"github.com/gns3-copilot/gns3-copilot/internal/auth"
+	"github.com/gns3-copilot/gns3-copilot/internal/domain"
+	"github.com/gns3-copilot/gns3-copilot/internal/durable"
+	"github.com/gns3-copilot/gns3-copilot/internal/lab/tools"
+	"github.com/gns3-copilot/gns3-copilot/internal/relay"
+	"github.com/gns3-copilot/gns3-copilot/internal/respond"
 	"github.com/gns3-copilot/gns3-copilot/models"
-	"github.com/gns3-copilot/gns3-copilot/relay"
-	"github.com/gns3-copilot/gns3-copilot/respond"
-	"github.com/gns3-copilot/gns3-copilot/tools"
-	"github.com/gns3-copilot/gns3-copilot/vocab"
 	"github.com/gns3-copilot/gns3-copilot/workflows"
 )
 
@@ -106,7 +106,7 @@ func (s *Server) askExercise(ctx context.Context, u *auth.Caller, sessionID, upd
 	if err != nil {
 		return exerciseAnswer{}, http.StatusInternalServerError, err.Error()
 	}
-	if ex.Status != vocab.ExerciseOpen {
+	if ex.Status != domain.ExerciseOpen {
 		return exerciseAnswer{}, http.StatusConflict, "The exercise is over (" + ex.Status + "); inject a new fault for another one."
 	}
 	req := workflows.ExerciseRequest{}
@@ -122,7 +122,7 @@ func (s *Server) askExercise(ctx context.Context, u *auth.Caller, sessionID, upd
 	actx, cancel := context.WithTimeout(ctx, exerciseAskTimeout)
 	defer cancel()
 	out, err := s.deps.Exercises.Control.AskExercise(actx, ex.ID, update, req)
-	if errors.Is(err, gateway.ErrExerciseOver) {
+	if errors.Is(err, durable.ErrExerciseOver) {
 		return exerciseAnswer{}, http.StatusConflict, "The exercise is over; inject a new fault for another one."
 	}
 	if err != nil {
@@ -153,7 +153,7 @@ func typedExerciseRequest(msg string) string {
 }
 
 // answerTypedRequest answers "check"/"hint"/"give up" typed in a session with an open exercise, as
-// an SSE stream of its own: the answer as content (all a client that knows only the seed's events
+// an SSE stream of its own: the answer as content (all a client that knows only the events of GNS3's chat API
 // shows), exercise_checked for clients that show the exercise, then done. The request and the
 // answer join the transcript, so a reload shows both. It reports false when the message is not
 // for an exercise and the turn should start as usual.
@@ -167,7 +167,7 @@ func (s *Server) answerTypedRequest(c *gin.Context, u *auth.Caller, projectID, s
 		return false // the turn's own checks answer for a session that is not the user's
 	}
 	ex, err := s.deps.Exercises.Repo.Latest(ctx, sessionID)
-	if err != nil || ex.Status != vocab.ExerciseOpen {
+	if err != nil || ex.Status != domain.ExerciseOpen {
 		return false
 	}
 	ans, status, msg := s.askExercise(ctx, u, sessionID, update)
@@ -197,7 +197,7 @@ func (s *Server) answerTypedRequest(c *gin.Context, u *auth.Caller, projectID, s
 	content, _ := json.Marshal(relay.Payload{Type: relay.TypeContent, SessionID: sessionID, Content: text, MessageID: messageID})
 	checked, _ := json.Marshal(relay.Payload{Type: relay.TypeExerciseChecked, SessionID: sessionID, Status: update,
 		Content: text, Hint: ans.Hint, Exercise: ans.Exercise})
-	done, _ := json.Marshal(relay.Payload{Type: relay.TypeDone, SessionID: sessionID, Status: vocab.TurnCompleted})
+	done, _ := json.Marshal(relay.Payload{Type: relay.TypeDone, SessionID: sessionID, Status: domain.TurnCompleted})
 	w, err := s.startSSE(c)
 	defer w.end()
 	if err == nil {

@@ -13,8 +13,8 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/gns3-copilot/gns3-copilot/internal/lab/tools"
 	"github.com/gns3-copilot/gns3-copilot/models"
-	"github.com/gns3-copilot/gns3-copilot/tools"
 )
 
 // exportAll bounds an export; a session holds far fewer messages.
@@ -96,7 +96,7 @@ func (s *Server) studentHistory(ctx context.Context, sessionID string, limit int
 	return models.RedactPrivate(msgs, priv, ""), nil
 }
 
-// historyMessages renders stored messages in the seed's OpenAIMessage shape.
+// historyMessages renders stored messages in the OpenAIMessage shape of GNS3's chat API.
 func historyMessages(msgs []models.ChatMessage) []openAIMessage {
 	out := make([]openAIMessage, len(msgs))
 	for i, m := range msgs {

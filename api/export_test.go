@@ -9,11 +9,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gns3-copilot/gns3-copilot/internal/domain"
+	"github.com/gns3-copilot/gns3-copilot/internal/lab/tools"
 	"github.com/gns3-copilot/gns3-copilot/internal/testkit/fakegns3"
 	"github.com/gns3-copilot/gns3-copilot/internal/testkit/testdb"
 	"github.com/gns3-copilot/gns3-copilot/models"
-	"github.com/gns3-copilot/gns3-copilot/tools"
-	"github.com/gns3-copilot/gns3-copilot/vocab"
 )
 
 // transcriptEnv is the API over a real database holding finished conversations written through
@@ -73,7 +73,7 @@ func (e *transcriptEnv) conversation(token, mode, title, question string, result
 		ToolCalls: `[{"id":"call_1","type":"function","function":{"name":"execute_multiple_device_commands","arguments":"{\"device_names\":[\"PC1\",\"PC2\"],\"commands\":[\"show ip\"]}"}}]`})
 	save(models.ChatMessage{Idx: 2, Role: "tool", Name: "execute_multiple_device_commands", ToolCallID: "call_1", Content: result.JSON()})
 	save(models.ChatMessage{Idx: 3, Role: "assistant", Content: "PC1 has **10.0.0.1/24**; PC2 is partly configured."})
-	if _, err := e.repo.FinalizeTurn(ctx, models.FinalizeParams{TurnID: turn.ID, Status: vocab.TurnCompleted, LLMCalls: 2, InputTokens: 300, OutputTokens: 40}); err != nil {
+	if _, err := e.repo.FinalizeTurn(ctx, models.FinalizeParams{TurnID: turn.ID, Status: domain.TurnCompleted, LLMCalls: 2, InputTokens: 300, OutputTokens: 40}); err != nil {
 		e.t.Fatal(err)
 	}
 	return sess.ThreadID

@@ -7,7 +7,7 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/google/uuid"
 
-	"github.com/gns3-copilot/gns3-copilot/gns3"
+	"github.com/gns3-copilot/gns3-copilot/internal/lab/gns3"
 )
 
 // authenticate proxies GNS3's sign-in so the chat page needs only this origin. The token goes

@@ -10,7 +10,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/gns3-copilot/gns3-copilot/auth"
+	"github.com/gns3-copilot/gns3-copilot/internal/auth"
 )
 
 // RateLimiter takes one turn from a user's allowance (quota.Memory and quota.Redis are two).

@@ -5,7 +5,7 @@ import (
 	"net/http"
 	"testing"
 
-	"github.com/gns3-copilot/gns3-copilot/vocab"
+	"github.com/gns3-copilot/gns3-copilot/internal/domain"
 )
 
 // A running row whose workflow has ended (a finalizer that gave up, an API that died after
@@ -43,7 +43,7 @@ func TestTheRunningTurnLimitDoesNotCountTurnsWhoseWorkflowEnded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if closed.Status != vocab.TurnFailed || closed.Error != staleMessage {
+	if closed.Status != domain.TurnFailed || closed.Error != staleMessage {
 		t.Fatalf("first turn %s (%q), want failed with the stale message", closed.Status, closed.Error)
 	}
 	e.turns.finish(t, e.repo, second)

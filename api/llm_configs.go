@@ -15,12 +15,12 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/google/uuid"
 
-	"github.com/gns3-copilot/gns3-copilot/contextwindow"
-	"github.com/gns3-copilot/gns3-copilot/gns3"
-	"github.com/gns3-copilot/gns3-copilot/llmconfig"
+	"github.com/gns3-copilot/gns3-copilot/internal/domain"
+	"github.com/gns3-copilot/gns3-copilot/internal/lab/gns3"
+	"github.com/gns3-copilot/gns3-copilot/internal/llm/contextwindow"
+	"github.com/gns3-copilot/gns3-copilot/internal/llm/llmconfig"
+	"github.com/gns3-copilot/gns3-copilot/internal/respond"
 	"github.com/gns3-copilot/gns3-copilot/models"
-	"github.com/gns3-copilot/gns3-copilot/respond"
-	"github.com/gns3-copilot/gns3-copilot/vocab"
 )
 
 // maxLLMConfigBody bounds a configuration request; the longest field allowed is a few KB.
@@ -217,7 +217,7 @@ func (h *llmConfigAPI) providers(c *gin.Context) {
 		"defaults": gin.H{
 			"model_type": llmconfig.DefaultModelType, "temperature": llmconfig.DefaultTemperature,
 			"context_limit": contextwindow.DefaultContextLimitK, "context_strategy": contextwindow.Balanced,
-			"copilot_mode": vocab.ModeTeachingAssistant,
+			"copilot_mode": domain.ModeTeachingAssistant,
 		},
 	})
 }

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gns3-copilot/gns3-copilot/internal/domain"
 	"github.com/gns3-copilot/gns3-copilot/internal/testkit/fakegns3"
-	"github.com/gns3-copilot/gns3-copilot/vocab"
 )
 
 // GNS3's web UI switches the model and the copilot mode by calling the user's routes with the
@@ -58,11 +58,11 @@ func TestLLMConfigsInheritedThroughUserRoute(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if st.Model != "gpt-4.1" || st.CopilotMode != vocab.ModeLabAutomation || st.APIKey != llmSecret {
+		if st.Model != "gpt-4.1" || st.CopilotMode != domain.ModeLabAutomation || st.APIKey != llmSecret {
 			t.Fatalf("chosen: %v mode %s", st, st.CopilotMode)
 		}
 		loaded, err := e.store.Load(context.Background(), st.ConfigID)
-		if err != nil || loaded.Model != "gpt-4.1" || loaded.CopilotMode != vocab.ModeLabAutomation {
+		if err != nil || loaded.Model != "gpt-4.1" || loaded.CopilotMode != domain.ModeLabAutomation {
 			t.Fatalf("worker-side load: %v %v", loaded, err)
 		}
 
@@ -85,7 +85,7 @@ func TestLLMConfigsInheritedThroughUserRoute(t *testing.T) {
 		}
 		// A mode chosen for the group's default applies without making it the user's own default.
 		e.expect(http.StatusOK, alice, "PUT", userPath(e.alice, "/", gid), map[string]any{"copilot_mode": "lab_automation_assistant"})
-		if st, err := e.store.Choose(context.Background(), e.alice, client); err != nil || st.CopilotMode != vocab.ModeLabAutomation || st.Model != "gpt-4.1" {
+		if st, err := e.store.Choose(context.Background(), e.alice, client); err != nil || st.CopilotMode != domain.ModeLabAutomation || st.Model != "gpt-4.1" {
 			t.Fatalf("group default with the user's mode: %v %s %v", st, st.CopilotMode, err)
 		}
 		mine := e.expect(http.StatusCreated, alice, "POST", userPath(e.alice), openAIBody("mine"))

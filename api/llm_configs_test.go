@@ -12,10 +12,10 @@ import (
 	"github.com/google/uuid"
 	"gorm.io/gorm"
 
-	"github.com/gns3-copilot/gns3-copilot/credentials"
+	"github.com/gns3-copilot/gns3-copilot/internal/credentials"
+	"github.com/gns3-copilot/gns3-copilot/internal/llm/llmconfig"
 	"github.com/gns3-copilot/gns3-copilot/internal/testkit/fakegns3"
 	"github.com/gns3-copilot/gns3-copilot/internal/testkit/testdb"
-	"github.com/gns3-copilot/gns3-copilot/llmconfig"
 	"github.com/gns3-copilot/gns3-copilot/models"
 )
 

@@ -11,10 +11,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gns3-copilot/gns3-copilot/api"
+	"github.com/gns3-copilot/gns3-copilot/internal/llm/llmconfig"
+	"github.com/gns3-copilot/gns3-copilot/internal/llm/skills"
 	"github.com/gns3-copilot/gns3-copilot/internal/testkit/apicheck"
-	"github.com/gns3-copilot/gns3-copilot/llmconfig"
 	"github.com/gns3-copilot/gns3-copilot/mcp"
-	"github.com/gns3-copilot/gns3-copilot/skills"
 )
 
 var ginParam = regexp.MustCompile(`[:*]([A-Za-z0-9_]+)`)

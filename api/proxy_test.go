@@ -18,11 +18,11 @@ import (
 
 	"github.com/coder/websocket"
 
-	"github.com/gns3-copilot/gns3-copilot/gns3proxy"
+	"github.com/gns3-copilot/gns3-copilot/internal/lab/gns3proxy"
+	"github.com/gns3-copilot/gns3-copilot/internal/relay"
 	"github.com/gns3-copilot/gns3-copilot/internal/testkit/fakegns3"
 	"github.com/gns3-copilot/gns3-copilot/internal/testkit/testdb"
 	"github.com/gns3-copilot/gns3-copilot/models"
-	"github.com/gns3-copilot/gns3-copilot/relay"
 	"github.com/gns3-copilot/gns3-copilot/web"
 )
 

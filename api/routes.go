@@ -6,8 +6,8 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/gns3-copilot/gns3-copilot/auth"
-	"github.com/gns3-copilot/gns3-copilot/gns3proxy"
+	"github.com/gns3-copilot/gns3-copilot/internal/auth"
+	"github.com/gns3-copilot/gns3-copilot/internal/lab/gns3proxy"
 	"github.com/gns3-copilot/gns3-copilot/workflows"
 )
 

@@ -2,14 +2,14 @@
 // prefixes, the SSE relay of a turn's events, approvals, exercises, skills, LLM model
 // configuration routes and the embedded chat page, with every route of the process mounted in
 // routes.go (the MCP front door and the GNS3 proxy included). Callers are authenticated by
-// package auth; turns are Temporal workflows that the API starts (package launch), cancels and
+// package auth; turns are Temporal workflows that the API starts (package durable), cancels and
 // tails, and never runs itself.
 //
-// "The seed", in comments here and in relay, tools and models, means the two documents that
-// specify what GNS3's web UI expects of its copilot: its AI chat API design (routes, request and
-// session shapes, the SSE event types content, tool_call, tool_start, tool_end, error, done and
-// heartbeat) and its tool response format standard. They are the contract with that client:
-// additions are allowed, renames and removals are not (ARCHITECTURE.md).
+// "GNS3's chat API", in comments here and in relay, tools and models, means the two documents
+// that specify what GNS3's web UI expects of its copilot: its AI chat API design (routes, request
+// and session shapes, the SSE event types content, tool_call, tool_start, tool_end, error, done
+// and heartbeat) and its tool response format standard. They are the contract with that client's
+// AI panel: additions are allowed, renames and removals are not (ARCHITECTURE.md).
 package api
 
 import (
@@ -20,21 +20,20 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/gns3-copilot/gns3-copilot/auth"
-	"github.com/gns3-copilot/gns3-copilot/gateway"
-	"github.com/gns3-copilot/gns3-copilot/gns3"
-	"github.com/gns3-copilot/gns3-copilot/launch"
-	"github.com/gns3-copilot/gns3-copilot/llmconfig"
-	"github.com/gns3-copilot/gns3-copilot/metrics"
+	"github.com/gns3-copilot/gns3-copilot/internal/auth"
+	"github.com/gns3-copilot/gns3-copilot/internal/durable"
+	"github.com/gns3-copilot/gns3-copilot/internal/lab/gns3"
+	"github.com/gns3-copilot/gns3-copilot/internal/llm/llmconfig"
+	"github.com/gns3-copilot/gns3-copilot/internal/llm/skills"
+	"github.com/gns3-copilot/gns3-copilot/internal/metrics"
+	"github.com/gns3-copilot/gns3-copilot/internal/relay"
 	"github.com/gns3-copilot/gns3-copilot/models"
-	"github.com/gns3-copilot/gns3-copilot/relay"
-	"github.com/gns3-copilot/gns3-copilot/skills"
 	"github.com/gns3-copilot/gns3-copilot/workflows"
 )
 
 // TurnRunner starts and cancels ChatTurn workflows.
 type TurnRunner interface {
-	StartTurn(ctx context.Context, workflowID string, in workflows.ChatTurnInput, d gateway.TurnDescription) error
+	StartTurn(ctx context.Context, workflowID string, in workflows.ChatTurnInput, d durable.TurnDescription) error
 	CancelTurn(ctx context.Context, workflowID string) error
 	// TurnEnded reports whether the workflow has ended, and whether it ever started.
 	TurnEnded(ctx context.Context, workflowID string) (ended, started bool, err error)
@@ -86,7 +85,7 @@ type Deps struct {
 	// "*" allows any.
 	CORSOrigins []string
 	// Work is how a turn runs: approvals, device concurrency, how long it may act for its user.
-	Work launch.Settings
+	Work durable.Settings
 	// Limits are the per-user turn limits (concurrency, rate, daily tokens).
 	Limits TurnLimits
 	// GNS3Proxy, when set, receives every request that is not the copilot's own (package
@@ -114,7 +113,7 @@ type Server struct {
 	// requireUser authenticates the caller (auth.Authenticator.RequireUser), reading ahead what
 	// the route needs while the token is checked.
 	requireUser gin.HandlerFunc
-	launcher    *launch.Launcher
+	launcher    *durable.Launcher
 	engine      *gin.Engine
 	// replies decides approvals answered by a chat message; nil without Deps.Approvals.
 	replies *approvalAPI
@@ -141,8 +140,8 @@ func New(d Deps) *Server {
 	gin.SetMode(gin.ReleaseMode)
 	s := &Server{deps: d, log: d.Logger}
 	s.requireUser = auth.New(d.GNS3, d.UserCacheTTL, s.prefetchProjectCheck, s.prefetchGroups).RequireUser
-	s.launcher = &launch.Launcher{Credentials: d.Credentials, Workflows: d.Turns, TTL: d.Work.CredentialTTL,
-		Grace: launch.StaleGrace, Log: d.Logger}
+	s.launcher = &durable.Launcher{Credentials: d.Credentials, Workflows: d.Turns, TTL: d.Work.CredentialTTL,
+		Grace: durable.StaleGrace, Log: d.Logger}
 	if d.Approvals != nil {
 		s.replies = &approvalAPI{s: s, Approvals: d.Approvals}
 	}

@@ -6,7 +6,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/gns3-copilot/gns3-copilot/tools"
+	"github.com/gns3-copilot/gns3-copilot/internal/lab/tools"
 )
 
 // modeFilter reads the sessions list's ?copilot_mode= filter, as GNS3's own copilot (v3.1)

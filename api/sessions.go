@@ -12,12 +12,12 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/gns3-copilot/gns3-copilot/internal/domain"
+	"github.com/gns3-copilot/gns3-copilot/internal/respond"
 	"github.com/gns3-copilot/gns3-copilot/models"
-	"github.com/gns3-copilot/gns3-copilot/respond"
-	"github.com/gns3-copilot/gns3-copilot/vocab"
 )
 
-// sessionView is the seed's ChatSession shape: metadata and stats are objects, times ISO 8601.
+// sessionView is the ChatSession shape of GNS3's chat API: metadata and stats are objects, times ISO 8601.
 type sessionView struct {
 	ID            uint            `json:"id"`
 	ThreadID      string          `json:"thread_id"`
@@ -131,7 +131,7 @@ func (s *Server) session(c *gin.Context) (*models.ChatSession, bool) {
 	return sess, true
 }
 
-// openAIMessage is the seed's OpenAIMessage.
+// openAIMessage is the OpenAIMessage of GNS3's chat API.
 type openAIMessage struct {
 	ID         string          `json:"id"`
 	Role       string          `json:"role"`
@@ -239,7 +239,7 @@ func (s *Server) deleteSession(c *gin.Context) {
 	}
 	ctx := c.Request.Context()
 	// A running turn is stopped first so it does not write into a session that is gone.
-	if t, err := s.deps.Repo.LatestTurn(ctx, sess.ThreadID); err == nil && t.Status == vocab.TurnRunning {
+	if t, err := s.deps.Repo.LatestTurn(ctx, sess.ThreadID); err == nil && t.Status == domain.TurnRunning {
 		if err := s.deps.Turns.CancelTurn(ctx, t.WorkflowID); err != nil {
 			s.log.Warn("cancelling the running turn of a deleted session", "turn", t.ID, "error", err)
 		}
@@ -247,7 +247,7 @@ func (s *Server) deleteSession(c *gin.Context) {
 	// Its open exercise stops waiting for a student who can no longer check it; the teacher's
 	// record stays.
 	if s.deps.Exercises != nil {
-		if ex, err := s.deps.Exercises.Repo.Latest(ctx, sess.ThreadID); err == nil && ex.Status == vocab.ExerciseOpen {
+		if ex, err := s.deps.Exercises.Repo.Latest(ctx, sess.ThreadID); err == nil && ex.Status == domain.ExerciseOpen {
 			if err := s.deps.Turns.CancelTurn(ctx, ex.ID); err != nil {
 				s.log.Warn("stopping the exercise of a deleted session", "exercise", ex.ID, "error", err)
 			}

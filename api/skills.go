@@ -7,8 +7,8 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/gns3-copilot/gns3-copilot/relay"
-	"github.com/gns3-copilot/gns3-copilot/skills"
+	"github.com/gns3-copilot/gns3-copilot/internal/llm/skills"
+	"github.com/gns3-copilot/gns3-copilot/internal/relay"
 )
 
 // skillsAPI is the superadmin's view and reload of the skills (prompts, title prompt,

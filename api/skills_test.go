@@ -8,10 +8,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gns3-copilot/gns3-copilot/internal/lab/tools"
+	"github.com/gns3-copilot/gns3-copilot/internal/llm/skills"
+	"github.com/gns3-copilot/gns3-copilot/internal/relay"
 	"github.com/gns3-copilot/gns3-copilot/internal/testkit/fakegns3"
-	"github.com/gns3-copilot/gns3-copilot/relay"
-	"github.com/gns3-copilot/gns3-copilot/skills"
-	"github.com/gns3-copilot/gns3-copilot/tools"
 )
 
 func TestSkillsReloadIsForSuperadminsAndKeepsWorkingSkills(t *testing.T) {

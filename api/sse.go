@@ -10,7 +10,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/gns3-copilot/gns3-copilot/relay"
+	"github.com/gns3-copilot/gns3-copilot/internal/relay"
 )
 
 // streamTurn relays a turn's events as SSE until its terminal event. Every frame carries the
@@ -21,7 +21,7 @@ import (
 // other.
 //
 // A client without approval cards (cards false) gets each approval event as the chat's plain
-// events too, and its stream ends while the turn waits for a decision (seedFrames).
+// events too, and its stream ends while the turn waits for a decision (panelFrames).
 func (s *Server) streamTurn(c *gin.Context, sessionID, turnID, afterID string, cards bool) {
 	w, err := s.startSSE(c)
 	defer w.end()
@@ -83,7 +83,7 @@ func (s *Server) streamTurn(c *gin.Context, sessionID, turnID, afterID string, c
 		for _, ev := range events {
 			last = ev.ID
 			if !cards {
-				frames, waiting := seedFrames(ev)
+				frames, waiting := panelFrames(ev)
 				stop := waiting != "" && !s.decidedLater(ctx, turnID, ev.ID, waiting)
 				if waiting != "" && !stop {
 					frames = frames[:len(frames)-1] // answered since: no done, the turn goes on

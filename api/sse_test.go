@@ -17,7 +17,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/gns3-copilot/gns3-copilot/relay"
+	"github.com/gns3-copilot/gns3-copilot/internal/relay"
 )
 
 // sseServer serves one turn's stream at /s/<turn> from log, and reports on ended each time a

@@ -5,9 +5,9 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/gns3-copilot/gns3-copilot/internal/domain"
+	"github.com/gns3-copilot/gns3-copilot/internal/relay"
 	"github.com/gns3-copilot/gns3-copilot/models"
-	"github.com/gns3-copilot/gns3-copilot/relay"
-	"github.com/gns3-copilot/gns3-copilot/vocab"
 )
 
 // staleMessage is what the user reads about a turn that was closed this way.
@@ -18,13 +18,13 @@ const staleMessage = "The copilot stopped answering this message without finishi
 // its workflow), so that the session never answers 409 forever. It reports whether t was
 // closed (by this call or meanwhile by its own finalizer).
 func (s *Server) closeIfStale(ctx context.Context, t *models.ChatTurn) (bool, error) {
-	if t.Status != vocab.TurnRunning {
+	if t.Status != domain.TurnRunning {
 		return true, nil
 	}
 	if gone, err := s.launcher.Gone(ctx, t.WorkflowID, t.CreatedAt); err != nil || !gone {
 		return false, err
 	}
-	applied, err := s.deps.Repo.FinalizeTurn(ctx, models.FinalizeParams{TurnID: t.ID, Status: vocab.TurnFailed, Error: staleMessage})
+	applied, err := s.deps.Repo.FinalizeTurn(ctx, models.FinalizeParams{TurnID: t.ID, Status: domain.TurnFailed, Error: staleMessage})
 	if err != nil {
 		return false, err
 	}
@@ -37,7 +37,7 @@ func (s *Server) closeIfStale(ctx context.Context, t *models.ChatTurn) (bool, er
 		}
 	}
 	done, _ := json.Marshal(relay.Payload{Type: relay.TypeDone, SessionID: t.SessionID, TurnID: t.ID,
-		Status: vocab.TurnFailed, Error: staleMessage})
+		Status: domain.TurnFailed, Error: staleMessage})
 	if _, _, err := s.deps.Events.AppendTerminal(ctx, t.ID, relay.TypeDone, done, time.Hour); err != nil {
 		s.log.Warn("ending a closed turn's stream", "turn", t.ID, "error", err)
 	}

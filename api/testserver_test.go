@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gns3-copilot/gns3-copilot/gns3"
+	"github.com/gns3-copilot/gns3-copilot/internal/lab/gns3"
 )
 
 // The api tests are internal (package api), so their one server builder lives here and not in

@@ -8,9 +8,9 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/gns3-copilot/gns3-copilot/gns3"
-	"github.com/gns3-copilot/gns3-copilot/livetopo"
-	"github.com/gns3-copilot/gns3-copilot/relay"
+	"github.com/gns3-copilot/gns3-copilot/internal/lab/gns3"
+	"github.com/gns3-copilot/gns3-copilot/internal/lab/livetopo"
+	"github.com/gns3-copilot/gns3-copilot/internal/relay"
 )
 
 // LiveTopology is the process's live view of the projects in use (package livetopo). Every

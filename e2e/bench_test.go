@@ -12,10 +12,10 @@ import (
 
 	openai "github.com/sashabaranov/go-openai"
 
+	"github.com/gns3-copilot/gns3-copilot/internal/app"
 	"github.com/gns3-copilot/gns3-copilot/internal/testkit/e2eenv"
 	"github.com/gns3-copilot/gns3-copilot/internal/testkit/fakegns3"
 	"github.com/gns3-copilot/gns3-copilot/internal/testkit/fakeopenai"
-	"github.com/gns3-copilot/gns3-copilot/service"
 )
 
 // BenchmarkTimeToFirstToken compares how long a user waits for the first word: straight from
@@ -121,7 +121,7 @@ func slowGNS3TTFT(b *testing.B, checkTTL time.Duration) {
 	}
 	start := func(noLive bool) *e2eenv.Env {
 		env := e2eenv.Start(b, e2eenv.Options{GNS3: []fakegns3.Option{fakegns3.WithLatency(gns3Latency)}, NoLiveTopology: noLive,
-			Configure: func(c *service.Config) { c.CheckCacheTTL = checkTTL }})
+			Configure: func(c *app.Config) { c.CheckCacheTTL = checkTTL }})
 		env.LLM.SetHandler(reply)
 		var prev fakegns3.Node
 		for i := 0; i < 10; i++ {

@@ -16,11 +16,11 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/gns3-copilot/gns3-copilot/internal/app"
+	"github.com/gns3-copilot/gns3-copilot/internal/temporaldev"
 	"github.com/gns3-copilot/gns3-copilot/internal/testkit/e2eenv"
 	"github.com/gns3-copilot/gns3-copilot/internal/testkit/fakeopenai"
 	"github.com/gns3-copilot/gns3-copilot/internal/testkit/testdb"
-	"github.com/gns3-copilot/gns3-copilot/service"
-	"github.com/gns3-copilot/gns3-copilot/temporaldev"
 )
 
 // testRedisURL is the test Redis as the service takes it, once it is known to answer.
@@ -70,7 +70,7 @@ func startAPIWithoutWorkers(t *testing.T, ctx context.Context, opts e2eenv.Optio
 	dev, err := temporaldev.Start(ctx, temporaldev.Options{CLIPath: cli, DataDir: filepath.Join(dataDir, "temporal"), Host: "127.0.0.1", Headless: true})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = dev.Stop() })
-	opts.Role, opts.RedisURL, opts.TemporalAddress, opts.DataDir = service.RoleAPI, redisURL, dev.Address(), dataDir
+	opts.Role, opts.RedisURL, opts.TemporalAddress, opts.DataDir = app.RoleAPI, redisURL, dev.Address(), dataDir
 	return e2eenv.Start(t, opts), dev.Address()
 }
 

@@ -15,8 +15,8 @@ import (
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/gns3-copilot/gns3-copilot/internal/temporaldev"
 	"github.com/gns3-copilot/gns3-copilot/internal/testkit/e2eenv"
-	"github.com/gns3-copilot/gns3-copilot/temporaldev"
 )
 
 // BenchmarkBareStartsOnTheDevServer is the floor under the load command's time to first token:

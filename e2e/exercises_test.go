@@ -10,13 +10,13 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/gns3-copilot/gns3-copilot/devices"
+	"github.com/gns3-copilot/gns3-copilot/internal/app"
+	"github.com/gns3-copilot/gns3-copilot/internal/domain"
+	"github.com/gns3-copilot/gns3-copilot/internal/lab/devices"
 	"github.com/gns3-copilot/gns3-copilot/internal/testkit/e2eenv"
 	"github.com/gns3-copilot/gns3-copilot/internal/testkit/fakeopenai"
 	"github.com/gns3-copilot/gns3-copilot/internal/testkit/vpcslab"
 	"github.com/gns3-copilot/gns3-copilot/models"
-	"github.com/gns3-copilot/gns3-copilot/service"
-	"github.com/gns3-copilot/gns3-copilot/vocab"
 	"github.com/gns3-copilot/gns3-copilot/workflows"
 )
 
@@ -72,7 +72,7 @@ func restartService(t *testing.T, env *e2eenv.Env) *e2eenv.Env {
 	require.NoError(t, env.Service.Stop())
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	run, err := service.Start(ctx, service.RoleServe, env.Config)
+	run, err := app.Start(ctx, app.RoleServe, env.Config)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = run.Stop() })
 	next := *env
@@ -242,7 +242,7 @@ func TestInjectedFaultExerciseOnRealVPCS(t *testing.T) {
 	// the current code (and is the fixture of workflows.TestRecordedExerciseReplaysOnTheCurrentCode).
 	var final workflows.ExerciseAnswer
 	require.NoError(t, env.Service.Temporal().GetWorkflow(ctx, ex.ExerciseID, "").Get(ctx, &final), "the exercise's workflow ended")
-	require.Equal(t, vocab.ExerciseFixed, final.Status)
+	require.Equal(t, domain.ExerciseFixed, final.Status)
 	replayAndSave(t, env, ex.ExerciseID, "exercise_history.json")
 
 	// A later turn's model does not learn the fault from the transcript either.
@@ -266,7 +266,7 @@ func TestInjectedFaultExerciseOnRealVPCS(t *testing.T) {
 	require.Equal(t, http.StatusNoContent, code, string(body))
 	var ended workflows.ExerciseAnswer
 	require.NoError(t, env.Service.Temporal().GetWorkflow(ctx, models.ExerciseID(second, 1), "").Get(ctx, &ended))
-	require.Equal(t, vocab.ExerciseGivenUp, ended.Status)
+	require.Equal(t, domain.ExerciseGivenUp, ended.Status)
 	code, body = env.DoAs("teacher-token", http.MethodGet, "/v3/copilot/exercises/"+models.ExerciseID(second, 1), nil)
 	require.Equal(t, http.StatusOK, code, string(body))
 	require.NoError(t, json.Unmarshal(body, &rec))

@@ -20,12 +20,12 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
+	"github.com/gns3-copilot/gns3-copilot/internal/domain"
 	"github.com/gns3-copilot/gns3-copilot/internal/testkit/e2eenv"
 	"github.com/gns3-copilot/gns3-copilot/internal/testkit/fakegns3"
 	"github.com/gns3-copilot/gns3-copilot/internal/testkit/fakeopenai"
 	"github.com/gns3-copilot/gns3-copilot/internal/testkit/testdb"
 	"github.com/gns3-copilot/gns3-copilot/models"
-	"github.com/gns3-copilot/gns3-copilot/vocab"
 	"github.com/gns3-copilot/gns3-copilot/workflows"
 )
 
@@ -73,7 +73,7 @@ func TestStaleRunningTurnIsClosedByTheNextMessageOrAbort(t *testing.T) {
 	require.Equal(t, http.StatusOK, code, "the next message goes on: %s", body)
 	closed, err := repo.Turn(context.Background(), stale.ID)
 	require.NoError(t, err)
-	require.Equal(t, vocab.TurnFailed, closed.Status)
+	require.Equal(t, domain.TurnFailed, closed.Status)
 	require.Contains(t, closed.Error, "stopped answering this message without finishing it")
 
 	// Its stream, rejoined, says so and ends.
@@ -92,7 +92,7 @@ func TestStaleRunningTurnIsClosedByTheNextMessageOrAbort(t *testing.T) {
 	require.Equal(t, true, ab["closed"], "the answer says the turn was closed, not stopped")
 	closed, err = repo.Turn(context.Background(), stale.ID)
 	require.NoError(t, err)
-	require.Equal(t, vocab.TurnFailed, closed.Status)
+	require.Equal(t, domain.TurnFailed, closed.Status)
 	rejoin := env.OpenStream(http.MethodGet, env.ChatPath("/sessions/"+sessionID+"/stream"), nil, "").UntilDone(t, true)
 	require.Equal(t, []string{"error", "done"}, e2eenv.Types(rejoin))
 	require.Equal(t, "failed", rejoin[1].Data["status"])
@@ -113,7 +113,7 @@ func TestStaleRunningTurnIsClosedByTheNextMessageOrAbort(t *testing.T) {
 	require.Equal(t, "completed", frames[len(frames)-1].Data["status"])
 	closed, err = repo.Turn(context.Background(), hangTurn)
 	require.NoError(t, err)
-	require.Equal(t, vocab.TurnFailed, closed.Status)
+	require.Equal(t, domain.TurnFailed, closed.Status)
 }
 
 // privateRedis is a redis-server of the test's own, on a free port, persisting to its own
@@ -216,7 +216,7 @@ func TestRedisStoppedMidTurnAndStartedAgain(t *testing.T) {
 	repo := chatDB(t, env)
 	turn, err := repo.Turn(context.Background(), turnID)
 	require.NoError(t, err)
-	require.Equal(t, vocab.TurnCompleted, turn.Status, "the session is not left running")
+	require.Equal(t, domain.TurnCompleted, turn.Status, "the session is not left running")
 	code, body := env.Do(http.MethodGet, env.ChatPath("/sessions/"+sessionID+"/history"), nil)
 	require.Equal(t, http.StatusOK, code)
 	require.Contains(t, string(body), answer, "the whole answer is in the history, also what streamed while Redis was away")
@@ -266,7 +266,7 @@ func TestPostgresConnectionsKilledMidTurn(t *testing.T) {
 
 	var status string
 	require.NoError(t, admin.Raw(`SELECT status FROM chat_turns WHERE id = ?`, turnID).Scan(&status).Error)
-	require.Equal(t, vocab.TurnCompleted, status)
+	require.Equal(t, domain.TurnCompleted, status)
 	var answers int64
 	require.NoError(t, admin.Raw(`SELECT count(*) FROM chat_messages WHERE turn_id = ? AND role = 'assistant' AND content = ?`, turnID, answer).Scan(&answers).Error)
 	require.EqualValues(t, 1, answers, "the answer is stored once")

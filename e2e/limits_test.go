@@ -12,17 +12,17 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/gns3-copilot/gns3-copilot/internal/app"
 	"github.com/gns3-copilot/gns3-copilot/internal/testkit/e2eenv"
 	"github.com/gns3-copilot/gns3-copilot/internal/testkit/fakegns3"
 	"github.com/gns3-copilot/gns3-copilot/internal/testkit/fakeopenai"
 	"github.com/gns3-copilot/gns3-copilot/internal/testkit/ssetest"
-	"github.com/gns3-copilot/gns3-copilot/service"
 )
 
 // withLimits starts the copilot with per-user limits (e2eenv leaves them off).
 func withLimits(t *testing.T, maxRunning, perMinute int, dailyTokens int64) *e2eenv.Env {
 	t.Helper()
-	return e2eenv.Start(t, e2eenv.Options{Configure: func(c *service.Config) {
+	return e2eenv.Start(t, e2eenv.Options{Configure: func(c *app.Config) {
 		c.MaxTurnsPerUser, c.TurnsPerMinute, c.DailyTokenBudget = maxRunning, perMinute, dailyTokens
 	}})
 }

@@ -8,10 +8,10 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/gns3-copilot/gns3-copilot/gns3"
+	"github.com/gns3-copilot/gns3-copilot/internal/lab/gns3"
+	"github.com/gns3-copilot/gns3-copilot/internal/lab/tools"
 	"github.com/gns3-copilot/gns3-copilot/internal/testkit/e2eenv"
 	"github.com/gns3-copilot/gns3-copilot/internal/testkit/fakegns3"
-	"github.com/gns3-copilot/gns3-copilot/tools"
 )
 
 // BenchmarkMCPCallOverhead compares one get_gns3_topology run straight through the tool

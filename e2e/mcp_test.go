@@ -16,14 +16,14 @@ import (
 	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 
+	"github.com/gns3-copilot/gns3-copilot/internal/app"
+	"github.com/gns3-copilot/gns3-copilot/internal/domain"
+	"github.com/gns3-copilot/gns3-copilot/internal/lab/tools"
 	"github.com/gns3-copilot/gns3-copilot/internal/testkit/e2eenv"
 	"github.com/gns3-copilot/gns3-copilot/internal/testkit/fakegns3"
 	"github.com/gns3-copilot/gns3-copilot/internal/testkit/vpcslab"
 	"github.com/gns3-copilot/gns3-copilot/mcp"
 	"github.com/gns3-copilot/gns3-copilot/models"
-	"github.com/gns3-copilot/gns3-copilot/service"
-	"github.com/gns3-copilot/gns3-copilot/tools"
-	"github.com/gns3-copilot/gns3-copilot/vocab"
 )
 
 // bearer adds the user's GNS3 token to every request of the MCP client, as an MCP client's
@@ -276,7 +276,7 @@ func TestMCPToolsOnRealVPCS(t *testing.T) {
 // ask for a higher mode on initialize, cannot reach another user's project, and is held to the
 // per-user limit on running calls.
 func TestMCPModesProjectsAndLimits(t *testing.T) {
-	env := e2eenv.Start(t, e2eenv.Options{Mode: "teaching_assistant", Configure: func(c *service.Config) { c.MCPMaxCallsPerUser = 2 }})
+	env := e2eenv.Start(t, e2eenv.Options{Mode: "teaching_assistant", Configure: func(c *app.Config) { c.MCPMaxCallsPerUser = 2 }})
 	env.GNS3.AddUser("bob", "bob-token", false)
 	bobs := env.GNS3.AddProject("bob-lab", fakegns3.Members("bob"))
 	node := env.GNS3.AddNode(env.ProjectID, fakegns3.NodeSpec{Template: fakegns3.VPCSTemplateID, Name: "PC1", Status: "started"})
@@ -350,7 +350,7 @@ func TestMCPModesProjectsAndLimits(t *testing.T) {
 	require.Contains(t, limited.Error, "You already have 2 MCP calls running (at most 2 at once per user)")
 	stale, err := models.MCPCallRepository{DB: db}.Get(ctx, "stale")
 	require.NoError(t, err)
-	require.Equal(t, vocab.MCPCallFailed, stale.Status)
+	require.Equal(t, domain.MCPCallFailed, stale.Status)
 }
 
 // A worker killed with SIGKILL while an MCP call waits for a node to start: a new worker

@@ -19,10 +19,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/gns3-copilot/gns3-copilot/internal/temporaldev"
 	"github.com/gns3-copilot/gns3-copilot/internal/testkit/e2eenv"
 	"github.com/gns3-copilot/gns3-copilot/internal/testkit/fakegns3"
 	"github.com/gns3-copilot/gns3-copilot/internal/testkit/fakeopenai"
-	"github.com/gns3-copilot/gns3-copilot/temporaldev"
 )
 
 // killableServe is one `gns3-copilot serve` process of the restart test.

@@ -10,13 +10,13 @@ import (
 	"github.com/google/uuid"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/gns3-copilot/gns3-copilot/auth"
-	"github.com/gns3-copilot/gns3-copilot/launch"
+	"github.com/gns3-copilot/gns3-copilot/internal/auth"
+	"github.com/gns3-copilot/gns3-copilot/internal/domain"
+	"github.com/gns3-copilot/gns3-copilot/internal/durable"
+	"github.com/gns3-copilot/gns3-copilot/internal/lab/tools"
+	"github.com/gns3-copilot/gns3-copilot/internal/relay"
+	"github.com/gns3-copilot/gns3-copilot/internal/respond"
 	"github.com/gns3-copilot/gns3-copilot/models"
-	"github.com/gns3-copilot/gns3-copilot/relay"
-	"github.com/gns3-copilot/gns3-copilot/respond"
-	"github.com/gns3-copilot/gns3-copilot/tools"
-	"github.com/gns3-copilot/gns3-copilot/vocab"
 	"github.com/gns3-copilot/gns3-copilot/workflows"
 )
 
@@ -39,7 +39,7 @@ func (f *frontDoor) run(ctx context.Context, req *sdk.CallToolRequest, caller au
 			Tool:     workflows.ToolCall{ID: callID, Name: tool, Arguments: args},
 			Approval: w.Approval, ApprovalTimeout: w.ApprovalTimeout, DeviceConcurrency: w.DeviceConcurrency, CredentialTTL: w.CredentialTTL}}
 	err := f.launcher.Launch(bg, call, caller.Token)
-	var step *launch.StepError
+	var step *durable.StepError
 	var limit *models.LimitError
 	switch {
 	case errors.As(err, &step):
@@ -54,7 +54,7 @@ func (f *frontDoor) run(ctx context.Context, req *sdk.CallToolRequest, caller au
 	return f.await(ctx, req, caller, callID, wfID, tool, projectID)
 }
 
-// mcpCall is an MCP call being launched (launch.Work): its record and its MCPCall workflow.
+// mcpCall is an MCP call being launched (durable.Work): its record and its MCPCall workflow.
 type mcpCall struct {
 	f      *frontDoor
 	caller auth.Caller
@@ -83,7 +83,7 @@ func (c *mcpCall) Start(ctx context.Context) error {
 }
 
 func (c *mcpCall) Abandon(ctx context.Context, why string) error {
-	return c.f.d.Calls.Finish(ctx, c.row.ID, vocab.MCPCallFailed, failureJSON(c.row.ToolName, why), time.Now())
+	return c.f.d.Calls.Finish(ctx, c.row.ID, domain.MCPCallFailed, failureJSON(c.row.ToolName, why), time.Now())
 }
 
 // closeStale closes the user's calls whose workflow is gone and returns how many it closed.
@@ -98,7 +98,7 @@ func (f *frontDoor) closeStale(ctx context.Context, userID string) int {
 		if gone, err := f.launcher.Gone(ctx, r.WorkflowID, r.CreatedAt); err != nil || !gone {
 			continue
 		}
-		if err := f.d.Calls.Finish(ctx, r.ID, vocab.MCPCallFailed, failureJSON(r.ToolName, "The call's workflow ended without finishing the call."), time.Now()); err == nil {
+		if err := f.d.Calls.Finish(ctx, r.ID, domain.MCPCallFailed, failureJSON(r.ToolName, "The call's workflow ended without finishing the call."), time.Now()); err == nil {
 			closed++
 		}
 	}
@@ -271,7 +271,7 @@ func (s *session) callResult(ctx context.Context, req *sdk.CallToolRequest) (*sd
 	if err != nil {
 		return nil, fmt.Errorf("loading the call: %w", err)
 	}
-	if row.Status == vocab.MCPCallRunning && wait > 0 {
+	if row.Status == domain.MCPCallRunning && wait > 0 {
 		wctx, cancel := context.WithTimeout(ctx, time.Duration(wait)*time.Second)
 		_ = s.f.d.Workflows.Wait(wctx, row.WorkflowID)
 		cancel()
@@ -282,8 +282,8 @@ func (s *session) callResult(ctx context.Context, req *sdk.CallToolRequest) (*sd
 			return nil, fmt.Errorf("loading the call: %w", err)
 		}
 	}
-	if row.Status == vocab.MCPCallRunning {
-		r := tools.Collect([]tools.Item{{ID: row.ID, Name: row.ToolName, Status: vocab.MCPCallRunning,
+	if row.Status == domain.MCPCallRunning {
+		r := tools.Collect([]tools.Item{{ID: row.ID, Name: row.ToolName, Status: domain.MCPCallRunning,
 			Result: "still running since " + row.CreatedAt.UTC().Format(time.RFC3339) + "; ask again later"}})
 		r.Success = true
 		r.Metadata = map[string]any{"tool_name": callResultToolName, "version": tools.FormatVersion}

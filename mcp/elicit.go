@@ -8,8 +8,8 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/gns3-copilot/gns3-copilot/auth"
-	"github.com/gns3-copilot/gns3-copilot/relay"
+	"github.com/gns3-copilot/gns3-copilot/internal/auth"
+	"github.com/gns3-copilot/gns3-copilot/internal/relay"
 	"github.com/gns3-copilot/gns3-copilot/workflows"
 )
 

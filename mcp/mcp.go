@@ -23,15 +23,15 @@ import (
 	sdkauth "github.com/modelcontextprotocol/go-sdk/auth"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/gns3-copilot/gns3-copilot/auth"
-	"github.com/gns3-copilot/gns3-copilot/gns3"
-	"github.com/gns3-copilot/gns3-copilot/launch"
-	"github.com/gns3-copilot/gns3-copilot/livetopo"
-	"github.com/gns3-copilot/gns3-copilot/llmconfig"
+	"github.com/gns3-copilot/gns3-copilot/internal/auth"
+	"github.com/gns3-copilot/gns3-copilot/internal/durable"
+	"github.com/gns3-copilot/gns3-copilot/internal/lab/gns3"
+	"github.com/gns3-copilot/gns3-copilot/internal/lab/livetopo"
+	"github.com/gns3-copilot/gns3-copilot/internal/lab/tools"
+	"github.com/gns3-copilot/gns3-copilot/internal/llm/llmconfig"
+	"github.com/gns3-copilot/gns3-copilot/internal/relay"
+	"github.com/gns3-copilot/gns3-copilot/internal/respond"
 	"github.com/gns3-copilot/gns3-copilot/models"
-	"github.com/gns3-copilot/gns3-copilot/relay"
-	"github.com/gns3-copilot/gns3-copilot/respond"
-	"github.com/gns3-copilot/gns3-copilot/tools"
 	"github.com/gns3-copilot/gns3-copilot/workflows"
 )
 
@@ -55,7 +55,7 @@ type CredentialStore interface {
 	Delete(ctx context.Context, key string) error
 }
 
-// Workflows is what the front door asks of Temporal (gateway.Temporal).
+// Workflows is what the front door asks of Temporal (durable.Temporal).
 type Workflows interface {
 	StartMCPCall(ctx context.Context, workflowID string, in workflows.MCPCallInput, username, clientName string) error
 	TurnEnded(ctx context.Context, workflowID string) (ended, started bool, err error)
@@ -87,7 +87,7 @@ type Deps struct {
 	Live LiveTopology
 	// Work is the chat's settings of approvals, device concurrency and credential lifetime,
 	// which MCP calls follow too.
-	Work launch.Settings
+	Work durable.Settings
 	// MaxCallsPerUser bounds one user's MCP calls running at once; 0 is no limit.
 	MaxCallsPerUser int
 	// SessionTimeout closes MCP sessions idle this long (default 1 h).
@@ -108,7 +108,7 @@ var protocolVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26"}
 
 type frontDoor struct {
 	d        Deps
-	launcher *launch.Launcher
+	launcher *durable.Launcher
 	log      *slog.Logger
 	handler  *sdk.StreamableHTTPHandler
 	// versionOnly answers the SDK's protocol-version check of requests that do not open a
@@ -130,7 +130,7 @@ func newFrontDoor(d Deps) *frontDoor {
 	f := &frontDoor{d: d, log: d.Logger.With("component", "mcp")}
 	// No grace: the list of running calls is asked for only when the user is at the limit, and
 	// a call whose workflow does not exist then stops counting at once.
-	f.launcher = &launch.Launcher{Credentials: d.Credentials, Workflows: d.Workflows, TTL: d.Work.CredentialTTL, Log: f.log}
+	f.launcher = &durable.Launcher{Credentials: d.Credentials, Workflows: d.Workflows, TTL: d.Work.CredentialTTL, Log: f.log}
 	f.versionOnly = sdk.NewServer(f.implementation(), &sdk.ServerOptions{SupportedProtocolVersions: protocolVersions})
 	f.handler = sdk.NewStreamableHTTPHandler(f.getServer, &sdk.StreamableHTTPOptions{SessionTimeout: d.SessionTimeout})
 	return f

@@ -9,7 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/gns3-copilot/gns3-copilot/tools"
+	"github.com/gns3-copilot/gns3-copilot/internal/lab/tools"
 )
 
 func TestEveryCatalogueToolGetsARequiredProjectID(t *testing.T) {

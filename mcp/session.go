@@ -11,11 +11,11 @@ import (
 	"github.com/google/uuid"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/gns3-copilot/gns3-copilot/auth"
-	"github.com/gns3-copilot/gns3-copilot/gns3"
-	"github.com/gns3-copilot/gns3-copilot/respond"
-	"github.com/gns3-copilot/gns3-copilot/tools"
-	"github.com/gns3-copilot/gns3-copilot/vocab"
+	"github.com/gns3-copilot/gns3-copilot/internal/auth"
+	"github.com/gns3-copilot/gns3-copilot/internal/domain"
+	"github.com/gns3-copilot/gns3-copilot/internal/lab/gns3"
+	"github.com/gns3-copilot/gns3-copilot/internal/lab/tools"
+	"github.com/gns3-copilot/gns3-copilot/internal/respond"
 )
 
 // session is one MCP session's server side: its settings, and its topology subscriptions.
@@ -64,8 +64,8 @@ func (f *frontDoor) newSessionServer(st sessionSettings) *sdk.Server {
 // catalogueTool is a chat tool as MCP offers it: the same name, description and schema, plus
 // project_id, since an MCP session is bound to no project.
 func catalogueTool(t tools.Tool) *sdk.Tool {
-	readOnly := !t.Mutating() && (!vocab.IsDeviceTool(t.Name()) || t.Name() == tools.ShowCommandsTool)
-	destructive := vocab.IsDestructiveTool(t.Name())
+	readOnly := !t.Mutating() && (!domain.IsDeviceTool(t.Name()) || t.Name() == tools.ShowCommandsTool)
+	destructive := domain.IsDestructiveTool(t.Name())
 	return &sdk.Tool{Name: t.Name(), Description: t.Description(), InputSchema: WithProjectID(t.Parameters()),
 		Annotations: &sdk.ToolAnnotations{ReadOnlyHint: readOnly, DestructiveHint: &destructive, IdempotentHint: t.Idempotent()}}
 }

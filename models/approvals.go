@@ -9,7 +9,7 @@ import (
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
 
-	"github.com/gns3-copilot/gns3-copilot/vocab"
+	"github.com/gns3-copilot/gns3-copilot/internal/domain"
 )
 
 // Approval is one question put to the session's owner before the copilot changes the lab, and
@@ -94,7 +94,7 @@ type Decision struct {
 // no-op (a retried activity); a different outcome on a decided approval is refused, so the
 // first decision stands.
 func (r ApprovalRepository) Decide(ctx context.Context, id string, d Decision) (*Approval, error) {
-	res := updateWhile(ctx, r.DB, &Approval{}, id, vocab.ApprovalPending,
+	res := updateWhile(ctx, r.DB, &Approval{}, id, domain.ApprovalPending,
 		map[string]any{"status": d.Status, "decided_by": d.By, "comment": d.Comment, "decided_at": d.At.UTC(),
 			"standing": d.Standing, "standing_of": d.StandingOf})
 	if res.Error != nil {
@@ -113,7 +113,7 @@ func (r ApprovalRepository) Decide(ctx context.Context, id string, d Decision) (
 // PendingForTurn lists a turn's approvals that still wait for a decision, oldest first.
 func (r ApprovalRepository) PendingForTurn(ctx context.Context, turnID string) ([]Approval, error) {
 	var out []Approval
-	err := r.DB.WithContext(ctx).Where("turn_id = ? AND status = ?", turnID, vocab.ApprovalPending).
+	err := r.DB.WithContext(ctx).Where("turn_id = ? AND status = ?", turnID, domain.ApprovalPending).
 		Order("created_at").Order("id").Find(&out).Error
 	return out, err
 }

@@ -12,7 +12,7 @@ import (
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
 
-	"github.com/gns3-copilot/gns3-copilot/vocab"
+	"github.com/gns3-copilot/gns3-copilot/internal/domain"
 )
 
 // ChatRepository reads and writes sessions, turns and messages. Every read that a user can
@@ -184,7 +184,7 @@ func (r *ChatRepository) StartTurn(ctx context.Context, p StartTurnParams) (*Cha
 			return err
 		}
 		var running int64
-		if err := tx.Model(&ChatTurn{}).Where("session_id = ? AND status = ?", sess.ThreadID, vocab.TurnRunning).Count(&running).Error; err != nil {
+		if err := tx.Model(&ChatTurn{}).Where("session_id = ? AND status = ?", sess.ThreadID, domain.TurnRunning).Count(&running).Error; err != nil {
 			return err
 		}
 		if running > 0 {
@@ -196,7 +196,7 @@ func (r *ChatRepository) StartTurn(ctx context.Context, p StartTurnParams) (*Cha
 		}
 		turnID := uuid.NewString()
 		turn = ChatTurn{ID: turnID, SessionID: sess.ThreadID, Seq: seq, UserID: p.UserID, ProjectID: p.ProjectID,
-			Status: vocab.TurnRunning, Mode: p.Mode, LLMConfigID: p.LLMConfigID, WorkflowID: p.WorkflowID(sess.ThreadID, turnID),
+			Status: domain.TurnRunning, Mode: p.Mode, LLMConfigID: p.LLMConfigID, WorkflowID: p.WorkflowID(sess.ThreadID, turnID),
 			Temperature: p.Temperature, CreatedAt: now}
 		if err := tx.Create(&turn).Error; err != nil {
 			if errors.Is(err, gorm.ErrDuplicatedKey) {
@@ -282,7 +282,7 @@ func (r *ChatRepository) LatestTurn(ctx context.Context, sessionID string) (*Cha
 // RunningTurns returns the user's turns whose rows say running, in every session, oldest first.
 func (r *ChatRepository) RunningTurns(ctx context.Context, userID string) ([]ChatTurn, error) {
 	var out []ChatTurn
-	err := r.DB.WithContext(ctx).Where("user_id = ? AND status = ?", userID, vocab.TurnRunning).Order("created_at").Find(&out).Error
+	err := r.DB.WithContext(ctx).Where("user_id = ? AND status = ?", userID, domain.TurnRunning).Order("created_at").Find(&out).Error
 	return out, err
 }
 
@@ -370,7 +370,7 @@ func (r *ChatRepository) FinalizeTurn(ctx context.Context, p FinalizeParams) (bo
 			}
 			return err
 		}
-		if turn.Status != vocab.TurnRunning {
+		if turn.Status != domain.TurnRunning {
 			return nil
 		}
 		var staged []ChatMessage
@@ -410,7 +410,7 @@ func (r *ChatRepository) FinalizeTurn(ctx context.Context, p FinalizeParams) (bo
 				}
 			}
 		}
-		if p.Status == vocab.TurnFailed || p.Status == vocab.TurnCancelled {
+		if p.Status == domain.TurnFailed || p.Status == domain.TurnCancelled {
 			n, err := markTurnError(tx, &turn, staged, p, maxIdx+1, now)
 			if err != nil {
 				return err
@@ -451,7 +451,7 @@ func (r *ChatRepository) FinalizeTurn(ctx context.Context, p FinalizeParams) (bo
 func UnrunToolResult(toolName, turnStatus string) string {
 	msg := "The tool was not run because the turn was " + turnStatus + "."
 	meta := map[string]any{"tool_name": toolName}
-	if turnStatus == vocab.TurnCancelled {
+	if turnStatus == domain.TurnCancelled {
 		msg = "Aborted: the turn was stopped before this tool finished."
 		meta["status"] = "aborted"
 	}
@@ -466,7 +466,7 @@ func TurnErrorText(status, reason string) string {
 	switch {
 	case reason != "":
 		return reason
-	case status == vocab.TurnCancelled:
+	case status == domain.TurnCancelled:
 		return "The turn was stopped before it finished."
 	default:
 		return "The turn failed."
@@ -515,7 +515,7 @@ func (r *ChatRepository) RunningSessions(ctx context.Context, sessionIDs []strin
 		return out, nil
 	}
 	var ids []string
-	err := r.DB.WithContext(ctx).Model(&ChatTurn{}).Where("session_id IN ? AND status = ?", sessionIDs, vocab.TurnRunning).
+	err := r.DB.WithContext(ctx).Model(&ChatTurn{}).Where("session_id IN ? AND status = ?", sessionIDs, domain.TurnRunning).
 		Pluck("session_id", &ids).Error
 	for _, id := range ids {
 		out[id] = true
@@ -526,6 +526,6 @@ func (r *ChatRepository) RunningSessions(ctx context.Context, sessionIDs []strin
 // CompletedTurns counts a session's finished turns; the title is generated after the first.
 func (r *ChatRepository) CompletedTurns(ctx context.Context, sessionID string) (int64, error) {
 	var n int64
-	err := r.DB.WithContext(ctx).Model(&ChatTurn{}).Where("session_id = ? AND status = ?", sessionID, vocab.TurnCompleted).Count(&n).Error
+	err := r.DB.WithContext(ctx).Model(&ChatTurn{}).Where("session_id = ? AND status = ?", sessionID, domain.TurnCompleted).Count(&n).Error
 	return n, err
 }

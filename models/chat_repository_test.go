@@ -9,7 +9,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/gns3-copilot/gns3-copilot/vocab"
+	"github.com/gns3-copilot/gns3-copilot/internal/domain"
 )
 
 func turnParams(sessionID, user, project string) StartTurnParams {
@@ -42,7 +42,7 @@ func TestStartTurnCreatesSessionUnderClientChosenID(t *testing.T) {
 		}
 
 		// The next message after the turn ended continues the same session.
-		if _, err := repo.FinalizeTurn(ctx, FinalizeParams{TurnID: turn.ID, Status: vocab.TurnCompleted}); err != nil {
+		if _, err := repo.FinalizeTurn(ctx, FinalizeParams{TurnID: turn.ID, Status: domain.TurnCompleted}); err != nil {
 			t.Fatal(err)
 		}
 		again, turn2, created2, err := repo.StartTurn(ctx, turnParams(id, user, project))
@@ -164,14 +164,14 @@ func TestFinalizeTurnPutsErrorOnLastAssistantMessage(t *testing.T) {
 		save(ChatMessage{Idx: 1, Role: "assistant", ToolCalls: `[{"id":"c1","type":"function","function":{"name":"get_gns3_topology","arguments":"{}"}}]`, Metadata: `{"model":"m"}`})
 		save(ChatMessage{Idx: 2, Role: "tool", Name: "get_gns3_topology", ToolCallID: "c1", Content: `{"success":true}`})
 		save(ChatMessage{Idx: 3, Role: "assistant", Content: "Your lab", Metadata: `{"model":"m","incomplete":true}`})
-		if _, err := repo.FinalizeTurn(ctx, FinalizeParams{TurnID: turn.ID, Status: vocab.TurnFailed, Error: "the LLM provider refused the request"}); err != nil {
+		if _, err := repo.FinalizeTurn(ctx, FinalizeParams{TurnID: turn.ID, Status: domain.TurnFailed, Error: "the LLM provider refused the request"}); err != nil {
 			t.Fatal(err)
 		}
 		h := historyMeta(t, repo, sess.ThreadID)
 		if len(h) != 4 {
 			t.Fatalf("history %v, want 4 messages", h)
 		}
-		if h[3]["error"] != "the LLM provider refused the request" || h[3]["status"] != vocab.TurnFailed || h[3]["model"] != "m" {
+		if h[3]["error"] != "the LLM provider refused the request" || h[3]["status"] != domain.TurnFailed || h[3]["model"] != "m" {
 			t.Fatalf("last assistant metadata %v, want the error kept with the other fields", h[3])
 		}
 		if _, ok := h[1]["error"]; ok {
@@ -183,11 +183,11 @@ func TestFinalizeTurnPutsErrorOnLastAssistantMessage(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := repo.FinalizeTurn(ctx, FinalizeParams{TurnID: turn2.ID, Status: vocab.TurnCancelled}); err != nil {
+		if _, err := repo.FinalizeTurn(ctx, FinalizeParams{TurnID: turn2.ID, Status: domain.TurnCancelled}); err != nil {
 			t.Fatal(err)
 		}
 		h = historyMeta(t, repo, sess.ThreadID)
-		if len(h) != 6 || h[5]["role"] != "assistant" || h[5]["error"] != TurnErrorText(vocab.TurnCancelled, "") {
+		if len(h) != 6 || h[5]["role"] != "assistant" || h[5]["error"] != TurnErrorText(domain.TurnCancelled, "") {
 			t.Fatalf("history %v, want the cancelled turn's own assistant message with metadata.error", h)
 		}
 		got, _ := repo.GetSession(ctx, user, project, sess.ThreadID)
@@ -204,7 +204,7 @@ func TestFinalizeTurnPutsErrorOnLastAssistantMessage(t *testing.T) {
 		if err := repo.SaveMessage(ctx, &save2); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := repo.FinalizeTurn(ctx, FinalizeParams{TurnID: turn3.ID, Status: vocab.TurnCompleted}); err != nil {
+		if _, err := repo.FinalizeTurn(ctx, FinalizeParams{TurnID: turn3.ID, Status: domain.TurnCompleted}); err != nil {
 			t.Fatal(err)
 		}
 		h = historyMeta(t, repo, sess.ThreadID)
@@ -243,7 +243,7 @@ func TestStartTurnNewSessionOverOrphanTurnCreatesNothing(t *testing.T) {
 		ctx := context.Background()
 		user, project, id := uuid.NewString(), uuid.NewString(), uuid.NewString()
 		orphan := ChatTurn{ID: uuid.NewString(), SessionID: id, Seq: 1, UserID: user, ProjectID: project,
-			Status: vocab.TurnRunning, Mode: "teaching_assistant", WorkflowID: "orphan"}
+			Status: domain.TurnRunning, Mode: "teaching_assistant", WorkflowID: "orphan"}
 		if err := repo.DB.Create(&orphan).Error; err != nil {
 			t.Fatal(err)
 		}

@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"gorm.io/gorm"
 
-	"github.com/gns3-copilot/gns3-copilot/vocab"
+	"github.com/gns3-copilot/gns3-copilot/internal/domain"
 )
 
 // A claim moves a record on only from the record its caller read (status and claim count), on
@@ -93,7 +93,7 @@ func TestRecordsAndApprovalsOfManyJobsInOneQueryEach(t *testing.T) {
 		approvals := ApprovalRepository{DB: db}
 		for _, id := range []string{"a1", "a2"} {
 			_, err := approvals.Create(ctx, &Approval{ID: id, SessionID: "s", TurnID: id, ToolCallID: "c", ProjectID: "p", UserID: "u",
-				ToolName: "x", Kind: vocab.ApprovalKindConfig, WorkflowID: "w", Plan: `{}`, Status: vocab.ApprovalPending, ExpiresAt: time.Now().Add(time.Hour)})
+				ToolName: "x", Kind: domain.ApprovalKindConfig, WorkflowID: "w", Plan: `{}`, Status: domain.ApprovalPending, ExpiresAt: time.Now().Add(time.Hour)})
 			require.NoError(t, err)
 		}
 		byID, err := approvals.GetMany(ctx, []string{"a2", "missing"})

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gns3-copilot/gns3-copilot/vocab"
+	"github.com/gns3-copilot/gns3-copilot/internal/domain"
 )
 
 // A typed exercise request and its answer are a finished turn of their own: committed at once,
@@ -37,7 +37,7 @@ func TestRecordExchangeJoinsTheTranscript(t *testing.T) {
 		if got := roles(t, repo, sess.ThreadID); got != "user:check|assistant:Not yet.|user:hint|assistant:Hint: look closer." {
 			t.Fatalf("history while a turn runs: %s", got)
 		}
-		if _, err := repo.FinalizeTurn(ctx, FinalizeParams{TurnID: running.ID, Status: vocab.TurnCompleted}); err != nil {
+		if _, err := repo.FinalizeTurn(ctx, FinalizeParams{TurnID: running.ID, Status: domain.TurnCompleted}); err != nil {
 			t.Fatal(err)
 		}
 		if s, err := repo.GetSession(ctx, "u1", "p1", sess.ThreadID); err != nil || SessionMode(s) != "troubleshooting_injection" {

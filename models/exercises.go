@@ -11,7 +11,7 @@ import (
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
 
-	"github.com/gns3-copilot/gns3-copilot/vocab"
+	"github.com/gns3-copilot/gns3-copilot/internal/domain"
 )
 
 // Exercise is one fault-injection exercise: what the student sees of it (status, checks, hints
@@ -107,7 +107,7 @@ func (r ExerciseRepository) RecordFault(ctx context.Context, ex *Exercise, f *In
 			ex.CreatedAt, ex.UpdatedAt = now, now
 		}
 		if ex.Status == "" {
-			ex.Status = vocab.ExerciseOpen
+			ex.Status = domain.ExerciseOpen
 		}
 		res := tx.Clauses(clause.OnConflict{DoNothing: true}).Create(ex)
 		if res.Error != nil {
@@ -165,14 +165,14 @@ func (r ExerciseRepository) Faults(ctx context.Context, exerciseID string) ([]In
 
 // SaveProgress stores the counters and the last answer of an open exercise.
 func (r ExerciseRepository) SaveProgress(ctx context.Context, id string, checks, hints int, last string) error {
-	return updateWhile(ctx, r.DB, &Exercise{}, id, vocab.ExerciseOpen,
+	return updateWhile(ctx, r.DB, &Exercise{}, id, domain.ExerciseOpen,
 		map[string]any{"checks": checks, "hints_used": hints, "last_check": last, "updated_at": time.Now().UTC()}).Error
 }
 
 // Finish ends an open exercise; an exercise that already ended keeps its end.
 func (r ExerciseRepository) Finish(ctx context.Context, id, status string, checks, hints int) error {
 	now := time.Now().UTC()
-	return updateWhile(ctx, r.DB, &Exercise{}, id, vocab.ExerciseOpen,
+	return updateWhile(ctx, r.DB, &Exercise{}, id, domain.ExerciseOpen,
 		map[string]any{"status": status, "checks": checks, "hints_used": hints, "ended_at": now, "updated_at": now}).Error
 }
 
@@ -268,7 +268,7 @@ func (r *ChatRepository) RecordExchange(ctx context.Context, p ExchangeParams) (
 				return err
 			}
 			turn := ChatTurn{ID: uuid.NewString(), SessionID: p.SessionID, Seq: seq, UserID: p.UserID, ProjectID: p.ProjectID,
-				Status: vocab.TurnCompleted, Mode: ExerciseRequestMode, WorkflowID: p.ExerciseID, CreatedAt: now, FinishedAt: &now}
+				Status: domain.TurnCompleted, Mode: ExerciseRequestMode, WorkflowID: p.ExerciseID, CreatedAt: now, FinishedAt: &now}
 			if err := tx.Create(&turn).Error; err != nil {
 				return err
 			}

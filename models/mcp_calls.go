@@ -6,7 +6,7 @@ import (
 
 	"gorm.io/gorm"
 
-	"github.com/gns3-copilot/gns3-copilot/vocab"
+	"github.com/gns3-copilot/gns3-copilot/internal/domain"
 )
 
 // MCPCall is one tool call an MCP client made: who, from which client, on which project, and,
@@ -43,10 +43,10 @@ func (r MCPCallRepository) Start(ctx context.Context, c *MCPCall, max int) error
 	if c.CreatedAt.IsZero() {
 		c.CreatedAt = time.Now().UTC()
 	}
-	c.Status = vocab.MCPCallRunning
+	c.Status = domain.MCPCallRunning
 	return r.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if max > 0 {
-			running, err := countRunningLocked(tx, "gns3copilot:mcp-calls:"+c.UserID, &MCPCall{}, c.UserID, vocab.MCPCallRunning)
+			running, err := countRunningLocked(tx, "gns3copilot:mcp-calls:"+c.UserID, &MCPCall{}, c.UserID, domain.MCPCallRunning)
 			if err != nil {
 				return err
 			}
@@ -66,7 +66,7 @@ func (r MCPCallRepository) Get(ctx context.Context, id string) (*MCPCall, error)
 // Running lists a user's calls still marked running, oldest first.
 func (r MCPCallRepository) Running(ctx context.Context, userID string) ([]MCPCall, error) {
 	var out []MCPCall
-	err := r.DB.WithContext(ctx).Where("user_id = ? AND status = ?", userID, vocab.MCPCallRunning).Order("created_at").Find(&out).Error
+	err := r.DB.WithContext(ctx).Where("user_id = ? AND status = ?", userID, domain.MCPCallRunning).Order("created_at").Find(&out).Error
 	return out, err
 }
 
@@ -89,7 +89,7 @@ func (r MCPCallRepository) Finish(ctx context.Context, id, status, result string
 	if result != "" {
 		upd["result"] = result
 	}
-	return updateWhile(ctx, r.DB, &MCPCall{}, id, vocab.MCPCallRunning, upd).Error
+	return updateWhile(ctx, r.DB, &MCPCall{}, id, domain.MCPCallRunning, upd).Error
 }
 
 // Recent lists a user's latest calls, newest first.

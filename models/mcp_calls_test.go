@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"gorm.io/gorm"
 
-	"github.com/gns3-copilot/gns3-copilot/vocab"
+	"github.com/gns3-copilot/gns3-copilot/internal/domain"
 )
 
 // MCP call rows on SQLite and PostgreSQL: concurrent starts never run past the per-user limit,
@@ -53,11 +53,11 @@ func TestMCPCallsHoldThePerUserLimit(t *testing.T) {
 
 		id := running[0].ID
 		require.NoError(t, repo.SaveResult(ctx, id, `{"success":true}`))
-		require.NoError(t, repo.Finish(ctx, id, vocab.MCPCallCompleted, "", time.Now()))
-		require.NoError(t, repo.Finish(ctx, id, vocab.MCPCallFailed, `{"success":false}`, time.Now()))
+		require.NoError(t, repo.Finish(ctx, id, domain.MCPCallCompleted, "", time.Now()))
+		require.NoError(t, repo.Finish(ctx, id, domain.MCPCallFailed, `{"success":false}`, time.Now()))
 		got, err := repo.Get(ctx, id)
 		require.NoError(t, err)
-		require.Equal(t, vocab.MCPCallCompleted, got.Status, "the first ending stands")
+		require.Equal(t, domain.MCPCallCompleted, got.Status, "the first ending stands")
 		require.Equal(t, `{"success":true}`, got.Result)
 		require.NotNil(t, got.FinishedAt)
 		require.ErrorIs(t, repo.SaveResult(ctx, "nope", "x"), ErrNotFound)
@@ -69,13 +69,13 @@ func TestMCPCallsHoldThePerUserLimit(t *testing.T) {
 		approvals := ApprovalRepository{DB: db}
 		for i, pid := range []string{"p", "p", "q"} {
 			_, err := approvals.Create(ctx, &Approval{ID: fmt.Sprintf("a%d", i), SessionID: "mcp-session", TurnID: fmt.Sprintf("call%d", i), ToolCallID: "c",
-				ProjectID: pid, UserID: "u1", ToolName: "execute_vpcs_commands", Kind: vocab.ApprovalKindConfig, WorkflowID: "w",
-				Plan: `{}`, Status: vocab.ApprovalPending, ExpiresAt: time.Now().Add(time.Hour)})
+				ProjectID: pid, UserID: "u1", ToolName: "execute_vpcs_commands", Kind: domain.ApprovalKindConfig, WorkflowID: "w",
+				Plan: `{}`, Status: domain.ApprovalPending, ExpiresAt: time.Now().Add(time.Hour)})
 			require.NoError(t, err)
 		}
-		_, err = approvals.Decide(ctx, "a0", Decision{Status: vocab.ApprovalApproved, By: "alice", At: time.Now()})
+		_, err = approvals.Decide(ctx, "a0", Decision{Status: domain.ApprovalApproved, By: "alice", At: time.Now()})
 		require.NoError(t, err)
-		pending, err := approvals.ForProject(ctx, "p", "u1", vocab.ApprovalPending)
+		pending, err := approvals.ForProject(ctx, "p", "u1", domain.ApprovalPending)
 		require.NoError(t, err)
 		require.Len(t, pending, 1)
 		require.Equal(t, "a1", pending[0].ID)

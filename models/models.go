@@ -10,7 +10,7 @@ import (
 	"time"
 )
 
-// ChatSession is the seed's chat_sessions row. ThreadID is the session id clients see.
+// ChatSession is the chat_sessions row of GNS3's chat API. ThreadID is the session id clients see.
 type ChatSession struct {
 	ID            uint       `gorm:"primaryKey;autoIncrement" json:"id"`
 	ThreadID      string     `gorm:"size:64;not null;uniqueIndex:idx_thread_id" json:"thread_id"`

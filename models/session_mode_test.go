@@ -6,9 +6,9 @@ import (
 
 	"gorm.io/gorm"
 
+	"github.com/gns3-copilot/gns3-copilot/internal/domain"
 	"github.com/gns3-copilot/gns3-copilot/internal/testkit/testdb"
 	"github.com/gns3-copilot/gns3-copilot/models"
-	"github.com/gns3-copilot/gns3-copilot/vocab"
 )
 
 func TestSessionModeIsRecordedFollowedAndBackfilled(t *testing.T) {
@@ -30,7 +30,7 @@ func TestSessionModeIsRecordedFollowedAndBackfilled(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if _, err := repo.FinalizeTurn(ctx, models.FinalizeParams{TurnID: tr.ID, Status: vocab.TurnCompleted}); err != nil {
+				if _, err := repo.FinalizeTurn(ctx, models.FinalizeParams{TurnID: tr.ID, Status: domain.TurnCompleted}); err != nil {
 					t.Fatal(err)
 				}
 				got, err := repo.GetSession(ctx, "u1", "p1", s.ThreadID)

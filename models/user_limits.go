@@ -8,7 +8,7 @@ import (
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
 
-	"github.com/gns3-copilot/gns3-copilot/vocab"
+	"github.com/gns3-copilot/gns3-copilot/internal/domain"
 )
 
 // LimitError is durable work (a turn, an MCP call) refused because its user already has the
@@ -30,7 +30,7 @@ func checkUserTurns(tx *gorm.DB, userID string, max int) error {
 	if max <= 0 {
 		return nil
 	}
-	running, err := countRunningLocked(tx, "gns3copilot:user-turns:"+userID, &ChatTurn{}, userID, vocab.TurnRunning)
+	running, err := countRunningLocked(tx, "gns3copilot:user-turns:"+userID, &ChatTurn{}, userID, domain.TurnRunning)
 	if err != nil {
 		return err
 	}

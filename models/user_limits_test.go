@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gns3-copilot/gns3-copilot/vocab"
+	"github.com/gns3-copilot/gns3-copilot/internal/domain"
 )
 
 func startParams(user string, max int) StartTurnParams {
@@ -55,7 +55,7 @@ func TestRunningTurnsPerUserLimit(t *testing.T) {
 		if _, _, _, err := repo.StartTurn(ctx, startParams("bob", 4)); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := repo.FinalizeTurn(ctx, FinalizeParams{TurnID: started[0].ID, Status: vocab.TurnCompleted}); err != nil {
+		if _, err := repo.FinalizeTurn(ctx, FinalizeParams{TurnID: started[0].ID, Status: domain.TurnCompleted}); err != nil {
 			t.Fatal(err)
 		}
 		if _, _, _, err := repo.StartTurn(ctx, startParams("alice", 4)); err != nil {
@@ -78,11 +78,11 @@ func TestTokenUsagePerUserAndDay(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := repo.FinalizeTurn(ctx, FinalizeParams{TurnID: turn.ID, Status: vocab.TurnCompleted, InputTokens: in, OutputTokens: out}); err != nil {
+			if _, err := repo.FinalizeTurn(ctx, FinalizeParams{TurnID: turn.ID, Status: domain.TurnCompleted, InputTokens: in, OutputTokens: out}); err != nil {
 				t.Fatal(err)
 			}
 			// A retried finalizer counts nothing twice.
-			if _, err := repo.FinalizeTurn(ctx, FinalizeParams{TurnID: turn.ID, Status: vocab.TurnCompleted, InputTokens: in, OutputTokens: out}); err != nil {
+			if _, err := repo.FinalizeTurn(ctx, FinalizeParams{TurnID: turn.ID, Status: domain.TurnCompleted, InputTokens: in, OutputTokens: out}); err != nil {
 				t.Fatal(err)
 			}
 			return sess

@@ -94,7 +94,7 @@ serve_group=
 # After make run, so that make run is timed on empty caches as a newcomer meets it.
 quick
 
-pkgs=${NEWCOMER_TEST_PKGS:-./models ./credentials ./cmd/... ./scripts/testsummary}
+pkgs=${NEWCOMER_TEST_PKGS:-./models ./internal/credentials ./cmd/... ./scripts/testsummary}
 db="gns3copilot_newcomer_$$"
 step "make test on $pkgs, Redis unreachable, PostgreSQL database $db missing"
 began=$(date +%s)

@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/gns3-copilot/gns3-copilot/temporaldev"
+	"github.com/gns3-copilot/gns3-copilot/internal/temporaldev"
 )
 
 // The cluster's setup registers every search attribute turns and jobs set; a missing one would

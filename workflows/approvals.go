@@ -10,7 +10,7 @@ import (
 	"github.com/google/uuid"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/gns3-copilot/gns3-copilot/vocab"
+	"github.com/gns3-copilot/gns3-copilot/internal/domain"
 )
 
 // DefaultApprovalTimeout is how long an unanswered approval waits before it expires.
@@ -61,7 +61,7 @@ func keepCredentialFrom(ctx workflow.Context, ref WorkRef, ttl, first time.Durat
 	})
 }
 
-// Decisions a person can send; an approval ends as vocab.ApprovalApproved, ApprovalRejected or
+// Decisions a person can send; an approval ends as domain.ApprovalApproved, ApprovalRejected or
 // ApprovalExpired.
 const (
 	DecisionApprove = "approve"
@@ -95,7 +95,7 @@ type ApprovalDecision struct {
 // ApprovalOutcome is how an approval ended.
 type ApprovalOutcome struct {
 	ApprovalID string
-	Status     string // vocab.ApprovalApproved, vocab.ApprovalRejected or vocab.ApprovalExpired
+	Status     string // domain.ApprovalApproved, domain.ApprovalRejected or domain.ApprovalExpired
 	DecidedBy  string
 	Comment    string
 	// Standing is an "approve all" that also decides the turn's later approvals; StandingOf
@@ -105,7 +105,7 @@ type ApprovalOutcome struct {
 }
 
 // Approved reports whether the person said yes.
-func (o ApprovalOutcome) Approved() bool { return o.Status == vocab.ApprovalApproved }
+func (o ApprovalOutcome) Approved() bool { return o.Status == domain.ApprovalApproved }
 
 // ApprovalRequest asks the activity to store a pending approval and announce it.
 type ApprovalRequest struct {
@@ -119,7 +119,7 @@ type ApprovalRequest struct {
 	// JobID names the configuration job whose plan (and read-before) the approval shows.
 	JobID string
 	// Plan is the configuration job's validated plan (nil for a destructive tool).
-	Plan *vocab.DevicePlan
+	Plan *domain.DevicePlan
 	// MessageIndex is the transcript slot of the call's result; the question is stored beside
 	// it for the history (0, in workflows started before it existed: not stored).
 	MessageIndex int `json:",omitempty"`
@@ -198,9 +198,9 @@ func (g *approvalGate) validate(_ workflow.Context, d ApprovalDecision) error {
 // nothing can happen on the old assumption.
 func (g *approvalGate) decide(ctx workflow.Context, d ApprovalDecision) (ApprovalOutcome, error) {
 	st := g.waiting[d.ApprovalID]
-	out := ApprovalOutcome{ApprovalID: d.ApprovalID, Status: vocab.ApprovalRejected, DecidedBy: d.Username, Comment: strings.TrimSpace(d.Comment)}
+	out := ApprovalOutcome{ApprovalID: d.ApprovalID, Status: domain.ApprovalRejected, DecidedBy: d.Username, Comment: strings.TrimSpace(d.Comment)}
 	if d.Decision == DecisionApprove {
-		out.Status = vocab.ApprovalApproved
+		out.Status = domain.ApprovalApproved
 		out.Standing = d.Standing
 	}
 	// Set before the activity runs: a second update validated meanwhile sees it decided.
@@ -220,7 +220,7 @@ func (g *approvalGate) record(ctx workflow.Context, call ToolCall, out ApprovalO
 
 func describeOutcome(o ApprovalOutcome) string {
 	switch {
-	case o.Status == vocab.ApprovalExpired:
+	case o.Status == domain.ApprovalExpired:
 		return "it expired"
 	case o.DecidedBy != "":
 		return o.Status + " by " + o.DecidedBy
@@ -248,7 +248,7 @@ func (g *approvalGate) ask(ctx workflow.Context, req ApprovalRequest, timeout ti
 		// An "approve all" given earlier in the turn answers: the approval is stored for the
 		// audit, decided by it, and nobody is asked.
 		req.StandingOf = g.standing.ApprovalID
-		out := ApprovalOutcome{ApprovalID: req.ApprovalID, Status: vocab.ApprovalApproved, DecidedBy: g.standing.DecidedBy, StandingOf: g.standing.ApprovalID,
+		out := ApprovalOutcome{ApprovalID: req.ApprovalID, Status: domain.ApprovalApproved, DecidedBy: g.standing.DecidedBy, StandingOf: g.standing.ApprovalID,
 			Comment: "approved by the standing decision (approve all) given on approval " + g.standing.ApprovalID}
 		st.decided, st.outcome = true, out
 		if err := workflow.ExecuteActivity(summarized(recordOptions(ctx), fmt.Sprintf("approval by standing decision: %s", toolSummary(req.Call))), RequestApprovalActivity, req).Get(ctx, nil); err != nil {
@@ -269,9 +269,9 @@ func (g *approvalGate) ask(ctx workflow.Context, req ApprovalRequest, timeout ti
 		if st.decided {
 			return st.outcome, nil
 		}
-		out := ApprovalOutcome{ApprovalID: req.ApprovalID, Status: vocab.ApprovalExpired}
+		out := ApprovalOutcome{ApprovalID: req.ApprovalID, Status: domain.ApprovalExpired}
 		if err != nil {
-			out = ApprovalOutcome{ApprovalID: req.ApprovalID, Status: vocab.ApprovalRejected, Comment: CommentTurnAborted}
+			out = ApprovalOutcome{ApprovalID: req.ApprovalID, Status: domain.ApprovalRejected, Comment: CommentTurnAborted}
 		}
 		st.decided, st.outcome = true, out
 		dctx, _ := workflow.NewDisconnectedContext(ctx)
@@ -298,9 +298,9 @@ const CommentTurnAborted = "the turn was aborted"
 func RejectionMessage(o ApprovalOutcome) string {
 	var msg string
 	switch o.Status {
-	case vocab.ApprovalExpired:
+	case domain.ApprovalExpired:
 		msg = "Nothing was done: the approval expired without an answer from the user."
-	case vocab.ApprovalRejected:
+	case domain.ApprovalRejected:
 		who := "the user"
 		if o.DecidedBy != "" {
 			who = o.DecidedBy

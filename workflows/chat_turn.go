@@ -7,7 +7,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/gns3-copilot/gns3-copilot/vocab"
+	"github.com/gns3-copilot/gns3-copilot/internal/domain"
 )
 
 // ChatTurn answers one user message: it calls the model, runs the tools it asks for, feeds their
@@ -63,7 +63,7 @@ func ChatTurn(ctx workflow.Context, in ChatTurnInput) (ChatTurnResult, error) {
 		startRenewing()
 	}
 
-	res := ChatTurnResult{Status: vocab.TurnCompleted}
+	res := ChatTurnResult{Status: domain.TurnCompleted}
 	var inTokens, outTokens int64
 	idx := 1 // 0 is the user message, stored when the turn was created
 
@@ -78,9 +78,9 @@ loop:
 		res.LLMCalls++
 		if err != nil {
 			if isCancel(ctx, err) {
-				res.Status = vocab.TurnCancelled
+				res.Status = domain.TurnCancelled
 			} else {
-				res.Status, res.Error = vocab.TurnFailed, failureMessage(err)
+				res.Status, res.Error = domain.TurnFailed, failureMessage(err)
 			}
 			break
 		}
@@ -95,7 +95,7 @@ loop:
 		// Parallel tool calls run concurrently; each result has a fixed slot in the transcript.
 		futures := make([]workflow.Future, len(llm.ToolCalls))
 		for i, call := range llm.ToolCalls {
-			if approvals && (vocab.IsConfigJobTool(call.Name) || vocab.IsDestructiveTool(call.Name)) && in.SearchAttributes {
+			if approvals && (domain.IsConfigJobTool(call.Name) || domain.IsDestructiveTool(call.Name)) && in.SearchAttributes {
 				if err := workflow.UpsertTypedSearchAttributes(ctx, temporal.NewSearchAttributeKeyKeyword(SearchAttrToolName).ValueSet(call.Name)); err != nil {
 					workflow.GetLogger(ctx).Warn("setting the ToolName search attribute", "error", err)
 				}
@@ -122,13 +122,13 @@ loop:
 					cancelled = true
 					continue
 				}
-				res.Status, res.Error = vocab.TurnFailed, failureMessage(ferr)
+				res.Status, res.Error = domain.TurnFailed, failureMessage(ferr)
 				break loop
 			}
 		}
 		idx += len(llm.ToolCalls)
 		if cancelled || ctx.Err() != nil {
-			res.Status = vocab.TurnCancelled
+			res.Status = domain.TurnCancelled
 			break
 		}
 	}
@@ -140,7 +140,7 @@ loop:
 	fctx = workflow.WithActivityOptions(fctx, finalizeOptions())
 	if titleInFinalizer {
 		var fin FinalizeResult
-		title := res.Status == vocab.TurnCompleted
+		title := res.Status == domain.TurnCompleted
 		what := "finish the turn"
 		if title {
 			what = "finish the turn and name a new session"
@@ -158,7 +158,7 @@ loop:
 		return res, nil
 	}
 	var title TitleResult
-	if res.Status == vocab.TurnCompleted {
+	if res.Status == domain.TurnCompleted {
 		tctx := workflow.WithActivityOptions(fctx, titleOptions())
 		// A title is a nicety: if it cannot be made the session keeps its first-message title.
 		if err := workflow.ExecuteActivity(summarized(tctx, "session title"), TitleActivity, TitleInput{Turn: ref}).Get(fctx, &title); err != nil {
@@ -185,7 +185,7 @@ func isCancel(ctx workflow.Context, err error) bool {
 	var ce *temporal.CanceledError
 	var ae *temporal.ApplicationError
 	return errors.As(err, &ce) || errors.Is(ctx.Err(), workflow.ErrCanceled) ||
-		(errors.As(err, &ae) && ae.Type() == vocab.ErrTypeTurnAborted)
+		(errors.As(err, &ae) && ae.Type() == domain.ErrTypeTurnAborted)
 }
 
 // failureMessage extracts the innermost application message, which is the one written for people.

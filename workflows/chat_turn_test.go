@@ -14,7 +14,7 @@ import (
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/gns3-copilot/gns3-copilot/vocab"
+	"github.com/gns3-copilot/gns3-copilot/internal/domain"
 	"github.com/gns3-copilot/gns3-copilot/workflows"
 )
 
@@ -118,7 +118,7 @@ func TestToolLoopFeedsResultsBackAndFinalizes(t *testing.T) {
 	env.ExecuteWorkflow(workflows.ChatTurnWorkflow, input)
 	r := result(t, env)
 
-	require.Equal(t, vocab.TurnCompleted, r.Status)
+	require.Equal(t, domain.TurnCompleted, r.Status)
 	require.Len(t, f.llmCalls, 2)
 	require.Equal(t, 1, f.llmCalls[0].MessageIndex)
 	// The two parallel tool results take slots 2 and 3, the second answer slot 4.
@@ -131,7 +131,7 @@ func TestToolLoopFeedsResultsBackAndFinalizes(t *testing.T) {
 	require.Equal(t, 4, f.llmCalls[1].MessageIndex)
 	require.Len(t, f.finalized, 1)
 	fin := f.finalized[0]
-	require.Equal(t, vocab.TurnCompleted, fin.Status)
+	require.Equal(t, domain.TurnCompleted, fin.Status)
 	require.Equal(t, int64(3), fin.LLMCalls, "two answer calls and the title call")
 	require.Equal(t, int64(307), fin.InputTokens)
 	require.Equal(t, int64(33), fin.OutputTokens)
@@ -151,7 +151,7 @@ func TestStepLimitForcesAnAnswerInWords(t *testing.T) {
 	in.MaxSteps = 3
 	env.ExecuteWorkflow(workflows.ChatTurnWorkflow, in)
 	r := result(t, env)
-	require.Equal(t, vocab.TurnCompleted, r.Status)
+	require.Equal(t, domain.TurnCompleted, r.Status)
 	require.Len(t, f.llmCalls, 3)
 	require.False(t, f.llmCalls[0].NoTools)
 	require.False(t, f.llmCalls[1].NoTools)
@@ -173,7 +173,7 @@ func TestToolActivityFailureIsFedBackToTheModel(t *testing.T) {
 	env := newEnv(t, f)
 	env.ExecuteWorkflow(workflows.ChatTurnWorkflow, input)
 	r := result(t, env)
-	require.Equal(t, vocab.TurnCompleted, r.Status, "a failing tool does not fail the turn")
+	require.Equal(t, domain.TurnCompleted, r.Status, "a failing tool does not fail the turn")
 	require.Len(t, f.failures, 1)
 	require.Equal(t, "c1", f.failures[0].Call.ID)
 	require.Equal(t, 2, f.failures[0].MessageIndex)
@@ -187,14 +187,14 @@ func TestLLMIsRetriedThenSucceeds(t *testing.T) {
 	f.llm = func(ctx context.Context, _ workflows.LLMInput) (workflows.LLMResult, error) {
 		attempts++
 		if attempts < 3 {
-			return workflows.LLMResult{}, temporal.NewApplicationError("provider overloaded", vocab.ErrTypeLLMUnavailable)
+			return workflows.LLMResult{}, temporal.NewApplicationError("provider overloaded", domain.ErrTypeLLMUnavailable)
 		}
 		return workflows.LLMResult{OutputTokens: 5}, nil
 	}
 	env := newEnv(t, f)
 	env.ExecuteWorkflow(workflows.ChatTurnWorkflow, input)
 	r := result(t, env)
-	require.Equal(t, vocab.TurnCompleted, r.Status)
+	require.Equal(t, domain.TurnCompleted, r.Status)
 	require.Equal(t, 3, attempts)
 	require.Equal(t, 1, f.llmCalls[2].MessageIndex, "every attempt writes the same message slot")
 }
@@ -202,15 +202,15 @@ func TestLLMIsRetriedThenSucceeds(t *testing.T) {
 func TestBadAPIKeyIsNotRetriedAndFailsTheTurn(t *testing.T) {
 	f := &fakeActs{}
 	f.llm = func(context.Context, workflows.LLMInput) (workflows.LLMResult, error) {
-		return workflows.LLMResult{}, temporal.NewNonRetryableApplicationError("the provider rejected the API key", vocab.ErrTypeLLMAuth, nil)
+		return workflows.LLMResult{}, temporal.NewNonRetryableApplicationError("the provider rejected the API key", domain.ErrTypeLLMAuth, nil)
 	}
 	env := newEnv(t, f)
 	env.ExecuteWorkflow(workflows.ChatTurnWorkflow, input)
 	r := result(t, env)
-	require.Equal(t, vocab.TurnFailed, r.Status)
+	require.Equal(t, domain.TurnFailed, r.Status)
 	require.Len(t, f.llmCalls, 1)
 	require.Len(t, f.finalized, 1)
-	require.Equal(t, vocab.TurnFailed, f.finalized[0].Status)
+	require.Equal(t, domain.TurnFailed, f.finalized[0].Status)
 	require.Contains(t, f.finalized[0].Error, "rejected the API key")
 	require.Zero(t, f.titles, "no title for a failed turn")
 }
@@ -229,7 +229,7 @@ func TestCancellationFinalizesAsCancelled(t *testing.T) {
 	require.True(t, env.IsWorkflowCompleted())
 	<-started
 	require.Len(t, f.finalized, 1)
-	require.Equal(t, vocab.TurnCancelled, f.finalized[0].Status)
+	require.Equal(t, domain.TurnCancelled, f.finalized[0].Status)
 	require.Zero(t, f.titles)
 }
 
@@ -248,7 +248,7 @@ func TestCancellationDuringToolsFinalizesAsCancelled(t *testing.T) {
 	require.True(t, env.IsWorkflowCompleted())
 	require.Len(t, f.llmCalls, 1, "no further model call after cancelling")
 	require.Len(t, f.finalized, 1)
-	require.Equal(t, vocab.TurnCancelled, f.finalized[0].Status)
+	require.Equal(t, domain.TurnCancelled, f.finalized[0].Status)
 }
 
 // An activity that stopped on the user's abort (before Temporal's own cancellation reached it)
@@ -256,14 +256,14 @@ func TestCancellationDuringToolsFinalizesAsCancelled(t *testing.T) {
 func TestAbortedActivityEndsTheTurnAsCancelled(t *testing.T) {
 	f := &fakeActs{}
 	f.llm = func(context.Context, workflows.LLMInput) (workflows.LLMResult, error) {
-		return workflows.LLMResult{}, temporal.NewNonRetryableApplicationError("the turn was aborted", vocab.ErrTypeTurnAborted, nil)
+		return workflows.LLMResult{}, temporal.NewNonRetryableApplicationError("the turn was aborted", domain.ErrTypeTurnAborted, nil)
 	}
 	env := newEnv(t, f)
 	env.ExecuteWorkflow(workflows.ChatTurnWorkflow, input)
 	r := result(t, env)
-	require.Equal(t, vocab.TurnCancelled, r.Status)
+	require.Equal(t, domain.TurnCancelled, r.Status)
 	require.Len(t, f.llmCalls, 1)
-	require.Equal(t, vocab.TurnCancelled, f.finalized[0].Status)
+	require.Equal(t, domain.TurnCancelled, f.finalized[0].Status)
 }
 
 // A turn that only talks is one model call and one finalizer: the title is made inside the
@@ -291,7 +291,7 @@ func TestATurnThatOnlyTalksRunsTwoLocalActivitiesAndNoTimer(t *testing.T) {
 	})
 	env.SetOnTimerScheduledListener(func(string, time.Duration) { mu.Lock(); timers++; mu.Unlock() })
 	in := input
-	in.Approval, in.CredentialTTL = vocab.ApprovalChanges, 2*time.Hour
+	in.Approval, in.CredentialTTL = domain.ApprovalChanges, 2*time.Hour
 	env.ExecuteWorkflow(workflows.ChatTurnWorkflow, in)
 	r := result(t, env)
 	require.Equal(t, int64(2), r.LLMCalls, "the answer and the title")
@@ -327,7 +327,7 @@ func TestTheCredentialIsRenewedHalfItsLifetimeAfterTheTurnStarted(t *testing.T) 
 	var timers []time.Duration
 	env.SetOnTimerScheduledListener(func(_ string, d time.Duration) { mu.Lock(); timers = append(timers, d); mu.Unlock() })
 	in := input
-	in.Approval, in.CredentialTTL = vocab.ApprovalChanges, 2*time.Hour
+	in.Approval, in.CredentialTTL = domain.ApprovalChanges, 2*time.Hour
 	env.ExecuteWorkflow(workflows.ChatTurnWorkflow, in)
 	result(t, env)
 	mu.Lock()

@@ -7,7 +7,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/gns3-copilot/gns3-copilot/vocab"
+	"github.com/gns3-copilot/gns3-copilot/internal/domain"
 )
 
 // Configuration jobs: a device tool call that changes configuration runs as a child workflow
@@ -62,7 +62,7 @@ type ConfigJobResult struct {
 // ReadConfigInput reads one device's configuration before or after the change.
 type ReadConfigInput struct {
 	Turn  ToolCallRef
-	Job   vocab.DeviceJob
+	Job   domain.DeviceJob
 	Phase string
 }
 
@@ -83,7 +83,7 @@ type FinishConfigJobInput struct {
 	Turn         WorkRef
 	Call         ToolCall
 	MessageIndex int
-	Plan         vocab.DevicePlan
+	Plan         domain.DevicePlan
 	// Errors are devices whose apply activity failed for good; ReadErrors are reads that
 	// failed, by phase and node id.
 	Errors     map[string]string
@@ -114,12 +114,12 @@ func ConfigJob(ctx workflow.Context, in ConfigJobInput) (ConfigJobResult, error)
 		return ConfigJobResult{}, err
 	}
 	if planned.Done {
-		return ConfigJobResult{Status: vocab.JobDone}, nil
+		return ConfigJobResult{Status: domain.JobDone}, nil
 	}
 	if !planned.Changes {
 		// Only looking (ping, show): nothing to approve or to compare.
 		err := runPlannedDevices(ctx, in.Turn, in.Call, in.MessageIndex, planned.Plan, in.DeviceConcurrency)
-		return ConfigJobResult{Status: vocab.JobDone}, err
+		return ConfigJobResult{Status: domain.JobDone}, err
 	}
 
 	status := func(s, approvalID string) error {
@@ -127,7 +127,7 @@ func ConfigJob(ctx workflow.Context, in ConfigJobInput) (ConfigJobResult, error)
 			JobID: jobID, Turn: in.Turn, Call: in.Call, Status: s, ApprovalID: approvalID, Devices: len(planned.Plan.Jobs),
 		}).Get(ctx, nil)
 	}
-	if err := status(vocab.JobPlanning, ""); err != nil {
+	if err := status(domain.JobPlanning, ""); err != nil {
 		return ConfigJobResult{}, err
 	}
 	ref := ToolCallRef{WorkRef: in.Turn, CallID: in.Call.ID, ToolName: in.Call.Name}
@@ -144,12 +144,12 @@ func ConfigJob(ctx workflow.Context, in ConfigJobInput) (ConfigJobResult, error)
 		return ConfigJobResult{Status: fin.Status, Approval: outcome}, err
 	}
 
-	outcome := ApprovalOutcome{Status: vocab.ApprovalApproved}
-	if in.Approval == vocab.ApprovalChanges || in.Approval == vocab.ApprovalConfig {
-		if err := status(vocab.JobWaiting, ApprovalID(in.Turn.TurnID, in.Call.ID)); err != nil {
+	outcome := ApprovalOutcome{Status: domain.ApprovalApproved}
+	if in.Approval == domain.ApprovalChanges || in.Approval == domain.ApprovalConfig {
+		if err := status(domain.JobWaiting, ApprovalID(in.Turn.TurnID, in.Call.ID)); err != nil {
 			return ConfigJobResult{}, err
 		}
-		outcome, err = gate.ask(ctx, ApprovalRequest{Call: in.Call, Kind: vocab.ApprovalKindConfig, JobID: jobID, Plan: &planned.Plan, MessageIndex: in.MessageIndex}, in.ApprovalTimeout)
+		outcome, err = gate.ask(ctx, ApprovalRequest{Call: in.Call, Kind: domain.ApprovalKindConfig, JobID: jobID, Plan: &planned.Plan, MessageIndex: in.MessageIndex}, in.ApprovalTimeout)
 		if err != nil {
 			if ctx.Err() != nil {
 				res, ferr := finish(ctx, outcome, false, nil)
@@ -164,7 +164,7 @@ func ConfigJob(ctx workflow.Context, in ConfigJobInput) (ConfigJobResult, error)
 			return finish(ctx, outcome, false, nil)
 		}
 	}
-	if err := status(vocab.JobApplying, outcome.ApprovalID); err != nil {
+	if err := status(domain.JobApplying, outcome.ApprovalID); err != nil {
 		return ConfigJobResult{}, err
 	}
 	errs, cancelErr := applyDevices(ctx, ref, planned.Plan, in.DeviceConcurrency)
@@ -183,9 +183,9 @@ func ConfigJob(ctx workflow.Context, in ConfigJobInput) (ConfigJobResult, error)
 
 // readConfigs reads every device's configuration, a bounded number at a time. A device whose
 // read fails is reported by node id; the job goes on without its read.
-func readConfigs(ctx workflow.Context, ref ToolCallRef, plan vocab.DevicePlan, phase string, concurrency int) map[string]string {
+func readConfigs(ctx workflow.Context, ref ToolCallRef, plan domain.DevicePlan, phase string, concurrency int) map[string]string {
 	errs := map[string]string{}
-	forEachDevice(ctx, plan, concurrency, func(gctx workflow.Context, job vocab.DeviceJob) {
+	forEachDevice(ctx, plan, concurrency, func(gctx workflow.Context, job domain.DeviceJob) {
 		rctx := workflow.WithActivityOptions(gctx, readConfigOptions())
 		if err := workflow.ExecuteActivity(summarized(rctx, fmt.Sprintf("%s: read the configuration %s the change", deviceName(job), phase)), ReadConfigActivity, ReadConfigInput{Turn: ref, Job: job, Phase: phase}).Get(gctx, nil); err != nil {
 			errs[job.NodeID] = failureMessage(err)
@@ -197,7 +197,7 @@ func readConfigs(ctx workflow.Context, ref ToolCallRef, plan vocab.DevicePlan, p
 // forEachDevice runs fn for every job of the plan, at most concurrency at once, and returns when
 // all have finished. It returns the jobs fn never ran for: those still waiting for a slot when
 // the context was cancelled.
-func forEachDevice(ctx workflow.Context, plan vocab.DevicePlan, concurrency int, fn func(workflow.Context, vocab.DeviceJob)) []vocab.DeviceJob {
+func forEachDevice(ctx workflow.Context, plan domain.DevicePlan, concurrency int, fn func(workflow.Context, domain.DeviceJob)) []domain.DeviceJob {
 	if concurrency <= 0 {
 		// Calls recorded before "device-fanout" ran 16 devices at a time; they replay so.
 		concurrency = legacyDeviceConcurrency
@@ -207,7 +207,7 @@ func forEachDevice(ctx workflow.Context, plan vocab.DevicePlan, concurrency int,
 	}
 	sem := workflow.NewSemaphore(ctx, int64(concurrency))
 	wg := workflow.NewWaitGroup(ctx)
-	var notRun []vocab.DeviceJob
+	var notRun []domain.DeviceJob
 	for _, job := range plan.Jobs {
 		wg.Add(1)
 		workflow.Go(ctx, func(gctx workflow.Context) {

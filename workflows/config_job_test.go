@@ -12,7 +12,7 @@ import (
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/gns3-copilot/gns3-copilot/vocab"
+	"github.com/gns3-copilot/gns3-copilot/internal/domain"
 	"github.com/gns3-copilot/gns3-copilot/workflows"
 )
 
@@ -45,7 +45,7 @@ func (j *jobActs) register(env *testsuite.TestWorkflowEnvironment) {
 	for name, fn := range map[string]any{
 		workflows.DevicePlanActivity: func(_ context.Context, in workflows.ToolInput) (workflows.DevicePlanResult, error) {
 			j.add("plan")
-			return workflows.DevicePlanResult{Changes: j.changes, Plan: vocab.DevicePlan{Tool: in.Call.Name, Jobs: []vocab.DeviceJob{
+			return workflows.DevicePlanResult{Changes: j.changes, Plan: domain.DevicePlan{Tool: in.Call.Name, Jobs: []domain.DeviceJob{
 				{NodeID: "n1", Name: "PC1", Platform: "vpcs", Commands: []string{"ip 10.0.0.1/24"}},
 				{NodeID: "n2", Name: "PC2", Platform: "vpcs", Commands: []string{"ip 10.0.0.2/24"}},
 			}}}, nil
@@ -88,8 +88,8 @@ func (j *jobActs) register(env *testsuite.TestWorkflowEnvironment) {
 
 var jobInput = workflows.ConfigJobInput{
 	Turn: workflows.WorkRef{SessionID: "s1", TurnID: "t1", ProjectID: "p1", UserID: "u1", Mode: "lab_automation_assistant"},
-	Call: workflows.ToolCall{ID: "c1", Name: vocab.VPCSCommandsTool, Arguments: "{}"}, MessageIndex: 2,
-	Approval: vocab.ApprovalChanges, ApprovalTimeout: 30 * time.Minute,
+	Call: workflows.ToolCall{ID: "c1", Name: domain.VPCSCommandsTool, Arguments: "{}"}, MessageIndex: 2,
+	Approval: domain.ApprovalChanges, ApprovalTimeout: 30 * time.Minute,
 }
 
 func newJobEnv(t *testing.T) (*testsuite.TestWorkflowEnvironment, *jobActs) {
@@ -151,8 +151,8 @@ func TestConfigJobAppliesOnlyAfterApproval(t *testing.T) {
 
 	require.True(t, res.accepted)
 	require.NoError(t, res.err)
-	require.Equal(t, vocab.ApprovalApproved, res.outcome.Status)
-	require.Equal(t, vocab.ApprovalApproved, r.Approval.Status)
+	require.Equal(t, domain.ApprovalApproved, res.outcome.Status)
+	require.Equal(t, domain.ApprovalApproved, r.Approval.Status)
 	ev := j.events()
 	require.ElementsMatch(t, []string{"read_before:n1", "read_before:n2"}, ev[2:4])
 	require.Equal(t, []string{"status:waiting_approval", "ask", "decided:approved", "status:applying"}, ev[4:8],
@@ -177,7 +177,7 @@ func TestConfigJobRejectedSendsNothingAndTellsTheModelWhy(t *testing.T) {
 	}, time.Minute)
 	env.ExecuteWorkflow(workflows.ConfigJobWorkflow, jobInput)
 	r := jobResult(t, env)
-	require.Equal(t, vocab.ApprovalRejected, r.Approval.Status)
+	require.Equal(t, domain.ApprovalRejected, r.Approval.Status)
 	for _, e := range j.events() {
 		require.NotContains(t, e, "apply", "a rejected job sends nothing")
 		require.NotContains(t, e, "read_after")
@@ -194,7 +194,7 @@ func TestConfigJobExpiresWithoutAnAnswer(t *testing.T) {
 	env, j := newJobEnv(t)
 	env.ExecuteWorkflow(workflows.ConfigJobWorkflow, jobInput)
 	r := jobResult(t, env)
-	require.Equal(t, vocab.ApprovalExpired, r.Approval.Status)
+	require.Equal(t, domain.ApprovalExpired, r.Approval.Status)
 	require.Contains(t, j.events(), "decided:expired")
 	for _, e := range j.events() {
 		require.NotContains(t, e, "apply")
@@ -221,7 +221,7 @@ func TestTheValidatorRefusesBadAndSecondDecisions(t *testing.T) {
 	require.ErrorContains(t, unknown.rejected, "not waiting")
 	require.NoError(t, first.rejected)
 	require.ErrorContains(t, second.rejected, "already decided: rejected by alice")
-	require.Equal(t, vocab.ApprovalRejected, r.Approval.Status, "the first decision stands")
+	require.Equal(t, domain.ApprovalRejected, r.Approval.Status, "the first decision stands")
 	require.Len(t, j.decisions, 1)
 }
 
@@ -241,7 +241,7 @@ func TestConfigJobWithoutChangesAsksNothing(t *testing.T) {
 func TestConfigJobUnderNeverDoesNotWait(t *testing.T) {
 	env, j := newJobEnv(t)
 	in := jobInput
-	in.Approval = vocab.ApprovalNever
+	in.Approval = domain.ApprovalNever
 	env.ExecuteWorkflow(workflows.ConfigJobWorkflow, in)
 	jobResult(t, env)
 	require.NotContains(t, j.events(), "ask")
@@ -269,12 +269,12 @@ func TestDestructiveToolWaitsForApproval(t *testing.T) {
 	}, time.Minute)
 	in := input
 	in.Mode = "lab_automation_assistant"
-	in.Approval = vocab.ApprovalChanges
+	in.Approval = domain.ApprovalChanges
 	env.ExecuteWorkflow(workflows.ChatTurnWorkflow, in)
 	r := result(t, env)
 	require.Equal(t, "completed", r.Status)
 	require.Len(t, j.requests, 1)
-	require.Equal(t, vocab.ApprovalKindDestructive, j.requests[0].Kind)
+	require.Equal(t, domain.ApprovalKindDestructive, j.requests[0].Kind)
 	require.Equal(t, "default-test-workflow-id", j.requests[0].WorkflowID, "the turn itself waits (the test environment names it)")
 	require.Len(t, f.toolCalls, 1, "only the topology read ran")
 	require.Equal(t, "c2", f.toolCalls[0].Call.ID)
@@ -317,7 +317,7 @@ func TestLongWaitRenewsTheCredentialUntilTheTurnEnds(t *testing.T) {
 	})
 	in := input
 	in.Mode = "lab_automation_assistant"
-	in.Approval = vocab.ApprovalChanges
+	in.Approval = domain.ApprovalChanges
 	in.ApprovalTimeout = 5 * time.Hour
 	in.CredentialTTL = time.Hour
 	env.ExecuteWorkflow(workflows.ChatTurnWorkflow, in)
@@ -353,10 +353,10 @@ func TestConfigJobCancelledWhileWaitingSendsNothing(t *testing.T) {
 func TestConfigJobUnderAStandingApprovalAsksNobody(t *testing.T) {
 	env, j := newJobEnv(t)
 	in := jobInput
-	in.Standing = &workflows.ApprovalOutcome{ApprovalID: "a-first", Status: vocab.ApprovalApproved, DecidedBy: "alice", Standing: true}
+	in.Standing = &workflows.ApprovalOutcome{ApprovalID: "a-first", Status: domain.ApprovalApproved, DecidedBy: "alice", Standing: true}
 	env.ExecuteWorkflow(workflows.ConfigJobWorkflow, in)
 	r := jobResult(t, env)
-	require.Equal(t, vocab.ApprovalApproved, r.Approval.Status)
+	require.Equal(t, domain.ApprovalApproved, r.Approval.Status)
 	require.Equal(t, "a-first", r.Approval.StandingOf)
 	require.Len(t, j.requests, 1, "the approval is stored for the audit")
 	require.Equal(t, "a-first", j.requests[0].StandingOf)
@@ -406,7 +406,7 @@ func TestApproveAllCoversTheTurnsLaterDestructiveTools(t *testing.T) {
 	}, time.Minute)
 	in := input
 	in.Mode = "lab_automation_assistant"
-	in.Approval = vocab.ApprovalChanges
+	in.Approval = domain.ApprovalChanges
 	env.ExecuteWorkflow(workflows.ChatTurnWorkflow, in)
 	require.Equal(t, "completed", result(t, env).Status)
 	require.Len(t, f.toolCalls, 2, "both ran")
@@ -414,7 +414,7 @@ func TestApproveAllCoversTheTurnsLaterDestructiveTools(t *testing.T) {
 	require.Empty(t, j.requests[0].StandingOf, "the first was asked")
 	require.Equal(t, workflows.ApprovalID("t1", "c1"), j.requests[1].StandingOf, "the second was decided by the first's approve all")
 	require.Len(t, j.decisions, 2)
-	require.Equal(t, vocab.ApprovalApproved, j.decisions[1].Outcome.Status)
+	require.Equal(t, domain.ApprovalApproved, j.decisions[1].Outcome.Status)
 }
 
 func indexOf(list []string, s string) int {
@@ -462,19 +462,19 @@ func TestSkipApprovalRunsDestructiveToolsWithoutAsking(t *testing.T) {
 	f := &fakeActs{}
 	f.llm = func(_ context.Context, in workflows.LLMInput) (workflows.LLMResult, error) {
 		if in.Step == 1 {
-			return workflows.LLMResult{ToolCalls: []workflows.ToolCall{{ID: "c1", Name: vocab.DeleteNodeTool, Arguments: `{"node_ids":["PC1"]}`}}}, nil
+			return workflows.LLMResult{ToolCalls: []workflows.ToolCall{{ID: "c1", Name: domain.DeleteNodeTool, Arguments: `{"node_ids":["PC1"]}`}}}, nil
 		}
 		return workflows.LLMResult{}, nil
 	}
 	env := newEnv(t, f)
 	j := turnApprovalActs(env)
 	in := input
-	in.Mode = vocab.ModeLabAutomation
-	in.Approval = vocab.ApprovalChanges
+	in.Mode = domain.ModeLabAutomation
+	in.Approval = domain.ApprovalChanges
 	in.SkipApproval = true
 	env.ExecuteWorkflow(workflows.ChatTurnWorkflow, in)
 	r := result(t, env)
-	require.Equal(t, vocab.TurnCompleted, r.Status)
+	require.Equal(t, domain.TurnCompleted, r.Status)
 	require.Empty(t, j.requests)
 	require.Len(t, f.toolCalls, 1)
 	require.Equal(t, "c1", f.toolCalls[0].Call.ID)

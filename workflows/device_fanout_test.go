@@ -11,14 +11,14 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 
-	"github.com/gns3-copilot/gns3-copilot/vocab"
+	"github.com/gns3-copilot/gns3-copilot/internal/domain"
 	"github.com/gns3-copilot/gns3-copilot/workflows"
 )
 
 type deviceActs struct {
 	mu       sync.Mutex
 	cond     *sync.Cond
-	jobs     []vocab.DeviceJob
+	jobs     []domain.DeviceJob
 	started  int
 	active   int
 	max      int
@@ -29,8 +29,8 @@ type deviceActs struct {
 }
 
 func (d *deviceActs) Plan(_ context.Context, in workflows.ToolInput) (workflows.DevicePlanResult, error) {
-	return workflows.DevicePlanResult{Plan: vocab.DevicePlan{Tool: in.Call.Name, Jobs: d.jobs,
-		Failed: []vocab.ResultItem{{ID: "ghost", Name: "ghost", Status: "failed", Error: "no node"}}}}, nil
+	return workflows.DevicePlanResult{Plan: domain.DevicePlan{Tool: in.Call.Name, Jobs: d.jobs,
+		Failed: []domain.ResultItem{{ID: "ghost", Name: "ghost", Status: "failed", Error: "no node"}}}}, nil
 }
 
 // Run holds the first devices until hold (two) run at once, which shows whether the bound holds.
@@ -71,7 +71,7 @@ func runDeviceTurn(t *testing.T, d *deviceActs, concurrency int) (workflows.Chat
 	f := &fakeActs{}
 	f.llm = func(_ context.Context, in workflows.LLMInput) (workflows.LLMResult, error) {
 		if in.Step == 1 {
-			return workflows.LLMResult{ToolCalls: []workflows.ToolCall{{ID: "c1", Name: vocab.ShowCommandsTool, Arguments: "{}"}}}, nil
+			return workflows.LLMResult{ToolCalls: []workflows.ToolCall{{ID: "c1", Name: domain.ShowCommandsTool, Arguments: "{}"}}}, nil
 		}
 		return workflows.LLMResult{}, nil
 	}
@@ -89,11 +89,11 @@ func runDeviceTurn(t *testing.T, d *deviceActs, concurrency int) (workflows.Chat
 func TestDeviceToolFansOutOneActivityPerDeviceWithinTheBound(t *testing.T) {
 	d := &deviceActs{fail: map[string]bool{"n3": true}}
 	for _, id := range []string{"n1", "n2", "n3", "n4", "n5"} {
-		d.jobs = append(d.jobs, vocab.DeviceJob{NodeID: id, Name: id, Commands: []string{"show version"}})
+		d.jobs = append(d.jobs, domain.DeviceJob{NodeID: id, Name: id, Commands: []string{"show version"}})
 	}
 	r, f := runDeviceTurn(t, d, 2)
 
-	require.Equal(t, vocab.TurnCompleted, r.Status)
+	require.Equal(t, domain.TurnCompleted, r.Status)
 	require.Empty(t, f.toolCalls, "device tools do not go through the generic tool activity")
 	require.Equal(t, 5, d.started, "one activity per device")
 	require.Equal(t, 2, d.max, "never more devices at once than allowed")
@@ -113,11 +113,11 @@ func TestDeviceToolWithoutABoundReachesEveryDeviceAtOnce(t *testing.T) {
 	d := &deviceActs{hold: devices}
 	for i := range devices {
 		id := fmt.Sprintf("n%d", i)
-		d.jobs = append(d.jobs, vocab.DeviceJob{NodeID: id, Name: id, Commands: []string{"show version"}})
+		d.jobs = append(d.jobs, domain.DeviceJob{NodeID: id, Name: id, Commands: []string{"show version"}})
 	}
 	r, _ := runDeviceTurn(t, d, 0)
 
-	require.Equal(t, vocab.TurnCompleted, r.Status)
+	require.Equal(t, domain.TurnCompleted, r.Status)
 	require.Equal(t, devices, d.started)
 	require.Equal(t, devices, d.max, "every device at once")
 	require.Len(t, d.finished, 1)

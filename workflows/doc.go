@@ -13,7 +13,7 @@
 // Approvals are an Update with a validator and a timer (approvals.go), so a wait holds no
 // activity. Inputs carry ids and settings only; activities, in package activities, do everything
 // that talks to the outside world and are registered under the names declared here. The code is
-// deterministic; of ours it imports only package vocab, beyond the Temporal SDK and uuid (a test
+// deterministic; of ours it imports only package domain, beyond the Temporal SDK and uuid (a test
 // holds it to that).
 // VERSIONING.md says how a change stays replayable for the workflows already running, and when
 // an old version branch may go.

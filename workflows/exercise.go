@@ -9,7 +9,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/gns3-copilot/gns3-copilot/vocab"
+	"github.com/gns3-copilot/gns3-copilot/internal/domain"
 )
 
 // The Exercise workflow, its updates and activities. An exercise starts when an injection turn
@@ -107,7 +107,7 @@ func Exercise(ctx workflow.Context, in ExerciseInput) (ExerciseAnswer, error) {
 	if ttl <= 0 {
 		ttl = DefaultExerciseTTL
 	}
-	st := ExerciseAnswer{Status: vocab.ExerciseOpen}
+	st := ExerciseAnswer{Status: domain.ExerciseOpen}
 	verifyCtx := workflow.WithActivityOptions(ctx, exerciseCheckOptions())
 	dbCtx := workflow.WithActivityOptions(ctx, exerciseRecordOptions())
 	progress := func() ExerciseProgressInput {
@@ -123,8 +123,8 @@ func Exercise(ctx workflow.Context, in ExerciseInput) (ExerciseAnswer, error) {
 	// Requests are answered one at a time, in order: two hints asked at once are the next two.
 	one := workflow.NewMutex(ctx)
 	open := func(ctx workflow.Context, req ExerciseRequest) error {
-		if st.Status != vocab.ExerciseOpen {
-			return temporal.NewApplicationError(fmt.Sprintf("the exercise is over (%s)", st.Status), vocab.ErrTypeExerciseOver)
+		if st.Status != domain.ExerciseOpen {
+			return temporal.NewApplicationError(fmt.Sprintf("the exercise is over (%s)", st.Status), domain.ErrTypeExerciseOver)
 		}
 		return nil
 	}
@@ -134,7 +134,7 @@ func Exercise(ctx workflow.Context, in ExerciseInput) (ExerciseAnswer, error) {
 			return ExerciseAnswer{}, err
 		}
 		defer one.Unlock()
-		if st.Status != vocab.ExerciseOpen {
+		if st.Status != domain.ExerciseOpen {
 			return st, nil
 		}
 		st.Checks++
@@ -145,14 +145,14 @@ func Exercise(ctx workflow.Context, in ExerciseInput) (ExerciseAnswer, error) {
 			st.Checks--
 			return ExerciseAnswer{}, err
 		}
-		if st.Status != vocab.ExerciseOpen {
+		if st.Status != domain.ExerciseOpen {
 			// Given up or expired while this check ran: the exercise's end stands.
 			return st, nil
 		}
 		st.Fixed = v.Fixed
 		switch {
 		case v.Fixed:
-			st.Status = vocab.ExerciseFixed
+			st.Status = domain.ExerciseFixed
 			st.Message = fmt.Sprintf("Fixed! The lab passes its check (after %d check(s) and %d hint(s)).", st.Checks, st.HintsUsed)
 		case len(v.Problems) > 0:
 			st.Message = fmt.Sprintf("Not yet: %d of %d check(s) pass. %s", v.Passed, v.Total, strings.Join(v.Problems, "; ")+".")
@@ -178,14 +178,14 @@ func Exercise(ctx workflow.Context, in ExerciseInput) (ExerciseAnswer, error) {
 			return ExerciseAnswer{}, err
 		}
 		defer one.Unlock()
-		if st.Status != vocab.ExerciseOpen {
+		if st.Status != domain.ExerciseOpen {
 			return st, nil
 		}
 		var h ExerciseHintResult
 		if err := workflow.ExecuteActivity(summarized(dbCtx, fmt.Sprintf("hint %d", st.HintsUsed+1)), ExerciseHintActivity, ExerciseHintInput{ExerciseID: in.ExerciseID, Level: st.HintsUsed}).Get(hctx, &h); err != nil {
 			return ExerciseAnswer{}, err
 		}
-		if st.Status != vocab.ExerciseOpen {
+		if st.Status != domain.ExerciseOpen {
 			return st, nil
 		}
 		if h.Last {
@@ -203,20 +203,20 @@ func Exercise(ctx workflow.Context, in ExerciseInput) (ExerciseAnswer, error) {
 	}
 
 	if err := workflow.SetUpdateHandlerWithOptions(ctx, ExerciseGiveUpUpdate, func(hctx workflow.Context, req ExerciseRequest) (ExerciseAnswer, error) {
-		st.Status = vocab.ExerciseGivenUp
+		st.Status = domain.ExerciseGivenUp
 		st.Message = "You gave up on this exercise."
 		return st, nil
 	}, workflow.UpdateHandlerOptions{Validator: open}); err != nil {
 		return st, err
 	}
 
-	ended, err := workflow.AwaitWithTimeout(ctx, ttl, func() bool { return st.Status != vocab.ExerciseOpen })
+	ended, err := workflow.AwaitWithTimeout(ctx, ttl, func() bool { return st.Status != domain.ExerciseOpen })
 	switch {
 	case err != nil:
 		// Cancelled (from the Temporal UI, say): the exercise is over for the student.
-		st.Status, st.Message = vocab.ExerciseGivenUp, "The exercise was stopped."
+		st.Status, st.Message = domain.ExerciseGivenUp, "The exercise was stopped."
 	case !ended:
-		st.Status, st.Message = vocab.ExerciseExpired, "The exercise expired."
+		st.Status, st.Message = domain.ExerciseExpired, "The exercise expired."
 	}
 	dctx, _ := workflow.NewDisconnectedContext(ctx)
 	// A check that was running still answers its student before the workflow closes.

@@ -11,7 +11,7 @@ import (
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/gns3-copilot/gns3-copilot/vocab"
+	"github.com/gns3-copilot/gns3-copilot/internal/domain"
 	"github.com/gns3-copilot/gns3-copilot/workflows"
 )
 
@@ -116,7 +116,7 @@ func TestExerciseCheckHintFix(t *testing.T) {
 	require.NoError(t, env.GetWorkflowResult(&res))
 
 	require.NoError(t, first.err)
-	require.Equal(t, vocab.ExerciseOpen, first.answer.Status)
+	require.Equal(t, domain.ExerciseOpen, first.answer.Status)
 	require.False(t, first.answer.Fixed)
 	require.Contains(t, first.answer.Message, "Not yet: 0 of 1")
 	require.Equal(t, "look at the PCs", hint1.answer.Hint)
@@ -125,9 +125,9 @@ func TestExerciseCheckHintFix(t *testing.T) {
 	require.Equal(t, 3, hint3.answer.HintsUsed)
 	require.NoError(t, fixed.err)
 	require.True(t, fixed.answer.Fixed)
-	require.Equal(t, vocab.ExerciseFixed, fixed.answer.Status)
+	require.Equal(t, domain.ExerciseFixed, fixed.answer.Status)
 	require.Equal(t, 2, fixed.answer.Checks)
-	require.Equal(t, vocab.ExerciseFixed, res.Status)
+	require.Equal(t, domain.ExerciseFixed, res.Status)
 	if late != nil && late.rejected == nil {
 		require.Error(t, late.err, "an exercise that is over takes no more requests")
 	}
@@ -136,7 +136,7 @@ func TestExerciseCheckHintFix(t *testing.T) {
 	require.Equal(t, "k1", a.verifies[0].CredentialKey)
 	require.Equal(t, 2, a.verifies[1].Check, "each check has its own number")
 	require.Len(t, a.finished, 1)
-	require.Equal(t, vocab.ExerciseFixed, a.finished[0].Status)
+	require.Equal(t, domain.ExerciseFixed, a.finished[0].Status)
 	require.Equal(t, 3, a.finished[0].HintsUsed)
 }
 
@@ -147,9 +147,9 @@ func TestExerciseExpires(t *testing.T) {
 	require.NoError(t, env.GetWorkflowError())
 	var res workflows.ExerciseAnswer
 	require.NoError(t, env.GetWorkflowResult(&res))
-	require.Equal(t, vocab.ExerciseExpired, res.Status)
+	require.Equal(t, domain.ExerciseExpired, res.Status)
 	require.Len(t, a.finished, 1)
-	require.Equal(t, vocab.ExerciseExpired, a.finished[0].Status)
+	require.Equal(t, domain.ExerciseExpired, a.finished[0].Status)
 	require.Empty(t, a.verifies)
 }
 
@@ -164,10 +164,10 @@ func TestExerciseGiveUpAndRefusals(t *testing.T) {
 	require.True(t, env.IsWorkflowCompleted())
 	require.Error(t, noKey.rejected, "a check without the asker's credential is refused before it runs")
 	require.NoError(t, gaveUp.err)
-	require.Equal(t, vocab.ExerciseGivenUp, gaveUp.answer.Status)
+	require.Equal(t, domain.ExerciseGivenUp, gaveUp.answer.Status)
 	var res workflows.ExerciseAnswer
 	require.NoError(t, env.GetWorkflowResult(&res))
-	require.Equal(t, vocab.ExerciseGivenUp, res.Status)
+	require.Equal(t, domain.ExerciseGivenUp, res.Status)
 	require.Empty(t, a.verifies)
 	require.Len(t, a.finished, 1)
 }

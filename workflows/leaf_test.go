@@ -10,18 +10,18 @@ import (
 )
 
 // The workflows stay a leaf, so what a history replays on never changes with another package:
-// of ours they import only the vocabulary, which imports only the standard library. Beyond the
+// of ours they import only package domain (the words packages share), which imports only the standard library. Beyond the
 // standard library they use the Temporal SDK, and uuid for the approvals' derived ids.
-func TestWorkflowsImportOnlyTheSDKAndTheVocabulary(t *testing.T) {
+func TestWorkflowsImportOnlyTheSDKAndTheDomainWords(t *testing.T) {
 	allowed := func(path string) bool {
 		first, _, _ := strings.Cut(path, "/")
 		return !strings.Contains(first, ".") || // the standard library
-			path == "github.com/gns3-copilot/gns3-copilot/vocab" ||
+			path == "github.com/gns3-copilot/gns3-copilot/internal/domain" ||
 			path == "go.temporal.io/sdk" || strings.HasPrefix(path, "go.temporal.io/sdk/") ||
 			path == "github.com/google/uuid"
 	}
 	checkImports(t, ".", allowed)
-	checkImports(t, "../vocab", func(path string) bool {
+	checkImports(t, "../internal/domain", func(path string) bool {
 		first, _, _ := strings.Cut(path, "/")
 		return !strings.Contains(first, ".")
 	})

@@ -6,7 +6,7 @@ import (
 
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/gns3-copilot/gns3-copilot/vocab"
+	"github.com/gns3-copilot/gns3-copilot/internal/domain"
 )
 
 // MCP calls: a tool call that arrives over the Model Context Protocol runs as a workflow of its
@@ -63,7 +63,7 @@ type FinishMCPCallInput struct {
 
 // MCPCall runs one tool call for an MCP client: a configuration tool as a ConfigJob child
 // (approval, read before and after, diff), a destructive lab tool behind an approval under
-// vocab.ApprovalChanges, a device tool fanned out per device, any other tool as one activity. It
+// domain.ApprovalChanges, a device tool fanned out per device, any other tool as one activity. It
 // always ends by finishing the call's record, so a client that comes back by call id finds
 // the result.
 func MCPCall(ctx workflow.Context, in MCPCallInput) (MCPCallResult, error) {
@@ -88,9 +88,9 @@ func MCPCall(ctx workflow.Context, in MCPCallInput) (MCPCallResult, error) {
 	err = tools.run(ctx, in.Tool, slot)
 	stopRenewing()
 
-	res := MCPCallResult{Status: vocab.MCPCallCompleted}
+	res := MCPCallResult{Status: domain.MCPCallCompleted}
 	if err != nil {
-		res = MCPCallResult{Status: vocab.MCPCallFailed, Error: failureMessage(err)}
+		res = MCPCallResult{Status: domain.MCPCallFailed, Error: failureMessage(err)}
 	}
 	// The record must be closed even when the call was cancelled, or its result would never come.
 	fctx, _ := workflow.NewDisconnectedContext(ctx)

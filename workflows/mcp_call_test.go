@@ -11,7 +11,7 @@ import (
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/gns3-copilot/gns3-copilot/vocab"
+	"github.com/gns3-copilot/gns3-copilot/internal/domain"
 	"github.com/gns3-copilot/gns3-copilot/workflows"
 )
 
@@ -33,7 +33,7 @@ func (m *mcpActs) register(env *testsuite.TestWorkflowEnvironment) {
 		return workflows.ToolResult{Success: m.toolErr == nil}, m.toolErr
 	}, activity.RegisterOptions{Name: workflows.ToolActivity})
 	env.RegisterActivityWithOptions(func(_ context.Context, in workflows.ToolInput) (workflows.DevicePlanResult, error) {
-		return workflows.DevicePlanResult{Plan: vocab.DevicePlan{Tool: in.Call.Name, Jobs: []vocab.DeviceJob{
+		return workflows.DevicePlanResult{Plan: domain.DevicePlan{Tool: in.Call.Name, Jobs: []domain.DeviceJob{
 			{NodeID: "n1", Name: "PC1", Commands: []string{"show ip"}}, {NodeID: "n2", Name: "PC2", Commands: []string{"show ip"}}}}}, nil
 	}, activity.RegisterOptions{Name: workflows.DevicePlanActivity})
 	env.RegisterActivityWithOptions(func(_ context.Context, in workflows.DeviceInput) error {
@@ -55,7 +55,7 @@ func (m *mcpActs) register(env *testsuite.TestWorkflowEnvironment) {
 func mcpInput(tool string) workflows.MCPCallInput {
 	return workflows.MCPCallInput{
 		Call: workflows.WorkRef{SessionID: "mcp-session", TurnID: "call-1", ProjectID: "p1", UserID: "u1",
-			Mode: vocab.ModeLabAutomation, Origin: workflows.OriginMCPPrefix + "agent"},
+			Mode: domain.ModeLabAutomation, Origin: workflows.OriginMCPPrefix + "agent"},
 		Tool: workflows.ToolCall{ID: "call-1", Name: tool, Arguments: "{}"},
 	}
 }
@@ -70,7 +70,7 @@ func TestMCPCallRunsALabToolAsOneActivityAndFinishes(t *testing.T) {
 	require.NoError(t, env.GetWorkflowError())
 	var res workflows.MCPCallResult
 	require.NoError(t, env.GetWorkflowResult(&res))
-	require.Equal(t, vocab.MCPCallCompleted, res.Status)
+	require.Equal(t, domain.MCPCallCompleted, res.Status)
 	require.Len(t, m.tools, 1)
 	require.Equal(t, "mcp:agent", m.tools[0].Turn.Origin)
 	require.Equal(t, []workflows.FinishMCPCallInput{{Call: mcpInput("").Call, Tool: m.tools[0].Call}}, m.finished)
@@ -81,7 +81,7 @@ func TestMCPCallFansDeviceToolsOutPerDevice(t *testing.T) {
 	env := s.NewTestWorkflowEnvironment()
 	m := &mcpActs{}
 	m.register(env)
-	env.ExecuteWorkflow(workflows.MCPCallWorkflow, mcpInput(vocab.ShowCommandsTool))
+	env.ExecuteWorkflow(workflows.MCPCallWorkflow, mcpInput(domain.ShowCommandsTool))
 	require.NoError(t, env.GetWorkflowError())
 	require.ElementsMatch(t, []string{"n1@mcp:agent", "n2@mcp:agent"}, m.devices)
 	require.Empty(t, m.tools)
@@ -93,13 +93,13 @@ func TestMCPCallFansDeviceToolsOutPerDevice(t *testing.T) {
 func TestMCPCallThatCannotRunStillFinishesWithTheReason(t *testing.T) {
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestWorkflowEnvironment()
-	m := &mcpActs{toolErr: temporal.NewNonRetryableApplicationError("credentials gone", vocab.ErrTypeNoCredentials, nil)}
+	m := &mcpActs{toolErr: temporal.NewNonRetryableApplicationError("credentials gone", domain.ErrTypeNoCredentials, nil)}
 	m.register(env)
 	env.ExecuteWorkflow(workflows.MCPCallWorkflow, mcpInput("get_gns3_topology"))
 	require.NoError(t, env.GetWorkflowError())
 	var res workflows.MCPCallResult
 	require.NoError(t, env.GetWorkflowResult(&res))
-	require.Equal(t, vocab.MCPCallFailed, res.Status)
+	require.Equal(t, domain.MCPCallFailed, res.Status)
 	require.Len(t, m.finished, 1)
 	require.Equal(t, "credentials gone", m.finished[0].Error)
 }

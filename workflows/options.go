@@ -6,7 +6,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/gns3-copilot/gns3-copilot/vocab"
+	"github.com/gns3-copilot/gns3-copilot/internal/domain"
 )
 
 // How long each kind of activity may take and how it is retried. Functions rather than values,
@@ -32,7 +32,7 @@ func llmOptions() workflow.ActivityOptions {
 		BackoffCoefficient:     2,
 		MaximumInterval:        30 * time.Second,
 		MaximumAttempts:        5,
-		NonRetryableErrorTypes: []string{vocab.ErrTypeLLMAuth, vocab.ErrTypeLLMBadRequest, vocab.ErrTypeLLMConfig, vocab.ErrTypeTurnAborted},
+		NonRetryableErrorTypes: []string{domain.ErrTypeLLMAuth, domain.ErrTypeLLMBadRequest, domain.ErrTypeLLMConfig, domain.ErrTypeTurnAborted},
 	})
 }
 
@@ -44,7 +44,7 @@ func toolOptions() workflow.ActivityOptions {
 		BackoffCoefficient:     2,
 		MaximumInterval:        20 * time.Second,
 		MaximumAttempts:        3,
-		NonRetryableErrorTypes: []string{vocab.ErrTypeNoCredentials, vocab.ErrTypeTurnAborted},
+		NonRetryableErrorTypes: []string{domain.ErrTypeNoCredentials, domain.ErrTypeTurnAborted},
 	})
 }
 
@@ -77,7 +77,7 @@ func finalizeOptions() workflow.ActivityOptions {
 func deviceOptions(timeout time.Duration) workflow.ActivityOptions {
 	return heartbeating(timeout, temporal.RetryPolicy{
 		InitialInterval: time.Second, BackoffCoefficient: 2, MaximumAttempts: 3,
-		NonRetryableErrorTypes: []string{vocab.ErrTypeTurnAborted},
+		NonRetryableErrorTypes: []string{domain.ErrTypeTurnAborted},
 	})
 }
 

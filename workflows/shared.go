@@ -5,7 +5,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gns3-copilot/gns3-copilot/vocab"
+	"github.com/gns3-copilot/gns3-copilot/internal/domain"
 )
 
 // TaskQueue is the queue workers poll and turns are started on.
@@ -52,7 +52,7 @@ type ChatTurnInput struct {
 	MaxSteps  int
 	// DeviceConcurrency bounds the devices one tool call talks to at once (0: the default).
 	DeviceConcurrency int
-	// Approval is the operator's setting (vocab.ApprovalChanges, ApprovalConfig or
+	// Approval is the operator's setting (domain.ApprovalChanges, ApprovalConfig or
 	// ApprovalNever). Empty runs device tools directly, as in turns started before approvals
 	// existed.
 	Approval string
@@ -191,7 +191,7 @@ const (
 // DevicePlanResult is the validated call; Done means it already failed as a whole and its
 // result is stored.
 type DevicePlanResult struct {
-	Plan vocab.DevicePlan
+	Plan domain.DevicePlan
 	Done bool
 	// Changes is set when some line would change a device's configuration (as opposed to show
 	// and ping), which is what a configuration job asks approval for.
@@ -201,7 +201,7 @@ type DevicePlanResult struct {
 // DeviceInput runs one device's job.
 type DeviceInput struct {
 	Turn ToolCallRef
-	Job  vocab.DeviceJob
+	Job  domain.DeviceJob
 }
 
 // ToolCallRef names the tool call a device job belongs to.
@@ -216,7 +216,7 @@ type DeviceFinishInput struct {
 	Turn         WorkRef
 	Call         ToolCall
 	MessageIndex int
-	Plan         vocab.DevicePlan
+	Plan         domain.DevicePlan
 	// Errors are devices whose activity failed for good, by node id.
 	Errors map[string]string
 }

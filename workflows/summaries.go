@@ -8,7 +8,7 @@ import (
 
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/gns3-copilot/gns3-copilot/vocab"
+	"github.com/gns3-copilot/gns3-copilot/internal/domain"
 )
 
 // The Temporal UI shows each activity with its summary, so an operator reads a turn as a story
@@ -122,7 +122,7 @@ func shortID(s string) string {
 
 // deviceSummary says which device does how much: "R1: 3 config lines", "PC1: 2 commands, 1
 // blocked".
-func deviceSummary(job vocab.DeviceJob) string {
+func deviceSummary(job domain.DeviceJob) string {
 	kind := "command"
 	if job.Config {
 		kind = "config line"
@@ -134,7 +134,7 @@ func deviceSummary(job vocab.DeviceJob) string {
 	return s
 }
 
-func deviceName(job vocab.DeviceJob) string {
+func deviceName(job domain.DeviceJob) string {
 	if job.Name != "" {
 		return shortID(job.Name)
 	}
@@ -142,7 +142,7 @@ func deviceName(job vocab.DeviceJob) string {
 }
 
 // planDevices names a plan's devices, for the summaries of the activities that act on all of them.
-func planDevices(plan vocab.DevicePlan) string {
+func planDevices(plan domain.DevicePlan) string {
 	names := make([]string, 0, len(plan.Jobs))
 	for i, j := range plan.Jobs {
 		if i == 8 {

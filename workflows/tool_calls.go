@@ -6,7 +6,7 @@ import (
 
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/gns3-copilot/gns3-copilot/vocab"
+	"github.com/gns3-copilot/gns3-copilot/internal/domain"
 )
 
 // toolRoute is how a tool call runs, in a chat turn and in an MCP call alike.
@@ -23,11 +23,11 @@ const (
 // for a turn, was started after they existed); approval is the operator's setting.
 func routeTool(approvals bool, approval, mode, tool string) toolRoute {
 	switch {
-	case approvals && vocab.IsConfigJobTool(tool):
+	case approvals && domain.IsConfigJobTool(tool):
 		return routeConfigJob
-	case approvals && approval == vocab.ApprovalChanges && vocab.IsDestructiveTool(tool) && mode == vocab.ModeLabAutomation:
+	case approvals && approval == domain.ApprovalChanges && domain.IsDestructiveTool(tool) && mode == domain.ModeLabAutomation:
 		return routeApproved
-	case vocab.IsDeviceTool(tool):
+	case domain.IsDeviceTool(tool):
 		return routeDevices
 	}
 	return routeActivity
@@ -116,7 +116,7 @@ func (r *toolRunner) configJob(ctx workflow.Context, call ToolCall, slot int) wo
 // approved asks the owner before a destructive lab tool runs; a refusal (or silence) becomes
 // the tool's result, with the owner's comment, so the model can answer it.
 func (r *toolRunner) approved(ctx workflow.Context, call ToolCall, slot int) error {
-	out, err := r.gate.ask(ctx, ApprovalRequest{Call: call, Kind: vocab.ApprovalKindDestructive, MessageIndex: slot}, r.approvalTimeout)
+	out, err := r.gate.ask(ctx, ApprovalRequest{Call: call, Kind: domain.ApprovalKindDestructive, MessageIndex: slot}, r.approvalTimeout)
 	if err != nil {
 		return err
 	}
@@ -151,7 +151,7 @@ func (r *toolRunner) recordFailure(ctx workflow.Context, call ToolCall, slot int
 }
 
 // runPlannedDevices applies a validated plan and stores the call's aggregated result.
-func runPlannedDevices(ctx workflow.Context, ref WorkRef, call ToolCall, slot int, plan vocab.DevicePlan, concurrency int) error {
+func runPlannedDevices(ctx workflow.Context, ref WorkRef, call ToolCall, slot int, plan domain.DevicePlan, concurrency int) error {
 	errs, cancelErr := applyDevices(ctx, ToolCallRef{WorkRef: ref, CallID: call.ID, ToolName: call.Name}, plan, concurrency)
 	fctx, _ := workflow.NewDisconnectedContext(ctx)
 	fctx = workflow.WithActivityOptions(fctx, deviceFinishOptions())
@@ -168,10 +168,10 @@ func runPlannedDevices(ctx workflow.Context, ref WorkRef, call ToolCall, slot in
 
 // applyDevices runs every device's job, one activity per device and a bounded number at once.
 // It returns the devices whose activity failed for good, and the cancellation if one stopped it.
-func applyDevices(ctx workflow.Context, ref ToolCallRef, plan vocab.DevicePlan, concurrency int) (map[string]string, error) {
+func applyDevices(ctx workflow.Context, ref ToolCallRef, plan domain.DevicePlan, concurrency int) (map[string]string, error) {
 	errs := map[string]string{}
 	var cancelErr error
-	notRun := forEachDevice(ctx, plan, concurrency, func(gctx workflow.Context, job vocab.DeviceJob) {
+	notRun := forEachDevice(ctx, plan, concurrency, func(gctx workflow.Context, job domain.DeviceJob) {
 		opts := deviceOptions(deviceTimeout(job))
 		opts.Summary = clipSummary(deviceSummary(job))
 		dctx := workflow.WithActivityOptions(gctx, opts)

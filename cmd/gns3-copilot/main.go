@@ -16,9 +16,9 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/gns3-copilot/gns3-copilot/devices"
-	"github.com/gns3-copilot/gns3-copilot/service"
-	"github.com/gns3-copilot/gns3-copilot/vocab"
+	"github.com/gns3-copilot/gns3-copilot/internal/app"
+	"github.com/gns3-copilot/gns3-copilot/internal/domain"
+	"github.com/gns3-copilot/gns3-copilot/internal/lab/devices"
 )
 
 const usage = `gns3-copilot — an AI copilot for GNS3 labs
@@ -49,7 +49,7 @@ func main() {
 			cmd = "version"
 		}
 	}
-	var role service.Role
+	var role app.Role
 	switch cmd {
 	case "help":
 		fmt.Print(usage)
@@ -58,11 +58,11 @@ func main() {
 		fmt.Print(readVersion().String())
 		return
 	case "serve", "doctor":
-		role = service.RoleServe
+		role = app.RoleServe
 	case "api":
-		role = service.RoleAPI
+		role = app.RoleAPI
 	case "worker":
-		role = service.RoleWorker
+		role = app.RoleWorker
 	default:
 		fmt.Fprintf(os.Stderr, "unknown command %q\n\n%s", cmd, usage)
 		os.Exit(2)
@@ -78,26 +78,26 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if cmd == "doctor" {
-		if !service.Doctor(ctx, cfg, login, os.Stdout) {
+		if !app.Doctor(ctx, cfg, login, os.Stdout) {
 			os.Exit(1)
 		}
 		return
 	}
-	if err := service.Run(ctx, role, cfg); err != nil {
+	if err := app.Run(ctx, role, cfg); err != nil {
 		fmt.Fprintln(os.Stderr, "gns3-copilot:", err)
 		os.Exit(1)
 	}
 }
 
-func parseConfig(cmd string, args []string) (service.Config, error) {
+func parseConfig(cmd string, args []string) (app.Config, error) {
 	c, _, err := parseCommand(cmd, args)
 	return c, err
 }
 
 // parseCommand parses a command's flags: serve's, and for doctor also the GNS3 login it tries.
-func parseCommand(cmd string, args []string) (service.Config, service.GNS3Login, error) {
+func parseCommand(cmd string, args []string) (app.Config, app.GNS3Login, error) {
 	fs, c, finish := newFlagSet(cmd)
-	var login service.GNS3Login
+	var login app.GNS3Login
 	if cmd == "doctor" {
 		fs.StringVar(&login.User, "gns3-user", envString("GNS3_COPILOT_GNS3_USER", ""),
 			"GNS3 user to log in as, with the password from GNS3_COPILOT_GNS3_PASSWORD (env GNS3_COPILOT_GNS3_USER)")
@@ -120,8 +120,8 @@ func parseCommand(cmd string, args []string) (service.Config, service.GNS3Login,
 // newFlagSet defines every flag (each with its environment variable, which sets the default)
 // into the returned Config, which finish completes after parsing; docs/configuration.md's
 // table is checked against the flag set.
-func newFlagSet(cmd string) (*flag.FlagSet, *service.Config, func() error) {
-	var c service.Config
+func newFlagSet(cmd string) (*flag.FlagSet, *app.Config, func() error) {
+	var c app.Config
 	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
 	str := func(p *string, name, env, def, help string) {
 		fs.StringVar(p, name, envString(env, def), help+" (env "+env+")")
@@ -149,12 +149,12 @@ func newFlagSet(cmd string) (*flag.FlagSet, *service.Config, func() error) {
 	str(&c.LLMModel, "llm-model", "GNS3_COPILOT_LLM_MODEL", "", "server default model name")
 	c.LLMAPIKey = os.Getenv("GNS3_COPILOT_LLM_API_KEY") // environment only: flags show up in ps
 	num(&c.LLMContextLimitK, "llm-context-limit", "GNS3_COPILOT_LLM_CONTEXT_LIMIT", 128, "server default model's context window, in thousands of tokens")
-	str(&c.CopilotMode, "copilot-mode", "GNS3_COPILOT_MODE", vocab.ModeTeachingAssistant, "server default mode: teaching_assistant or lab_automation_assistant")
+	str(&c.CopilotMode, "copilot-mode", "GNS3_COPILOT_MODE", domain.ModeTeachingAssistant, "server default mode: teaching_assistant or lab_automation_assistant")
 	str(&c.ForbiddenCommands, "forbidden-commands", "GNS3_COPILOT_FORBIDDEN_COMMANDS", "", "file of extra forbidden device commands, one per line")
 	str(&c.SkillsDir, "skills-dir", "GNS3_COPILOT_SKILLS_DIR", "", "directory of skills (prompts per mode, title prompt, forbidden commands, injection recipes) overriding the built-in ones")
 	num(&c.DeviceConcurrency, "device-concurrency", "GNS3_COPILOT_DEVICE_CONCURRENCY", 256, "devices one tool call talks to at once")
 	num(&c.MaxOpenConsoles, "max-open-consoles", "GNS3_COPILOT_MAX_OPEN_CONSOLES", devices.DefaultMaxOpenConsoles, "device consoles one worker process holds open at once, across all tool calls; the rest wait for a free one (0: no limit)")
-	str(&c.Approval, "approval", "GNS3_COPILOT_APPROVAL", vocab.ApprovalChanges, "which tool calls wait for the session owner's approval: changes (configuration and delete/stop/reload), config (configuration only) or never")
+	str(&c.Approval, "approval", "GNS3_COPILOT_APPROVAL", domain.ApprovalChanges, "which tool calls wait for the session owner's approval: changes (configuration and delete/stop/reload), config (configuration only) or never")
 	dur(&c.ApprovalTimeout, "approval-timeout", "GNS3_COPILOT_APPROVAL_TIMEOUT", 30*time.Minute, "how long an approval waits before it expires (rejected as expired)")
 	dur(&c.ExerciseTTL, "exercise-ttl", "GNS3_COPILOT_EXERCISE_TTL", 7*24*time.Hour, "how long a fault-injection exercise waits for its student before it expires")
 	dur(&c.EventTTL, "event-ttl", "GNS3_COPILOT_EVENT_TTL", time.Hour, "how long a finished turn's events stay available for rejoining")
@@ -192,7 +192,7 @@ func newFlagSet(cmd string) (*flag.FlagSet, *service.Config, func() error) {
 				return fmt.Errorf("--%s must be 0 (no limit) or more, got %d", name, v)
 			}
 		}
-		if !vocab.ValidApprovalSetting(c.Approval) {
+		if !domain.ValidApprovalSetting(c.Approval) {
 			return fmt.Errorf("--approval must be changes, config or never, not %q", c.Approval)
 		}
 		if c.ExerciseTTL < time.Minute || c.ExerciseTTL > 365*24*time.Hour {

@@ -5,7 +5,7 @@ import (
 	"runtime/debug"
 	"strings"
 
-	"github.com/gns3-copilot/gns3-copilot/temporaldev"
+	"github.com/gns3-copilot/gns3-copilot/internal/temporaldev"
 )
 
 // Set with -ldflags "-X main.buildTime=…" by `make build` and `make deb`. Go stamps the module

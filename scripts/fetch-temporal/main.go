@@ -11,7 +11,7 @@ import (
 	"runtime"
 	"time"
 
-	"github.com/gns3-copilot/gns3-copilot/temporaldev/clirelease"
+	"github.com/gns3-copilot/gns3-copilot/internal/temporaldev/clirelease"
 )
 
 func main() {

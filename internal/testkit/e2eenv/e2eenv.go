@@ -17,13 +17,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gns3-copilot/gns3-copilot/egress"
+	"github.com/gns3-copilot/gns3-copilot/internal/app"
+	"github.com/gns3-copilot/gns3-copilot/internal/llm/egress"
+	"github.com/gns3-copilot/gns3-copilot/internal/temporaldev"
 	"github.com/gns3-copilot/gns3-copilot/internal/testkit/apicheck"
 	"github.com/gns3-copilot/gns3-copilot/internal/testkit/fakegns3"
 	"github.com/gns3-copilot/gns3-copilot/internal/testkit/fakeopenai"
 	"github.com/gns3-copilot/gns3-copilot/internal/testkit/ssetest"
-	"github.com/gns3-copilot/gns3-copilot/service"
-	"github.com/gns3-copilot/gns3-copilot/temporaldev"
 )
 
 // Secrets the tests look for where they must never appear.
@@ -37,7 +37,7 @@ const (
 // Options tunes Start.
 type Options struct {
 	// Role defaults to serve (API + worker in one process).
-	Role service.Role
+	Role app.Role
 	// RedisURL switches the relay, credentials and locks to Redis.
 	RedisURL string
 	// TemporalAddress uses a running Temporal instead of starting a dev server.
@@ -59,7 +59,7 @@ type Options struct {
 	// LLMResolver resolves the host names of users' LLM endpoints (see service.Config).
 	LLMResolver egress.Resolver
 	// Configure changes the service's configuration last, for settings without an option here.
-	Configure func(*service.Config)
+	Configure func(*app.Config)
 	// ProxyGNS3 puts the service in front of the fake GNS3 (--proxy-gns3).
 	ProxyGNS3 bool
 	// Approval is the --approval setting; empty runs device tools directly, without jobs.
@@ -80,10 +80,10 @@ type Env struct {
 	T         testing.TB
 	GNS3      *fakegns3.Server
 	LLM       *fakeopenai.Server
-	Service   *service.Running
+	Service   *app.Running
 	URL       string
 	ProjectID string
-	Config    service.Config
+	Config    app.Config
 	// HTTP is the client the env's requests go through; it validates every exchange.
 	HTTP *http.Client
 	logs *lockedBuffer
@@ -143,7 +143,7 @@ func Start(t testing.TB, opts Options) *Env {
 	if dataDir == "" {
 		dataDir = t.TempDir()
 	}
-	cfg := service.Config{
+	cfg := app.Config{
 		Listen: "127.0.0.1:0", DataDir: dataDir, GNS3URL: g.URL, GNS3Timeout: 10 * time.Second,
 		TemporalAddress: opts.TemporalAddress, TemporalNamespace: "default", TemporalCLI: cli, TemporalUIPort: -1,
 		RedisURL: opts.RedisURL, DatabaseURL: opts.DatabaseURL, LLMProvider: "openai", LLMContextLimitK: 128, CopilotMode: opts.Mode,
@@ -167,7 +167,7 @@ func Start(t testing.TB, opts Options) *Env {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	run, err := service.Start(ctx, opts.Role, cfg)
+	run, err := app.Start(ctx, opts.Role, cfg)
 	if err != nil {
 		t.Fatalf("starting the service: %v", err)
 	}

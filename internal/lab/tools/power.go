@@ -1,0 +1,343 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/gns3-copilot/gns3-copilot/internal/domain"
+	"github.com/gns3-copilot/gns3-copilot/internal/lab/gns3"
+)
+
+// How long a node type may take to report "started" when the model does
+// not say; a whole start call waits for its slowest node.
+var startWaitByType = map[string]time.Duration{
+	"vpcs":       30 * time.Second,
+	"docker":     90 * time.Second,
+	"iou":        90 * time.Second,
+	"dynamips":   3 * time.Minute,
+	"qemu":       5 * time.Minute,
+	"virtualbox": 5 * time.Minute,
+	"vmware":     5 * time.Minute,
+}
+
+const (
+	defaultStartWait = 3 * time.Minute
+	maxStartWait     = 15 * time.Minute
+	startParallelism = 4
+)
+
+// ---- start_gns3_node ----
+
+type startTool struct {
+	spec
+	// Poll timing; tests shorten it.
+	firstPoll, maxPoll, progressEvery time.Duration
+}
+
+func newStartTool() *startTool {
+	return &startTool{
+		spec: spec{
+			name: "start_gns3_node",
+			description: "Start nodes and wait until GNS3 reports each one as started (polling its status, with a deadline), " +
+				"reporting progress per node. node_ids accepts node IDs or names. Nodes already running are reported as such. " +
+				"Consoles answer only once a node is started; routers may need a further minute to boot.",
+			schema: `{"type":"object","properties":{"node_ids":{"type":"array","minItems":1,"maxItems":30,"uniqueItems":true,` +
+				`"items":{"type":"string"},"description":"Node IDs or names."},` +
+				`"timeout_seconds":{"type":"integer","minimum":5,"maximum":900,"description":"How long to wait for the nodes to report started; default depends on the node types (VPCS 30 s, QEMU 300 s)."}` +
+				`},"required":["node_ids"],"additionalProperties":false}`,
+			modes:      bothModes,
+			mutating:   true,
+			idempotent: true,
+		},
+		firstPoll:     250 * time.Millisecond,
+		maxPoll:       2 * time.Second,
+		progressEvery: 5 * time.Second,
+	}
+}
+
+type pending struct {
+	id, name, last string
+}
+
+func (st *startTool) Run(ctx context.Context, env Env, raw json.RawMessage) Result {
+	var args struct {
+		projectArg
+		NodeIDs        []string `json:"node_ids"`
+		TimeoutSeconds *float64 `json:"timeout_seconds"`
+	}
+	if err := decodeArgs(raw, &args); err != nil {
+		return failWith(err)
+	}
+	if err := args.check(env); err != nil {
+		return failWith(err)
+	}
+	refs, err := nodeRefs("node_ids", args.NodeIDs, maxNodesPerCall)
+	if err != nil {
+		return failWith(err)
+	}
+	var wait time.Duration
+	if args.TimeoutSeconds != nil {
+		s := *args.TimeoutSeconds
+		if s < 5 || s > maxStartWait.Seconds() || s != float64(int(s)) {
+			return Failure("timeout_seconds must be a whole number between 5 and %d, got %v", int(maxStartWait.Seconds()), s)
+		}
+		wait = time.Duration(s) * time.Second
+	}
+	t, err := openTopology(ctx, env)
+	if err != nil {
+		return failWith(err)
+	}
+
+	results := make([]Item, len(refs))
+	var toStart []int
+	nodes := make([]*gns3.Node, len(refs))
+	for i, ref := range refs {
+		n, err := t.findNode(ref)
+		switch {
+		case err != nil:
+			results[i] = failed(ref, ref, err.Error())
+		case builtinNodeType(n.NodeType):
+			results[i] = ok(n.NodeID, n.Name, fmt.Sprintf("%s is a built-in %s and always runs", n.Name, n.NodeType))
+		case n.Status == gns3.NodeStarted:
+			results[i] = ok(n.NodeID, n.Name, fmt.Sprintf("%s was already started; console %s", n.Name, consoleText(n, env.gns3Host())))
+		default:
+			nodes[i] = n
+			toStart = append(toStart, i)
+			if args.TimeoutSeconds == nil {
+				d, known := startWaitByType[n.NodeType]
+				if !known {
+					d = defaultStartWait
+				}
+				wait = max(wait, d)
+			}
+		}
+	}
+
+	// Send the start requests, a few at a time: GNS3 answers each only
+	// once the emulator has been launched.
+	var (
+		mu      sync.Mutex
+		wg      sync.WaitGroup
+		sem     = make(chan struct{}, startParallelism)
+		waiting []pending
+	)
+	for _, i := range toStart {
+		n := nodes[i]
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			env.progress(n.NodeID, n.Name, "starting", "")
+			err := env.GNS3.StartNode(ctx, env.ProjectID, n.NodeID)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				msg := "start failed: " + describeGNS3Error(err)
+				results[i] = failed(n.NodeID, n.Name, msg)
+				env.progress(n.NodeID, n.Name, "failed", msg)
+				return
+			}
+			waiting = append(waiting, pending{id: n.NodeID, name: n.Name, last: statusText(n)})
+		}()
+	}
+	wg.Wait()
+
+	index := map[string]int{}
+	for _, i := range toStart {
+		index[nodes[i].NodeID] = i
+	}
+	for _, res := range st.await(ctx, env, waiting, wait) {
+		results[index[res.ID]] = res
+	}
+	r := Collect(results)
+	r.Metadata["wait_limit_seconds"] = wait.Seconds()
+	return r
+}
+
+// await polls the node list until every waiting node reports started, the
+// deadline passes or ctx ends; one list request covers all nodes.
+func (st *startTool) await(ctx context.Context, env Env, waiting []pending, wait time.Duration) []Item {
+	var out []Item
+	if len(waiting) == 0 {
+		return out
+	}
+	start := time.Now()
+	deadline := start.Add(wait)
+	interval := st.firstPoll
+	lastReport := start
+	left := map[string]*pending{}
+	for i := range waiting {
+		left[waiting[i].id] = &waiting[i]
+	}
+	for len(left) > 0 {
+		nodes, err := env.GNS3.ListNodes(ctx, env.ProjectID)
+		if err == nil {
+			seen := map[string]bool{}
+			for i := range nodes {
+				n := &nodes[i]
+				seen[n.NodeID] = true
+				p, ok2 := left[n.NodeID]
+				if !ok2 {
+					continue
+				}
+				p.last = statusText(n)
+				if n.Status == gns3.NodeStarted {
+					took := time.Since(start).Round(100 * time.Millisecond)
+					env.progress(n.NodeID, n.Name, "started", fmt.Sprintf("started after %s", took))
+					out = append(out, ok(n.NodeID, n.Name, fmt.Sprintf("%s started; console %s", n.Name, consoleText(n, env.gns3Host()))))
+					delete(left, n.NodeID)
+				}
+			}
+			for id, p := range left {
+				if !seen[id] {
+					out = append(out, failed(id, p.name, "the node disappeared from the project while starting"))
+					delete(left, id)
+				}
+			}
+		}
+		if len(left) == 0 {
+			break
+		}
+		now := time.Now()
+		if now.Sub(lastReport) >= st.progressEvery {
+			lastReport = now
+			for _, p := range left {
+				env.progress(p.id, p.name, "waiting", fmt.Sprintf("status %s after %s", p.last, now.Sub(start).Round(time.Second)))
+			}
+		}
+		sleep := min(interval, time.Until(deadline))
+		if sleep <= 0 {
+			for _, p := range left {
+				msg := fmt.Sprintf("GNS3 accepted the start but %s did not report started within %s (last status: %s)", p.name, wait, p.last)
+				if err != nil {
+					msg += "; last status read failed: " + describeGNS3Error(err)
+				}
+				env.progress(p.id, p.name, "failed", msg)
+				out = append(out, failed(p.id, p.name, msg))
+			}
+			break
+		}
+		timer := time.NewTimer(sleep)
+		select {
+		case <-ctx.Done():
+			timer.Stop()
+			for _, p := range left {
+				out = append(out, failed(p.id, p.name, "cancelled while waiting for the node to start (last status: "+p.last+")"))
+			}
+			return out
+		case <-timer.C:
+		}
+		interval = min(interval*2, st.maxPoll)
+	}
+	return out
+}
+
+// ---- stop / suspend / reload ----
+
+type powerTool struct {
+	spec
+	verb, done, want string
+	call             func(c *gns3.Client) func(context.Context, string, string) error
+}
+
+func newPowerTool(name, verb, done, want, description string, idempotent bool, call func(c *gns3.Client) func(context.Context, string, string) error) Tool {
+	return &powerTool{
+		spec: spec{
+			name:        name,
+			description: description + " node_ids accepts node IDs or names.",
+			schema: `{"type":"object","properties":{"node_ids":{"type":"array","minItems":1,"maxItems":30,"uniqueItems":true,` +
+				`"items":{"type":"string"},"description":"Node IDs or names."}},"required":["node_ids"],"additionalProperties":false}`,
+			modes:      labOnly,
+			mutating:   true,
+			idempotent: idempotent,
+		},
+		verb: verb, done: done, want: want, call: call,
+	}
+}
+
+func newStopTool() Tool {
+	return newPowerTool(domain.StopNodeTool, "stop", "stopped", gns3.NodeStopped,
+		"Stop (power off) nodes. Unsaved device configuration is lost.", true,
+		func(c *gns3.Client) func(context.Context, string, string) error { return c.StopNode })
+}
+
+func newSuspendTool() Tool {
+	return newPowerTool("suspend_gns3_node", "suspend", "suspended", gns3.NodeSuspended,
+		"Suspend (pause) started nodes, keeping their state, e.g. to pause a lab. Not every node type supports it (VPCS does not).", true,
+		func(c *gns3.Client) func(context.Context, string, string) error { return c.SuspendNode })
+}
+
+func newReloadTool() Tool {
+	return newPowerTool(domain.ReloadNodeTool, "reload", "reloaded", gns3.NodeStarted,
+		"Reload (power-cycle) nodes. Unsaved device configuration is lost.", false,
+		func(c *gns3.Client) func(context.Context, string, string) error { return c.ReloadNode })
+}
+
+func (pt *powerTool) Run(ctx context.Context, env Env, raw json.RawMessage) Result {
+	refs, t, err := openNodeList(ctx, env, raw)
+	if err != nil {
+		return failWith(err)
+	}
+	results := make([]Item, len(refs))
+	called := map[int]*gns3.Node{}
+	for i, ref := range refs {
+		n, err := t.findNode(ref)
+		if err != nil {
+			results[i] = failed(ref, ref, err.Error())
+			continue
+		}
+		if builtinNodeType(n.NodeType) {
+			results[i] = failed(n.NodeID, n.Name, fmt.Sprintf("%s is a built-in %s, which always runs and cannot be %s", n.Name, n.NodeType, pt.done))
+			continue
+		}
+		switch {
+		case pt.verb == "stop" && n.Status == gns3.NodeStopped:
+			results[i] = ok(n.NodeID, n.Name, n.Name+" was already stopped")
+			continue
+		case pt.verb == "suspend" && n.Status == gns3.NodeSuspended:
+			results[i] = ok(n.NodeID, n.Name, n.Name+" was already suspended")
+			continue
+		case pt.verb == "suspend" && n.Status != gns3.NodeStarted:
+			results[i] = failed(n.NodeID, n.Name, fmt.Sprintf("%s is %s; only a started node can be suspended", n.Name, statusText(n)))
+			continue
+		}
+		env.progress(n.NodeID, n.Name, pt.verb+"ing", "")
+		if err := pt.call(env.GNS3)(ctx, env.ProjectID, n.NodeID); err != nil {
+			msg := pt.verb + " failed: " + describeGNS3Error(err)
+			env.progress(n.NodeID, n.Name, "failed", msg)
+			results[i] = failed(n.NodeID, n.Name, msg)
+			continue
+		}
+		called[i] = n
+	}
+	if len(called) > 0 {
+		// Power operations answer 204 without the node: read the outcome.
+		after, err := env.GNS3.ListNodes(ctx, env.ProjectID)
+		status := map[string]string{}
+		for _, n := range after {
+			status[n.NodeID] = n.Status
+		}
+		for i, n := range called {
+			got, known := status[n.NodeID]
+			switch {
+			case err != nil || !known:
+				results[i] = ok(n.NodeID, n.Name, fmt.Sprintf("GNS3 accepted the %s request for %s (status could not be read back)", pt.verb, n.Name))
+			case got == pt.want:
+				env.progress(n.NodeID, n.Name, pt.done, "")
+				results[i] = ok(n.NodeID, n.Name, fmt.Sprintf("%s %s (status %s)", n.Name, pt.done, got))
+			default:
+				msg := fmt.Sprintf("GNS3 accepted the %s request but %s reports status %s", pt.verb, n.Name, got)
+				if pt.verb == "suspend" {
+					msg += fmt.Sprintf(" (%s nodes do not support suspend)", n.NodeType)
+				}
+				env.progress(n.NodeID, n.Name, "failed", msg)
+				results[i] = failed(n.NodeID, n.Name, msg)
+			}
+		}
+	}
+	return Collect(results)
+}

@@ -1,0 +1,57 @@
+package llmconfig
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	openai "github.com/sashabaranov/go-openai"
+
+	"github.com/gns3-copilot/gns3-copilot/internal/llm/contextwindow"
+)
+
+func TestFitContextBudgetsForTheSettings(t *testing.T) {
+	config := strings.Repeat("interface GigabitEthernet0/1\n ip address 10.1.1.1 255.255.255.0\n no shutdown\n!\n", 300)
+	var msgs []openai.ChatCompletionMessage
+	msgs = append(msgs, openai.ChatCompletionMessage{Role: "system", Content: "You are the GNS3 copilot."})
+	for turn := 0; turn < 6; turn++ {
+		id := fmt.Sprintf("call_%d", turn)
+		msgs = append(msgs,
+			openai.ChatCompletionMessage{Role: "user", Content: fmt.Sprintf("show the config of R%d", turn)},
+			openai.ChatCompletionMessage{Role: "assistant", ToolCalls: []openai.ToolCall{{ID: id, Type: "function",
+				Function: openai.FunctionCall{Name: "run_show", Arguments: fmt.Sprintf(`{"node":"R%d"}`, turn)}}}},
+			openai.ChatCompletionMessage{Role: "tool", ToolCallID: id, Content: config},
+			openai.ChatCompletionMessage{Role: "assistant", Content: "Here it is."})
+	}
+	tools := []openai.Tool{{Type: "function", Function: &openai.FunctionDefinition{Name: "run_show", Parameters: map[string]any{"type": "object"}}}}
+	s := Settings{Model: "gpt-4o", ContextLimitK: 16, ContextStrategy: "conservative"}
+	c := contextwindow.ForModel("gpt-4o")
+	budget := contextwindow.Budget(16, "conservative", c.Message(msgs[0]), c.Tools(tools))
+
+	f := s.FitContext(msgs, tools)
+	if err := contextwindow.Validate(f.Messages); err != nil {
+		t.Fatal(err)
+	}
+	if !f.Fits || f.Tokens > budget || f.DroppedTurns == 0 || f.TruncatedToolOutputs == 0 {
+		t.Fatalf("tokens %d budget %d dropped %d cut %d fits %v", f.Tokens, budget, f.DroppedTurns, f.TruncatedToolOutputs, f.Fits)
+	}
+	for _, m := range f.Messages {
+		if m.Role == "tool" && c.Text(m.Content) > budget/ToolOutputShare {
+			t.Fatalf("a tool output of %d tokens exceeds its share %d", c.Text(m.Content), budget/ToolOutputShare)
+		}
+	}
+	if msgs[3].Content != config {
+		t.Fatal("the transcript keeps full outputs")
+	}
+	// max_tokens leaves its room: a window of 16K with 8K reserved for the answer.
+	s.MaxTokens = 8000
+	reserved := s.FitContext(msgs, tools)
+	if reserved.Tokens > 16000-8000-c.Message(msgs[0])-c.Tools(tools) || reserved.Tokens >= f.Tokens {
+		t.Fatalf("max_tokens not reserved: %d vs %d", reserved.Tokens, f.Tokens)
+	}
+	// A window that holds everything changes nothing.
+	big := Settings{Model: "llama3", ContextLimitK: 1000}
+	if all := big.FitContext(msgs, tools); len(all.Messages) != len(msgs) || all.TruncatedToolOutputs != 0 {
+		t.Fatalf("trimmed a transcript that fits: %d of %d", len(all.Messages), len(msgs))
+	}
+}

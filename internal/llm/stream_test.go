@@ -1,0 +1,175 @@
+package llm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	openai "github.com/sashabaranov/go-openai"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gns3-copilot/gns3-copilot/internal/llm/llmconfig"
+	"github.com/gns3-copilot/gns3-copilot/internal/testkit/fakeopenai"
+)
+
+var hello = Prompt{Messages: []openai.ChatCompletionMessage{{Role: "user", Content: "hi"}}}
+
+// trusted is the settings of an operator's endpoint, which may be on loopback like the fakes.
+func trusted(baseURL string) llmconfig.Settings {
+	return llmconfig.Settings{Provider: "custom", BaseURL: baseURL, Model: "m", APIKey: "k", Trusted: true}
+}
+
+// Parallel tool calls whose fragments interleave come out whole and in the order of their
+// index; every fragment is reported with the arguments so far.
+func TestStreamAccumulatesInterleavedToolCallsByIndex(t *testing.T) {
+	provider := fakeopenai.New(t)
+	provider.Enqueue(fakeopenai.Reply{
+		Content: []string{"Let me ", "look."},
+		ToolCalls: []fakeopenai.ToolCall{
+			{ID: "a", Name: "get_gns3_topology", Arguments: `{"project_id":"p1"}`},
+			{ID: "b", Name: "start_gns3_node", Arguments: `{"node_ids":["n1","n2"]}`},
+		},
+		Usage: &fakeopenai.Usage{PromptTokens: 120, CompletionTokens: 30},
+	})
+	var text strings.Builder
+	lastSeen := map[int]string{}
+	ans, err := NewClient(nil, nil).Stream(context.Background(), trusted(provider.URL), hello, Deltas{
+		Content: func(s string) { text.WriteString(s) },
+		ToolCall: func(c ToolCall) {
+			require.True(t, strings.HasPrefix(c.Arguments, lastSeen[c.Index]), "call %d's arguments only grow", c.Index)
+			lastSeen[c.Index] = c.Arguments
+		},
+	})
+	require.NoError(t, err)
+	require.Equal(t, "Let me look.", ans.Content)
+	require.Equal(t, ans.Content, text.String())
+	require.Equal(t, []ToolCall{
+		{Index: 0, ID: "a", Name: "get_gns3_topology", Arguments: `{"project_id":"p1"}`},
+		{Index: 1, ID: "b", Name: "start_gns3_node", Arguments: `{"node_ids":["n1","n2"]}`},
+	}, ans.ToolCalls)
+	require.Equal(t, map[int]string{0: `{"project_id":"p1"}`, 1: `{"node_ids":["n1","n2"]}`}, lastSeen)
+	require.Equal(t, "tool_calls", ans.FinishReason)
+	require.Equal(t, int64(120), ans.InputTokens)
+	require.Equal(t, int64(30), ans.OutputTokens)
+	require.Positive(t, ans.FirstToken)
+	require.GreaterOrEqual(t, ans.Took, ans.FirstToken)
+	require.Empty(t, ans.ErrorClass)
+}
+
+// The request asks for the usage and carries the configuration's model, temperature and token
+// limit; a temperature of zero still reaches the provider.
+func TestStreamRequestCarriesTheSettings(t *testing.T) {
+	provider := fakeopenai.New(t)
+	provider.Enqueue(fakeopenai.Text("ok"))
+	s := trusted(provider.URL)
+	zero := 0.0
+	s.Temperature, s.MaxTokens = &zero, 512
+	tools := []openai.Tool{{Type: openai.ToolTypeFunction, Function: &openai.FunctionDefinition{Name: "get_gns3_topology",
+		Parameters: map[string]any{"type": "object"}}}}
+	_, err := NewClient(nil, nil).Stream(context.Background(), s, Prompt{Messages: hello.Messages, Tools: tools}, Deltas{})
+	require.NoError(t, err)
+	req, ok := provider.LastRequest()
+	require.True(t, ok)
+	require.Equal(t, "m", req.Model)
+	require.True(t, req.Stream)
+	require.NotNil(t, req.StreamOptions)
+	require.True(t, req.StreamOptions.IncludeUsage)
+	require.NotNil(t, req.Temperature)
+	require.InDelta(t, 0, *req.Temperature, math.SmallestNonzeroFloat32)
+	require.NotNil(t, req.MaxTokens)
+	require.Equal(t, 512, *req.MaxTokens)
+	require.Len(t, req.Tools, 1)
+	require.Equal(t, "Bearer k", req.Authorization)
+}
+
+// Some local servers send tool-call fragments without an index, and without ids: a fragment
+// with an id starts a call, one without continues the last; the ids stay empty for the caller
+// to make.
+func TestStreamWithoutIndexesContinuesTheLastCall(t *testing.T) {
+	frames := []string{
+		`{"choices":[{"index":0,"delta":{"role":"assistant","tool_calls":[{"id":"x","type":"function","function":{"name":"first","arguments":"{\"a\":"}}]}}]}`,
+		`{"choices":[{"index":0,"delta":{"tool_calls":[{"function":{"arguments":"1}"}}]}}]}`,
+		`{"choices":[{"index":0,"delta":{"tool_calls":[{"id":"y","type":"function","function":{"name":"second","arguments":"{}"}}]}}]}`,
+		`{"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}`,
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		for _, f := range frames {
+			fmt.Fprintf(w, "data: %s\n\n", f)
+		}
+		fmt.Fprint(w, "data: [DONE]\n\n")
+	}))
+	t.Cleanup(srv.Close)
+	ans, err := NewClient(nil, nil).Stream(context.Background(), trusted(srv.URL), hello, Deltas{})
+	require.NoError(t, err)
+	require.Equal(t, []ToolCall{{Index: 0, ID: "x", Name: "first", Arguments: `{"a":1}`}, {Index: 1, ID: "y", Name: "second", Arguments: "{}"}},
+		ans.ToolCalls)
+
+	srv2 := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprint(w, `data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"name":"f","arguments":"{}"}}]},"finish_reason":"tool_calls"}]}`+"\n\ndata: [DONE]\n\n")
+	}))
+	t.Cleanup(srv2.Close)
+	ans, err = NewClient(nil, nil).Stream(context.Background(), trusted(srv2.URL), hello, Deltas{})
+	require.NoError(t, err)
+	require.Equal(t, []ToolCall{{Index: 0, Name: "f", Arguments: "{}"}}, ans.ToolCalls)
+}
+
+// A stream that ends cleanly without a finish reason is not a short answer: it is a retryable
+// failure that keeps the text that arrived.
+func TestStreamCutOffIsRetryableAndKeepsTheText(t *testing.T) {
+	provider := fakeopenai.New(t)
+	provider.Enqueue(fakeopenai.Reply{Content: []string{"half ", "an answer"}, Truncate: true, TruncateAfter: 1})
+	ans, err := NewClient(nil, nil).Stream(context.Background(), trusted(provider.URL), hello, Deltas{})
+	var failure *Error
+	require.ErrorAs(t, err, &failure)
+	require.ErrorIs(t, err, ErrCutOff)
+	require.True(t, failure.Retryable())
+	require.Contains(t, failure.Message, "ended the answer without finishing it")
+	require.Equal(t, "half ", ans.Content)
+	require.Empty(t, ans.ToolCalls)
+	require.Equal(t, llmconfig.ErrorServer, ans.ErrorClass)
+}
+
+// A call the caller gives up on ends with the context's own error, not a provider failure.
+func TestStreamEndsWithTheContextsError(t *testing.T) {
+	provider := fakeopenai.New(t)
+	provider.Enqueue(fakeopenai.Reply{Content: []string{"Partial ", "answer"}, Hang: true, HangAfter: 1})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ans, err := NewClient(nil, nil).Stream(ctx, trusted(provider.URL), hello, Deltas{Content: func(string) { cancel() }})
+	require.ErrorIs(t, err, context.Canceled)
+	var failure *Error
+	require.False(t, errors.As(err, &failure))
+	require.Equal(t, "Partial ", ans.Content)
+	require.Equal(t, llmconfig.ErrorCancelled, ans.ErrorClass)
+}
+
+func TestCompleteReturnsTheAnswerAndItsUsage(t *testing.T) {
+	provider := fakeopenai.New(t)
+	provider.Enqueue(fakeopenai.Reply{Content: []string{"Lab ", "with two VPCS"}, Usage: &fakeopenai.Usage{PromptTokens: 40, CompletionTokens: 5}})
+	ans, err := NewClient(nil, nil).Complete(context.Background(), trusted(provider.URL), hello.Messages, 24)
+	require.NoError(t, err)
+	require.Equal(t, "Lab with two VPCS", ans.Content)
+	require.Equal(t, "stop", ans.FinishReason)
+	require.Equal(t, int64(40), ans.InputTokens)
+	require.Equal(t, int64(5), ans.OutputTokens)
+	req, ok := provider.LastRequest()
+	require.True(t, ok)
+	require.False(t, req.Stream)
+	require.NotNil(t, req.MaxTokens)
+	require.Equal(t, 24, *req.MaxTokens)
+	require.Nil(t, req.Temperature)
+
+	provider.Enqueue(fakeopenai.Reply{Error: fakeopenai.InvalidAPIKey()})
+	ans, err = NewClient(nil, nil).Complete(context.Background(), trusted(provider.URL), hello.Messages, 24)
+	var failure *Error
+	require.ErrorAs(t, err, &failure)
+	require.Equal(t, KeyRejected, failure.Kind)
+	require.Equal(t, llmconfig.ErrorAuth, ans.ErrorClass)
+}
