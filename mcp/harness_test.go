@@ -111,11 +111,16 @@ func (w *fakeWorkflows) DecideApproval(_ context.Context, workflowID string, d w
 	if err != nil {
 		return workflows.ApprovalOutcome{}, err
 	}
-	w.decided <- decision{workflowID, d}
 	status := domain.ApprovalRejected
 	if d.Decision == workflows.DecisionApprove {
 		status = domain.ApprovalApproved
 	}
+	// As the workflow's update handler does: the decision is stored before the update answers.
+	if _, err := w.h.apprs.Decide(context.Background(), d.ApprovalID, models.Decision{Status: status, By: d.Username, Comment: d.Comment,
+		At: time.Now(), Standing: d.Standing}); err != nil {
+		return workflows.ApprovalOutcome{}, err
+	}
+	w.decided <- decision{workflowID, d}
 	return workflows.ApprovalOutcome{ApprovalID: d.ApprovalID, Status: status, DecidedBy: d.Username, Comment: d.Comment, Standing: d.Standing}, nil
 }
 
@@ -272,11 +277,15 @@ func (h *harness) publish(stream string, p relay.Payload) {
 
 // askApproval is what RequestApproval does for a call: the pending row and its event.
 func (h *harness) askApproval(in workflows.MCPCallInput, question string) *models.Approval {
+	return h.askApprovalWith(in, question, `{"tool":"`+in.Tool.Name+`","kind":"config"}`)
+}
+
+func (h *harness) askApprovalWith(in workflows.MCPCallInput, question, plan string) *models.Approval {
 	ctx := context.Background()
 	id := workflows.ApprovalID(in.Call.TurnID, in.Tool.ID)
 	row, err := h.apprs.Create(ctx, &models.Approval{ID: id, SessionID: in.Call.SessionID, TurnID: in.Call.TurnID, ToolCallID: in.Tool.ID,
 		ProjectID: in.Call.ProjectID, UserID: in.Call.UserID, ToolName: in.Tool.Name, Kind: "config", WorkflowID: "job-" + in.Call.TurnID,
-		Plan: `{"tool":"` + in.Tool.Name + `","kind":"config"}`, Status: domain.ApprovalPending, ExpiresAt: time.Now().Add(time.Hour)})
+		Plan: plan, Status: domain.ApprovalPending, ExpiresAt: time.Now().Add(time.Hour)})
 	require.NoError(h.t, err)
 	h.publish(in.Call.TurnID, relay.Payload{Type: relay.TypeApprovalRequired, ToolName: in.Tool.Name, ToolCallID: in.Tool.ID,
 		Approval: row.View(), Content: question})
