@@ -67,6 +67,7 @@ func (f *frontDoor) newSessionServer(st sessionSettings) *sdk.Server {
 		Description: "The project's nodes and links as GNS3 reports them, from the copilot's live copy of the lab. " +
 			"Subscribe to be told when it changes.",
 	}, s.readTopology)
+	s.addPrompts()
 	s.server.AddReceivingMiddleware(s.modeGuard)
 	return s.server
 }
