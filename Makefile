@@ -49,12 +49,14 @@ screenshots: check temporal web-deps
 # one line counting the tests skipped for want of PostgreSQL, Redis, the CLI or a browser.
 test: check temporal web-deps vet test-go test-web-unit
 
-# playwright-core for the browser tests, from package-lock.json; it never downloads a browser.
+# playwright-core for the browser tests and the official MCP TypeScript SDK for the MCP client
+# tests (e2e/mcpsdk), each from its package-lock.json; nothing downloads a browser.
 web-deps:
 	@if command -v npm >/dev/null && node -e 'process.exit(+process.versions.node.split(".")[0] >= 20 ? 0 : 1)' 2>/dev/null; then \
-		cd web/e2e && npm ci --no-audit --no-fund --loglevel=error; \
-	elif [ "$$CI" = true ]; then echo "web-deps: CI runs the browser tests, which need Node >= 20 and npm (.ci/run installs them)"; exit 1; \
-	else echo "web-deps: Node >= 20 with npm is missing: the browser and page tests will be skipped (see README: Node >= 20)"; fi
+		(cd web/e2e && npm ci --no-audit --no-fund --loglevel=error) && \
+		(cd e2e/mcpsdk && npm ci --no-audit --no-fund --loglevel=error); \
+	elif [ "$$CI" = true ]; then echo "web-deps: CI runs the browser and MCP SDK tests, which need Node >= 20 and npm (.ci/run installs them)"; exit 1; \
+	else echo "web-deps: Node >= 20 with npm is missing: the browser, page and MCP SDK tests will be skipped (see README: Node >= 20)"; fi
 
 vet:
 	@scripts/check-tracked-files.sh

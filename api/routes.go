@@ -141,8 +141,13 @@ func (s *Server) llmConfigRoutes(r *gin.Engine) {
 // authentication), then whatever no route took: GNS3 behind us, or the chat page.
 func (s *Server) fallbackRoutes(r *gin.Engine) {
 	if s.deps.MCP != nil {
+		chain := []gin.HandlerFunc{s.requireUser, s.deps.MCP}
+		if s.deps.MCPOrigin != nil {
+			// A foreign page is refused before its token is even looked at.
+			chain = append([]gin.HandlerFunc{s.deps.MCPOrigin}, chain...)
+		}
 		for _, m := range []string{http.MethodPost, http.MethodGet, http.MethodDelete} {
-			r.Handle(m, mcpPath, s.requireUser, s.deps.MCP)
+			r.Handle(m, mcpPath, chain...)
 		}
 	}
 

@@ -104,6 +104,9 @@ type Deps struct {
 	Skills *skills.Store
 	// MCP serves the Model Context Protocol front door at /mcp (package mcp); nil leaves it out.
 	MCP gin.HandlerFunc
+	// MCPOrigin checks a request's Origin before /mcp authenticates it (mcp.OriginGuard); nil
+	// checks nothing.
+	MCPOrigin gin.HandlerFunc
 }
 
 // Server is the gin engine with its dependencies.

@@ -129,7 +129,7 @@ func TestMCPToolsOnRealVPCS(t *testing.T) {
 	defer cancel()
 
 	// The catalogue: the chat's tools of the user's mode, same descriptions and schemas plus
-	// project_id, and the three tools of MCP's own.
+	// project_id, and the four tools of MCP's own.
 	listed, err := c.ListTools(ctx, nil)
 	require.NoError(t, err)
 	byName := map[string]*sdk.Tool{}
@@ -137,7 +137,7 @@ func TestMCPToolsOnRealVPCS(t *testing.T) {
 		byName[tl.Name] = tl
 	}
 	chat := tools.NewRegistry(tools.AllTools()...).For(tools.LabAutomation)
-	require.Len(t, byName, len(chat)+3)
+	require.Len(t, byName, len(chat)+4)
 	for _, want := range chat {
 		got, ok := byName[want.Name()]
 		require.True(t, ok, "tool %s is offered", want.Name())
@@ -145,7 +145,7 @@ func TestMCPToolsOnRealVPCS(t *testing.T) {
 		gotSchema, _ := json.Marshal(got.InputSchema)
 		require.JSONEq(t, string(mcp.WithProjectID(want.Parameters())), string(gotSchema), want.Name())
 	}
-	for _, own := range []string{"list_gns3_projects", "open_gns3_project", "get_mcp_call_result"} {
+	for _, own := range []string{"list_gns3_projects", "open_gns3_project", "get_mcp_call_result", "decide_approval"} {
 		require.Contains(t, byName, own)
 	}
 
@@ -200,43 +200,27 @@ func TestMCPToolsOnRealVPCS(t *testing.T) {
 		require.Contains(t, attrs, k)
 	}
 
-	// A configuration call waits for the owner's approval, which the per-project list shows
-	// and the per-project route decides; then it applies and reports the change.
-	type outcome struct {
-		res *sdk.CallToolResult
-		out deviceOutput
-	}
-	applied := make(chan outcome, 1)
-	go func() {
-		res, out := callTool(t, c, "execute_vpcs_commands", map[string]any{"project_id": env.ProjectID, "device_configs": []any{
-			map[string]any{"device_name": "PC1", "commands": []string{"ip 10.0.0.1/24"}}}}, "cfg-1")
-		applied <- outcome{res, out}
-	}()
+	// A configuration call from a client without elicitation answers at once with its plan and
+	// applies nothing; the per-project list shows the approval and the per-project route decides
+	// it; the call's result is then fetched by call id.
+	res, waiting := callTool(t, c, "execute_vpcs_commands", map[string]any{"project_id": env.ProjectID, "device_configs": []any{
+		map[string]any{"device_name": "PC1", "commands": []string{"ip 10.0.0.1/24"}}}}, "cfg-1")
+	require.True(t, waiting.Success, "%+v", waiting)
+	require.Equal(t, domain.JobWaiting, waiting.Data[0].Status)
 	var pending []models.ApprovalView
-	for len(pending) == 0 {
-		code, body := env.Do(http.MethodGet, env.ChatPath("/approvals?status=pending"), nil)
-		require.Equal(t, http.StatusOK, code, string(body))
-		require.NoError(t, json.Unmarshal(body, &pending))
-		if len(pending) == 0 {
-			select {
-			case <-ctx.Done():
-				t.Fatal("no pending approval for the MCP configuration call")
-			case <-time.After(100 * time.Millisecond):
-			}
-		}
-	}
-	require.Equal(t, "execute_vpcs_commands", pending[0].ToolName)
-	code, body := env.Do(http.MethodPost, env.ChatPath("/approvals/"+pending[0].ApprovalID), map[string]any{"decision": "approve"})
+	code, body := env.Do(http.MethodGet, env.ChatPath("/approvals?status=pending"), nil)
 	require.Equal(t, http.StatusOK, code, string(body))
-	select {
-	case o := <-applied:
-		require.True(t, o.out.Success, "%+v", o.out)
-		_, result, _ := itemByName(t, o.out, "PC1")
-		require.Contains(t, result, "10.0.0.1")
-		require.Contains(t, strings.Join(c.progressSeen(), "\n"), "waiting for approval "+pending[0].ApprovalID)
-	case <-ctx.Done():
-		t.Fatal("the approved MCP configuration call did not return")
-	}
+	require.NoError(t, json.Unmarshal(body, &pending))
+	require.Len(t, pending, 1)
+	require.Equal(t, "execute_vpcs_commands", pending[0].ToolName)
+	require.Equal(t, pending[0].ApprovalID, res.Meta["approval_id"])
+	code, body = env.Do(http.MethodPost, env.ChatPath("/approvals/"+pending[0].ApprovalID), map[string]any{"decision": "approve"})
+	require.Equal(t, http.StatusOK, code, string(body))
+	_, applied := callTool(t, c, "get_mcp_call_result", map[string]any{"call_id": res.Meta["call_id"], "wait_seconds": 60}, nil)
+	require.True(t, applied.Success, "%+v", applied)
+	_, result, _ = itemByName(t, applied, "PC1")
+	require.Contains(t, result, "10.0.0.1")
+	require.Contains(t, strings.Join(c.progressSeen(), "\n"), "waiting for approval "+pending[0].ApprovalID)
 	code, body = env.Do(http.MethodGet, env.ChatPath("/config-jobs"), nil)
 	require.Equal(t, http.StatusOK, code)
 	var jobs []struct {

@@ -38,6 +38,9 @@ func (f *frontDoor) run(ctx context.Context, req *sdk.CallToolRequest, caller au
 			Mode: string(st.mode), Origin: workflows.OriginMCPPrefix + st.client},
 			Tool:     workflows.ToolCall{ID: callID, Name: tool, Arguments: args},
 			Approval: w.Approval, ApprovalTimeout: w.ApprovalTimeout, DeviceConcurrency: w.DeviceConcurrency, CredentialTTL: w.CredentialTTL}}
+	if w.Approval != "" {
+		call.in.Standing = f.standingOf(bg, sessionID, caller.ID)
+	}
 	err := f.launcher.Launch(bg, call, caller.Token)
 	var step *durable.StepError
 	var limit *models.LimitError
@@ -51,7 +54,7 @@ func (f *frontDoor) run(ctx context.Context, req *sdk.CallToolRequest, caller au
 		f.log.Error("recording an MCP call", "error", err)
 		return nil, errors.New("recording the call failed; the copilot logged the details")
 	}
-	return f.await(ctx, req, caller, callID, wfID, tool, projectID)
+	return f.await(ctx, req, caller, callID, wfID, tool)
 }
 
 // mcpCall is an MCP call being launched (durable.Work): its record and its MCPCall workflow.
@@ -105,34 +108,80 @@ func (f *frontDoor) closeStale(ctx context.Context, userID string) int {
 	return closed
 }
 
-// await waits for the call's workflow, relaying its progress when the client asked for it.
-func (f *frontDoor) await(ctx context.Context, req *sdk.CallToolRequest, caller auth.Caller, callID, wfID, tool, projectID string) (*sdk.CallToolResult, error) {
+// await waits for the call's workflow, relaying its progress when the client asked for it. A
+// call that comes to wait for an approval answers at once with its plan (the two-phase answer,
+// pendingResult) unless the client can ask its user, who then has ElicitTimeout to answer.
+func (f *frontDoor) await(ctx context.Context, req *sdk.CallToolRequest, caller auth.Caller, callID, wfID, tool string) (*sdk.CallToolResult, error) {
 	pctx, stop := context.WithCancel(ctx)
 	defer stop()
-	if elicits(req.Session) {
-		go f.elicitApprovals(pctx, req.Session, caller, callID)
-	}
 	relayed := make(chan struct{})
 	if token := req.Params.GetProgressToken(); token != nil {
 		go func() {
 			defer close(relayed)
-			f.relayProgress(pctx, req.Session, token, callID, wfID, projectID)
+			f.relayProgress(pctx, req.Session, token, callID, wfID)
 		}()
 	} else {
 		close(relayed)
 	}
-	err := f.d.Workflows.Wait(ctx, wfID)
-	if ctx.Err() != nil {
-		// The client is gone or gave up; the call goes on and its result waits in its record.
-		return nil, ctx.Err()
+	ended := make(chan error, 1)
+	go func() { ended <- f.d.Workflows.Wait(pctx, wfID) }()
+	asked := make(chan approvalAsked, 4)
+	go f.follow(pctx, callID, func(ev relay.Event) bool {
+		switch ev.Type {
+		case relay.TypeDone:
+			return true
+		case relay.TypeApprovalRequired:
+			var p relay.Payload
+			if id := relay.ApprovalIDOf(ev.Data); id != "" && json.Unmarshal(ev.Data, &p) == nil {
+				select {
+				case asked <- approvalAsked{id: id, question: p.Content}:
+				case <-pctx.Done():
+					return true
+				}
+			}
+		}
+		return false
+	})
+	answered := make(chan bool, 1)
+	var waiting *models.Approval
+	for {
+		select {
+		case err := <-ended:
+			if ctx.Err() != nil {
+				// The client is gone or gave up; the call goes on and its result waits in its record.
+				return nil, ctx.Err()
+			}
+			if err != nil {
+				f.log.Warn("an MCP call's workflow failed", "call", callID, "error", err)
+			}
+			// The last progress is sent before the result.
+			f.drainProgress(pctx, stop, relayed)
+			return f.resultOf(context.WithoutCancel(ctx), callID, tool)
+		case q := <-asked:
+			a, err := f.d.Approvals.Get(ctx, q.id)
+			if err != nil || a.Status != domain.ApprovalPending {
+				continue // decided already (by an earlier decide_approval, the chat page)
+			}
+			if !elicits(req.Session) {
+				return f.pendingResult(ctx, a, wfID), nil
+			}
+			waiting = a
+			go func() { answered <- f.askByElicitation(pctx, req.Session, caller, a, q.question) }()
+		case decided := <-answered:
+			if !decided {
+				// Unanswered in time, dismissed or not understood: the two phases take over.
+				if a, err := f.d.Approvals.Get(ctx, waiting.ID); err == nil && a.Status == domain.ApprovalPending {
+					return f.pendingResult(ctx, a, wfID), nil
+				}
+			}
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
 	}
-	if err != nil {
-		f.log.Warn("an MCP call's workflow failed", "call", callID, "error", err)
-	}
-	// The last progress is sent before the result.
-	f.drainProgress(pctx, stop, relayed)
-	return f.resultOf(context.WithoutCancel(ctx), callID, tool)
 }
+
+// approvalAsked is an approval_required event of the call.
+type approvalAsked struct{ id, question string }
 
 // drainProgress lets the relay send what the log holds up to the call's end, briefly.
 func (f *frontDoor) drainProgress(ctx context.Context, stop context.CancelFunc, relayed <-chan struct{}) {
@@ -166,7 +215,7 @@ func failureMeta(tool, msg string, meta sdk.Meta) *sdk.CallToolResult {
 
 // relayProgress turns the call's tool_progress and approval events into MCP progress
 // notifications: the per-device and node-start progress a chat turn streams.
-func (f *frontDoor) relayProgress(ctx context.Context, ss *sdk.ServerSession, token any, callID, wfID, projectID string) {
+func (f *frontDoor) relayProgress(ctx context.Context, ss *sdk.ServerSession, token any, callID, wfID string) {
 	n := 0
 	send := func(msg string) {
 		n++
@@ -194,8 +243,8 @@ func (f *frontDoor) relayProgress(ctx context.Context, ss *sdk.ServerSession, to
 			}
 		case relay.TypeApprovalRequired:
 			if p.Approval != nil {
-				send(fmt.Sprintf("waiting for approval %s: the user approves or rejects it on the copilot's chat page "+
-					"(pending approvals) or with POST /v3/projects/%s/chat/approvals/%s", p.Approval.ApprovalID, projectID, p.Approval.ApprovalID))
+				send(fmt.Sprintf("waiting for approval %s: decide_approval decides it, or the user on the copilot's chat page "+
+					"(pending approvals)", p.Approval.ApprovalID))
 			}
 		case relay.TypeApprovalResolved:
 			if p.Approval != nil {
@@ -283,6 +332,10 @@ func (s *session) callResult(ctx context.Context, req *sdk.CallToolRequest) (*sd
 		}
 	}
 	if row.Status == domain.MCPCallRunning {
+		if a := s.f.pendingApproval(ctx, row.ID); a != nil {
+			// Waiting for its owner: the plan and how to decide.
+			return s.f.pendingResult(ctx, a, row.WorkflowID), nil
+		}
 		r := tools.Collect([]tools.Item{{ID: row.ID, Name: row.ToolName, Status: domain.MCPCallRunning,
 			Result: "still running since " + row.CreatedAt.UTC().Format(time.RFC3339) + "; ask again later"}})
 		r.Success = true

@@ -3,20 +3,20 @@ package mcp
 import (
 	"context"
 	"encoding/json"
-	"fmt"
-	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/gns3-copilot/gns3-copilot/internal/auth"
-	"github.com/gns3-copilot/gns3-copilot/internal/relay"
+	"github.com/gns3-copilot/gns3-copilot/internal/domain"
+	"github.com/gns3-copilot/gns3-copilot/models"
 	"github.com/gns3-copilot/gns3-copilot/workflows"
 )
 
 // An MCP client that declares the elicitation capability can put a question to its user
 // during a call. A configuration or destructive call then asks there, with the same plan the
-// chat shows, and the answer decides the approval; the approvals routes and the chat page can
-// still decide it first. Other clients keep the approvals routes.
+// chat shows, and the answer decides the approval; the approvals routes, the chat page and
+// decide_approval can still decide it first. A question left unanswered for ElicitTimeout, or
+// dismissed, gives way to the two-phase answer (approvals.go).
 
 // elicits reports whether the client said it can ask its user (a form, the only kind we need).
 func elicits(ss *sdk.ServerSession) bool {
@@ -29,61 +29,38 @@ var decisionSchema = json.RawMessage(`{"type":"object","properties":{` +
 	`"decision":{"type":"string","enum":["approve","reject"],"title":"Decision","description":"approve runs it as shown; reject sends nothing"},` +
 	`"comment":{"type":"string","title":"Comment","description":"Optional: why, or what to change"}},"required":["decision"]}`)
 
-// elicitApprovals follows the call's events and asks the client's user about each approval
-// the call waits for, until the call ends or the client goes.
-func (f *frontDoor) elicitApprovals(ctx context.Context, ss *sdk.ServerSession, caller auth.Caller, callID string) {
-	f.follow(ctx, callID, func(ev relay.Event) bool {
-		switch ev.Type {
-		case relay.TypeDone:
-			return true
-		case relay.TypeApprovalRequired:
-			var p relay.Payload
-			if json.Unmarshal(ev.Data, &p) == nil {
-				if id := relay.ApprovalIDOf(ev.Data); id != "" {
-					f.askByElicitation(ctx, ss, caller, id, p.Content)
-				}
-			}
-		}
-		return false
-	})
-}
-
-// askByElicitation puts one approval's question to the client's user and hands the answer to
-// the workflow. "decline" rejects; "cancel" (dismissed without a choice) leaves it waiting
-// for the approvals routes.
-func (f *frontDoor) askByElicitation(ctx context.Context, ss *sdk.ServerSession, caller auth.Caller, approvalID, question string) {
-	res, err := ss.Elicit(ctx, &sdk.ElicitParams{Message: question, RequestedSchema: decisionSchema})
+// askByElicitation puts one approval's question to the client's user for at most
+// ElicitTimeout and hands the answer to the workflow; it reports whether the approval is
+// decided. "decline" rejects; "cancel" (dismissed without a choice), no answer in time or an
+// answer that is not one leave it to the two phases.
+func (f *frontDoor) askByElicitation(ctx context.Context, ss *sdk.ServerSession, caller auth.Caller, a *models.Approval, question string) bool {
+	ectx, cancel := context.WithTimeout(ctx, f.d.ElicitTimeout)
+	res, err := ss.Elicit(ectx, &sdk.ElicitParams{Message: question, RequestedSchema: decisionSchema})
+	cancel()
 	if err != nil {
 		if ctx.Err() == nil {
-			f.log.Warn("asking an MCP client's user about an approval", "approval", approvalID, "error", err)
+			f.log.Info("an approval asked by elicitation was not answered; answering with the plan", "approval", a.ID, "error", err)
 		}
-		return
+		return false
 	}
-	d := workflows.ApprovalDecision{ApprovalID: approvalID, UserID: caller.ID, Username: caller.Username}
+	d := workflows.ApprovalDecision{ApprovalID: a.ID, UserID: caller.ID, Username: caller.Username}
 	switch res.Action {
 	case "accept":
 		d.Decision, _ = res.Content["decision"].(string)
 		d.Comment, _ = res.Content["comment"].(string)
 		if d.Decision != workflows.DecisionApprove && d.Decision != workflows.DecisionReject {
-			d.Decision, d.Comment = workflows.DecisionReject, fmt.Sprintf("the answer %q was neither approve nor reject", d.Decision)
+			return false
 		}
 	case "decline":
 		d.Decision, d.Comment = workflows.DecisionReject, "declined in "+ss.InitializeParams().ClientInfo.Name
 	default:
-		return
+		return false
 	}
-	a, err := f.d.Approvals.Get(ctx, approvalID)
-	if err != nil {
-		f.log.Warn("loading an approval answered by elicitation", "approval", approvalID, "error", err)
-		return
+	if msg := f.hand(ctx, a, d); msg != "" {
+		// Decided elsewhere first (the chat page, decide_approval): that decision stands.
+		f.log.Info("an answer by elicitation was not taken", "approval", a.ID, "reason", msg)
+		now, err := f.d.Approvals.Get(context.WithoutCancel(ctx), a.ID)
+		return err == nil && now.Status != domain.ApprovalPending
 	}
-	if a.UserID != caller.ID {
-		return
-	}
-	dctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	if _, err := f.d.Workflows.DecideApproval(dctx, a.WorkflowID, d); err != nil {
-		// Decided elsewhere first (the chat page, the approvals route): that decision stands.
-		f.log.Info("an answer by elicitation was not taken", "approval", approvalID, "error", err)
-	}
+	return true
 }

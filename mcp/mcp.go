@@ -92,7 +92,10 @@ type Deps struct {
 	MaxCallsPerUser int
 	// SessionTimeout closes MCP sessions idle this long (default 1 h).
 	SessionTimeout time.Duration
-	Logger         *slog.Logger
+	// ElicitTimeout is how long an approval asked by elicitation waits for the client's user
+	// before the call answers with its plan instead (default DefaultElicitTimeout).
+	ElicitTimeout time.Duration
+	Logger        *slog.Logger
 	// Version is what the server reports as its version on initialize.
 	Version string
 }
@@ -120,6 +123,9 @@ func newFrontDoor(d Deps) *frontDoor {
 	d.Work = d.Work.WithDefaults()
 	if d.SessionTimeout <= 0 {
 		d.SessionTimeout = time.Hour
+	}
+	if d.ElicitTimeout <= 0 {
+		d.ElicitTimeout = DefaultElicitTimeout
 	}
 	if d.Logger == nil {
 		d.Logger = slog.Default()

@@ -32,9 +32,13 @@ type session struct {
 const instructions = `Tools of GNS3 Copilot for a GNS3 lab. Every lab tool takes project_id: find it with ` +
 	`list_gns3_projects, and open a closed project with open_gns3_project. Tool results use one format: ` +
 	`{success,total,successful,failed,data[{id,name,status,result|error}],error?,metadata}. Configuration ` +
-	`calls may wait for the user's approval on the copilot's chat page. If a call's connection drops, the call ` +
-	`goes on: get_mcp_call_result returns its result by call id (the first progress notification and the ` +
-	`result's _meta carry it). Resource gns3://projects/{project_id}/topology is the lab's live topology.`
+	`and destructive calls may need the user's approval: such a call answers at once with status ` +
+	`waiting_approval, the plan per device and metadata.approval (approval_id, expires_at, question), and ` +
+	`nothing is applied. Show the user the plan, ask them, then call decide_approval with their decision ` +
+	`(approve, reject with a comment, or approve_all); its result is the call's own. Never decide for the ` +
+	`user. If a call's connection drops, the call goes on: get_mcp_call_result returns its result by call id ` +
+	`(the first progress notification and the result's _meta carry it). Resource ` +
+	`gns3://projects/{project_id}/topology is the lab's live topology; the prompts guide whole tasks.`
 
 func (f *frontDoor) newSessionServer(st sessionSettings) *sdk.Server {
 	s := &session{f: f, st: st, watches: map[string]context.CancelFunc{}}
@@ -46,17 +50,24 @@ func (f *frontDoor) newSessionServer(st sessionSettings) *sdk.Server {
 		// No logging capability: nothing is logged to clients.
 		Capabilities: &sdk.ServerCapabilities{},
 	})
+	asks := false
 	for _, t := range f.d.Tools.For(st.mode) {
 		s.server.AddTool(catalogueTool(t), s.callTool(t.Name()))
+		asks = asks || (t.Mutating() && domain.IsDeviceTool(t.Name())) || domain.IsDestructiveTool(t.Name())
 	}
 	s.server.AddTool(listProjectsTool, s.listProjects)
 	s.server.AddTool(openProjectTool, s.openProject)
 	s.server.AddTool(callResultTool, s.callResult)
+	if asks && f.d.Work.Approval != "" {
+		// Only a session whose tools may wait for an approval has approvals to decide.
+		s.server.AddTool(decideTool, s.decideApproval)
+	}
 	s.server.AddResourceTemplate(&sdk.ResourceTemplate{
 		URITemplate: topologyTemplate, Name: "topology", Title: "GNS3 project topology", MIMEType: "application/json",
 		Description: "The project's nodes and links as GNS3 reports them, from the copilot's live copy of the lab. " +
 			"Subscribe to be told when it changes.",
 	}, s.readTopology)
+	s.addPrompts()
 	s.server.AddReceivingMiddleware(s.modeGuard)
 	return s.server
 }

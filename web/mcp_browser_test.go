@@ -45,15 +45,30 @@ func TestMCPApprovalOnChatPage(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cs.Close()
+	// Without elicitation the call answers at once with its plan; it waits on the page.
+	first, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "execute_vpcs_commands", Arguments: map[string]any{
+		"project_id": env.ProjectID, "device_configs": []any{map[string]any{"device_name": "PC1", "commands": []string{"ip 10.6.0.1/24"}}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	callID, _ := first.Meta["call_id"].(string)
+	if first.Meta["status"] != "waiting_approval" || callID == "" {
+		t.Fatalf("the configuration call did not answer with its plan: %+v", first.Meta)
+	}
 	type outcome struct {
 		res *sdk.CallToolResult
 		err error
 	}
 	done := make(chan outcome, 1)
 	go func() {
-		res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "execute_vpcs_commands", Arguments: map[string]any{
-			"project_id": env.ProjectID, "device_configs": []any{map[string]any{"device_name": "PC1", "commands": []string{"ip 10.6.0.1/24"}}}}})
-		done <- outcome{res, err}
+		// Its result once the page approved it: get_mcp_call_result waits up to a minute a try.
+		for {
+			res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "get_mcp_call_result", Arguments: map[string]any{"call_id": callID, "wait_seconds": 60}})
+			if err != nil || res.Meta["status"] != "waiting_approval" {
+				done <- outcome{res, err}
+				return
+			}
+		}
 	}()
 
 	runNodeTests(t, node, "mcp.e2e.test.mjs", sameOrigin(t, env.URL), "COPILOT_PROJECT=lab1")

@@ -45,6 +45,10 @@ type MCPCallInput struct {
 	// CredentialTTL is the lifetime of the call's stored credential; a call that may wait for
 	// an approval renews it.
 	CredentialTTL time.Duration
+	// Standing is the MCP session's "approve all" (decide_approval's approve_all), when its
+	// user gave one before this call: the call's approvals are decided by it, stored for the
+	// audit, and nobody is asked.
+	Standing *ApprovalOutcome `json:",omitempty"`
 }
 
 // MCPCallResult is how the call ended; the tool's result itself is in the call's record.
@@ -73,6 +77,8 @@ func MCPCall(ctx workflow.Context, in MCPCallInput) (MCPCallResult, error) {
 	if err != nil {
 		return MCPCallResult{}, err
 	}
+	// Calls started before Standing existed carry none: nothing changes for their histories.
+	gate.standing = in.Standing
 	// A call is a turn's tool call without the model: the same runner, options and summaries.
 	tools := newToolRunner(ctx, gate, toolSettings{ref: ref, approvals: approvals, approval: in.Approval, approvalTimeout: in.ApprovalTimeout,
 		deviceConcurrency: in.DeviceConcurrency, searchAttributes: in.SearchAttributes})

@@ -103,3 +103,35 @@ func TestMCPCallThatCannotRunStillFinishesWithTheReason(t *testing.T) {
 	require.Len(t, m.finished, 1)
 	require.Equal(t, "credentials gone", m.finished[0].Error)
 }
+
+// An MCP session's approve_all, given on an earlier call, decides a later call's approval: the
+// request is stored for the audit with the approval it stands on, and the tool runs unasked.
+func TestMCPCallUnderTheSessionsApproveAllRunsWithoutAsking(t *testing.T) {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	m := &mcpActs{}
+	m.register(env)
+	var requests []workflows.ApprovalRequest
+	var decisions []workflows.DecisionRecord
+	env.RegisterActivityWithOptions(func(_ context.Context, r workflows.ApprovalRequest) error {
+		requests = append(requests, r)
+		return nil
+	}, activity.RegisterOptions{Name: workflows.RequestApprovalActivity})
+	env.RegisterActivityWithOptions(func(_ context.Context, r workflows.DecisionRecord) error {
+		decisions = append(decisions, r)
+		return nil
+	}, activity.RegisterOptions{Name: workflows.RecordDecisionActivity})
+	env.RegisterActivityWithOptions(func(context.Context, workflows.RenewCredentialInput) error { return nil },
+		activity.RegisterOptions{Name: workflows.RenewCredentialActivity})
+	in := mcpInput(domain.DeleteNodeTool)
+	in.Approval = domain.ApprovalChanges
+	in.Standing = &workflows.ApprovalOutcome{ApprovalID: "a-earlier", Status: domain.ApprovalApproved, DecidedBy: "alice", Standing: true}
+	env.ExecuteWorkflow(workflows.MCPCallWorkflow, in)
+	require.NoError(t, env.GetWorkflowError())
+	require.Len(t, requests, 1)
+	require.Equal(t, "a-earlier", requests[0].StandingOf)
+	require.Len(t, decisions, 1)
+	require.Equal(t, domain.ApprovalApproved, decisions[0].Outcome.Status)
+	require.Equal(t, "a-earlier", decisions[0].Outcome.StandingOf)
+	require.Len(t, m.tools, 1, "the destructive tool ran")
+}

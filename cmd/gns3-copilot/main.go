@@ -165,6 +165,9 @@ func newFlagSet(cmd string) (*flag.FlagSet, *app.Config, func() error) {
 		"regular users' LLM configurations may reach only --llm-allow-hosts, public addresses included (env GNS3_COPILOT_LLM_ALLOWLIST_ONLY)")
 	num(&c.MaxTurnsPerUser, "max-turns-per-user", "GNS3_COPILOT_MAX_TURNS_PER_USER", 4, "turns one user may have running at once, across sessions (0: no limit)")
 	num(&c.MCPMaxCallsPerUser, "mcp-max-calls-per-user", "GNS3_COPILOT_MCP_MAX_CALLS_PER_USER", 4, "MCP tool calls one user may have running at once (0: no limit)")
+	dur(&c.MCPElicitTimeout, "mcp-elicit-timeout", "GNS3_COPILOT_MCP_ELICIT_TIMEOUT", 60*time.Second, "how long an approval asked in an MCP client (elicitation) waits for its user before the call answers with the plan and decide_approval")
+	var mcpOrigins string
+	str(&mcpOrigins, "mcp-allowed-origins", "GNS3_COPILOT_MCP_ALLOWED_ORIGINS", "", "comma-separated browser origins /mcp accepts besides the copilot's own (* for any); requests without Origin are always accepted")
 	num(&c.TurnsPerMinute, "turns-per-minute", "GNS3_COPILOT_TURNS_PER_MINUTE", 10, "turns one user may start per minute, in bursts of as many (0: no limit)")
 	var budget int
 	num(&budget, "daily-token-budget", "GNS3_COPILOT_DAILY_TOKEN_BUDGET", 0, "tokens one user's turns may consume per UTC day (0: no budget)")
@@ -184,6 +187,10 @@ func newFlagSet(cmd string) (*flag.FlagSet, *app.Config, func() error) {
 	// finish turns the parsed values that need it into c's fields, and checks them.
 	finish := func() error {
 		c.CORSOrigins = splitList(cors)
+		c.MCPAllowedOrigins = splitList(mcpOrigins)
+		if c.MCPElicitTimeout < time.Second || c.MCPElicitTimeout > time.Hour {
+			return fmt.Errorf("--mcp-elicit-timeout must be between 1s and 1h, not %s", c.MCPElicitTimeout)
+		}
 		c.LLMAllowHosts = splitList(allowHosts)
 		c.DailyTokenBudget = int64(budget)
 		c.NoLiveTopology = !live

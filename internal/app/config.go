@@ -70,6 +70,12 @@ type Config struct {
 	LimitSuperadmins bool
 	// MCPMaxCallsPerUser bounds one user's MCP tool calls running at once (0: no limit).
 	MCPMaxCallsPerUser int
+	// MCPElicitTimeout is how long an approval asked by elicitation waits before the MCP call
+	// answers with its plan instead (0: mcp.DefaultElicitTimeout).
+	MCPElicitTimeout time.Duration
+	// MCPAllowedOrigins are the browser origins /mcp accepts besides the copilot's own ("*":
+	// any); requests without Origin are always accepted.
+	MCPAllowedOrigins []string
 	// ProxyGNS3 puts the copilot in front of GNS3: what is not the copilot's own is forwarded
 	// to GNS3URL, so GNS3's web UI and its AI chat panel work at the copilot's address.
 	ProxyGNS3 bool

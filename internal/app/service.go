@@ -388,7 +388,7 @@ func (r *Running) serveAPI(cfg Config, sh *shared, metricsOnAPI bool) (err error
 	work := durable.Settings{Approval: cfg.Approval, ApprovalTimeout: cfg.ApprovalTimeout, DeviceConcurrency: cfg.DeviceConcurrency}
 	mcpDeps := mcp.Deps{Workflows: sh.workflows, Calls: sh.mcpCalls, Approvals: sh.approvals,
 		Events: sh.events, Credentials: sh.creds, Tools: sh.tools, LLM: sh.llmChooser, DefaultMode: cfg.CopilotMode,
-		Work: work, MaxCallsPerUser: cfg.MCPMaxCallsPerUser, Logger: r.log}
+		Work: work, MaxCallsPerUser: cfg.MCPMaxCallsPerUser, ElicitTimeout: cfg.MCPElicitTimeout, Logger: r.log}
 	if sh.live != nil {
 		mcpDeps.Live = sh.live
 	}
@@ -398,7 +398,7 @@ func (r *Running) serveAPI(cfg Config, sh *shared, metricsOnAPI bool) (err error
 		Limits: turnLimits(cfg, sh.rdb), Work: work, Live: liveAPI(sh.live), UserCacheTTL: cfg.checkCacheTTL(),
 		Exercises: &api.Exercises{Repo: sh.exercises, Control: sh.workflows},
 		Approvals: &api.Approvals{Repo: sh.approvals, Jobs: sh.jobs, Records: sh.records, Decider: sh.workflows},
-		Skills:    sh.skills, MCP: mcp.Handler(mcpDeps)}
+		Skills:    sh.skills, MCP: mcp.Handler(mcpDeps), MCPOrigin: mcp.OriginGuard(cfg.MCPAllowedOrigins)}
 	if metricsOnAPI {
 		deps.MetricsHandler = r.metrics.Handler()
 	}

@@ -80,10 +80,13 @@ async function errorFrom(res, authed) {
  * request calls the API and returns the decoded JSON body (null for 204). With raw: true it
  * returns the Response itself once its status is known to be fine (used for SSE).
  */
-export async function request(method, path, { body, headers = {}, signal, raw = false, auth = true } = {}) {
+export async function request(method, path, { body, headers = {}, signal, raw = false, auth = true, bearer } = {}) {
   const h = { Accept: raw ? 'text/event-stream' : 'application/json', ...headers };
-  const authed = auth && !!token();
+  // A bearer given here (an API key being tried at sign-in) is not the session's: its refusal
+  // expires nothing.
+  const authed = auth && bearer === undefined && !!token();
   if (authed) h.Authorization = 'Bearer ' + token();
+  else if (bearer) h.Authorization = 'Bearer ' + bearer;
   if (body !== undefined) h['Content-Type'] = 'application/json';
   let res;
   try {
@@ -110,6 +113,8 @@ export const api = {
   signIn: (username, password) =>
     request('POST', '/v3/access/users/authenticate', { body: { username, password }, auth: false }),
   me: () => request('GET', '/v3/access/users/me'),
+  // meWith asks GNS3 (through the copilot) whose credential this is: an API key at sign-in.
+  meWith: (bearer) => request('GET', '/v3/access/users/me', { bearer }),
   projects: () => request('GET', '/v3/projects'),
   openProject: (id) => request('POST', `/v3/projects/${enc(id)}/open`, { body: {} }),
 

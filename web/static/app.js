@@ -73,8 +73,13 @@ el.signinForm.addEventListener('submit', async (e) => {
   e.preventDefault();
   const username = $('signin-username').value.trim();
   const password = $('signin-password').value;
+  const apiKey = $('signin-apikey').value.trim();
+  if (apiKey) {
+    await signInWithKey(apiKey);
+    return;
+  }
   if (!username || !password) {
-    el.signinError.textContent = 'Enter your GNS3 username and password.';
+    el.signinError.textContent = 'Enter your GNS3 username and password, or an API key.';
     el.signinError.hidden = false;
     return;
   }
@@ -98,6 +103,30 @@ el.signinForm.addEventListener('submit', async (e) => {
     submit.textContent = 'Sign in';
   }
 });
+
+// signInWithKey signs in with a GNS3 API key: GNS3 itself says whose it is, then it is the
+// page's bearer like a signed-in token.
+async function signInWithKey(apiKey) {
+  const submit = $('signin-submit');
+  submit.disabled = true;
+  submit.textContent = 'Signing in…';
+  try {
+    await api.meWith(apiKey);
+    setToken(apiKey);
+    $('signin-apikey').value = '';
+    $('signin-password').value = '';
+    await enterApp();
+  } catch (err) {
+    let msg = err.message;
+    if (err.status === 401) msg = 'GNS3 does not accept this API key: check it, or create a new one in GNS3 (it may have been revoked).';
+    else if (err.kind === 'gns3-down') msg = 'The GNS3 server cannot be reached right now. Check that it is running, then try again.';
+    el.signinError.textContent = msg;
+    el.signinError.hidden = false;
+  } finally {
+    submit.disabled = false;
+    submit.textContent = 'Sign in';
+  }
+}
 
 el.signout.addEventListener('click', () => {
   detachStream();

@@ -94,3 +94,73 @@ func TestDevicePlanTellsFRRFromTemplateAndImage(t *testing.T) {
 		}
 	}
 }
+
+func TestATemplateIsRenderedPerDeviceIntoThePlan(t *testing.T) {
+	l := newLab(t)
+	for i, n := range []string{"PC1", "PC2", "PC3"} {
+		l.fake.AddNode(l.pid, fakegns3.NodeSpec{Name: n, Status: "started", X: i * 200})
+	}
+	plan := func(args string) (DevicePlan, *Result) {
+		raw, err := NormalizeArgs(args)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return PlanDevices(context.Background(), l.env, VPCSCommandsTool, raw, nil)
+	}
+	p, fail := plan(`{"template": "ip {{.ip}}/24 {{.gw}}\n\nset pcname {{.device_name}}-lab", "devices": [` +
+		`{"device_name": "PC1", "vars": {"ip": "10.0.0.1", "gw": "10.0.0.254"}},` +
+		`{"device_name": "PC2", "vars": {"ip": "10.0.0.2", "gw": "10.0.0.254"}},` +
+		`{"device_name": "PC3", "vars": {"ip": "10.0.0.3", "gw": "10.0.0.254", "device_name": "pc-three"}}]}`)
+	if fail != nil {
+		t.Fatal(fail.JSON())
+	}
+	var got []string
+	for _, j := range p.Jobs {
+		got = append(got, j.Name+": "+strings.Join(j.Commands, " | "))
+	}
+	want := []string{
+		"PC1: ip 10.0.0.1/24 10.0.0.254 | set pcname PC1-lab",
+		"PC2: ip 10.0.0.2/24 10.0.0.254 | set pcname PC2-lab",
+		"PC3: ip 10.0.0.3/24 10.0.0.254 | set pcname pc-three-lab",
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) || len(p.Failed) != 0 {
+		t.Fatalf("rendered plan:\n%s\nwant\n%s\nfailed %v", strings.Join(got, "\n"), strings.Join(want, "\n"), p.Failed)
+	}
+
+	for args, want := range map[string]string{
+		`{"template": "ip {{.ip}}/24 {{.gw}}", "devices": [{"device_name": "PC1", "vars": {"ip": "10.0.0.1", "gw": "g"}}, {"device_name": "PC2", "vars": {"ip": "10.0.0.2"}}]}`: "device PC2: the template uses {{.gw}}, which its vars do not set; nothing was applied to any device",
+		`{"template": "ip {{.ip}", "devices": [{"device_name": "PC1"}]}`:                     "the template does not parse",
+		`{"template": "  ", "devices": [{"device_name": "PC1"}]}`:                            "template must be a non-empty Go text/template",
+		`{"template": "show ip"}`:                                                            "devices must list at least one",
+		`{"devices": [{"device_name": "PC1"}]}`:                                              "template must be a non-empty",
+		`{"template": "show ip", "devices": [{"device_name": ""}]}`:                          "devices[0]: device_name is empty",
+		`{"template": "show ip", "devices": [{"device_name": "PC1", "extra": 1}]}`:           `unknown field "extra"`,
+		`{"template": "show ip", "devices": [{"device_name": "PC1"}], "device_configs": []}`: "not both",
+		`{"template": "{{range .n}}{{range $.n}}{{range $.n}}xxxxxxxxxxxxxxxx{{end}}{{end}}{{end}}", "devices": [{"device_name": "PC1", "vars": {"n": [` + strings.TrimSuffix(strings.Repeat("1,", 100), ",") + `]}}]}`: "longer than 256 KiB",
+	} {
+		_, fail := plan(args)
+		if fail == nil || !strings.Contains(fail.Error, want) {
+			t.Errorf("%.80s: want a failure containing %q, got %+v", args, want, fail)
+		}
+	}
+}
+
+func TestTheDeviceToolsAdvertiseTheTemplateForm(t *testing.T) {
+	for _, tl := range DeviceTools() {
+		var s struct {
+			Properties map[string]json.RawMessage `json:"properties"`
+			Required   []string                   `json:"required"`
+		}
+		if err := json.Unmarshal(tl.Parameters(), &s); err != nil {
+			t.Fatal(err)
+		}
+		for _, k := range []string{"device_configs", "template", "devices"} {
+			if _, ok := s.Properties[k]; !ok {
+				t.Errorf("%s: no %s in its schema", tl.Name(), k)
+			}
+		}
+		if len(s.Required) != 0 {
+			t.Errorf("%s: %v is required, though either form may be given", tl.Name(), s.Required)
+		}
+	}
+}

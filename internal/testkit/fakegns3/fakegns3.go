@@ -201,6 +201,7 @@ type Server struct {
 	feeds             map[string]CaptureFeed   // by link ID, "" for any
 	notes             notifier                 // notification streams (notifications.go)
 	webUI             string                   // directory of a web UI build (webui.go)
+	creds3x           *credentials3x           // GNS3 3.1's API keys and refresh tokens (apikeys.go)
 }
 
 type user struct {

@@ -44,6 +44,7 @@ func (s *Server) routes() http.Handler {
 	add(OpVersion, false, s.versionHandler)
 	add(OpAuthenticate, false, s.authenticate)
 	add(OpCurrentUser, true, s.currentUser)
+	add(OpRefresh, false, s.refresh)
 	add(OpUserGroups, true, s.userGroups)
 	add(OpListProjects, true, s.listProjects)
 	add(OpGetProject, true, s.getProject)
@@ -190,6 +191,9 @@ func (s *Server) authUser(r *http.Request) (*user, *httpErr) {
 		if u.token == tok {
 			return u, nil
 		}
+	}
+	if u := s.apiKeyUser(tok); u != nil {
+		return u, nil
 	}
 	return nil, errf(http.StatusUnauthorized, "Could not validate credentials")
 }
