@@ -9,8 +9,9 @@ import (
 
 // Capture routes. Starting answers 201 with the link, now capturing, as in
 // link-capture-start-201.json; stopping answers 204; the stream serves the link's CaptureFeed
-// like GNS3 serves a capture file it is still writing: the pcap header at once, then the
-// records in pieces, and it stays open until the capture stops or the client leaves.
+// like GNS3 serves a capture file it is still writing: the pcap header at once (or, with
+// EmptyFirst, first an empty body, as before uBridge wrote the header), then the records in
+// pieces, and it stays open until the capture stops or the client leaves.
 const (
 	OpStartCapture  Op = "POST /v3/projects/{project_id}/links/{link_id}/capture/start"
 	OpStopCapture   Op = "POST /v3/projects/{project_id}/links/{link_id}/capture/stop"
@@ -34,12 +35,17 @@ type CaptureFeed struct {
 	Chunk int
 	// Delay is the pause between writes (default 5 ms).
 	Delay time.Duration
+	// EmptyFirst makes the first EmptyFirst stream requests after each start of the capture
+	// answer 200 with an empty body, as GNS3 does while uBridge has not yet written the pcap
+	// header.
+	EmptyFirst int
 }
 
 type captureState struct {
 	running  bool
 	fileName string
 	stopped  chan struct{} // closed when the running capture stops
+	streams  int           // stream requests since the capture started
 }
 
 // SetCaptureFeed sets what the capture stream of linkID serves ("" = every link without its
@@ -182,9 +188,19 @@ func (s *Server) streamCapture(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
+	empty := false
+	if c != nil && e == nil {
+		c.streams++
+		empty = c.streams <= feed.EmptyFirst
+	}
 	s.mu.Unlock()
 	if e != nil {
 		writeErr(w, e)
+		return
+	}
+	if empty {
+		w.Header().Set("Content-Type", "application/vnd.tcpdump.pcap")
+		w.WriteHeader(http.StatusOK)
 		return
 	}
 	if feed.Chunk <= 0 {
