@@ -393,26 +393,13 @@ func newClearConditionsTool() Tool {
 }
 
 func (ct *clearConditionsTool) Run(ctx context.Context, env Env, raw json.RawMessage) Result {
-	var args struct {
-		projectArg
-		Links []linkRef `json:"links"`
-	}
-	if err := decodeArgs(raw, &args); err != nil {
-		return failWith(err)
-	}
-	if err := args.check(env); err != nil {
-		return failWith(err)
-	}
-	if err := checkLinkRefs(args.Links); err != nil {
-		return failWith(err)
-	}
-	t, err := openTopology(ctx, env)
+	refs, t, err := openLinkList(ctx, env, raw)
 	if err != nil {
 		return failWith(err)
 	}
 	unsuspend := false
-	items := make([]Item, 0, len(args.Links))
-	for _, ref := range args.Links {
+	items := make([]Item, 0, len(refs))
+	for _, ref := range refs {
 		l, err := t.resolveLink(ref)
 		if err != nil {
 			items = append(items, failed(ref.LinkID, ref.label(), err.Error()))

@@ -301,25 +301,12 @@ func (t *topology) resolveLink(r linkRef) (*gns3.Link, error) {
 }
 
 func (dt *deleteLinkTool) Run(ctx context.Context, env Env, raw json.RawMessage) Result {
-	var args struct {
-		projectArg
-		Links []linkRef `json:"links"`
-	}
-	if err := decodeArgs(raw, &args); err != nil {
-		return failWith(err)
-	}
-	if err := args.check(env); err != nil {
-		return failWith(err)
-	}
-	if err := checkLinkRefs(args.Links); err != nil {
-		return failWith(err)
-	}
-	t, err := openTopology(ctx, env)
+	refs, t, err := openLinkList(ctx, env, raw)
 	if err != nil {
 		return failWith(err)
 	}
-	items := make([]Item, 0, len(args.Links))
-	for _, ref := range args.Links {
+	items := make([]Item, 0, len(refs))
+	for _, ref := range refs {
 		l, err := t.resolveLink(ref)
 		if err != nil {
 			if env.retried() && ref.LinkID != "" {

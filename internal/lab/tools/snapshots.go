@@ -153,18 +153,14 @@ func newListSnapshotsTool() Tool {
 	return &listSnapshotsTool{spec{
 		name:        ListSnapshotsTool,
 		description: "List the project's snapshots, oldest first: each one's snapshot_id, name and when it was taken.",
-		schema:      `{"type":"object","properties":{},"additionalProperties":false}`,
+		schema:      noArgumentsSchema,
 		modes:       changingModes,
 		idempotent:  true,
 	}}
 }
 
 func (lt *listSnapshotsTool) Run(ctx context.Context, env Env, raw json.RawMessage) Result {
-	var args struct{ projectArg }
-	if err := decodeArgs(raw, &args); err != nil {
-		return failWith(err)
-	}
-	if err := args.check(env); err != nil {
+	if err := noArguments(env, raw); err != nil {
 		return failWith(err)
 	}
 	list, err := env.GNS3.ListSnapshots(ctx, env.ProjectID)

@@ -340,18 +340,14 @@ func newTopologyTool() Tool {
 		description: "Read the current GNS3 project: every node with its node_id, type, status, console (protocol host:port) " +
 			"and ports (name and short name, with what each connected port links to), and every link as node/port pairs. " +
 			"The system prompt already holds a recent summary; call this after changes made outside the chat or when you need all ports.",
-		schema:     `{"type":"object","properties":{},"additionalProperties":false}`,
+		schema:     noArgumentsSchema,
 		modes:      readingModes,
 		idempotent: true,
 	}}
 }
 
 func (tt *topologyTool) Run(ctx context.Context, env Env, raw json.RawMessage) Result {
-	var args struct{ projectArg }
-	if err := decodeArgs(raw, &args); err != nil {
-		return failWith(err)
-	}
-	if err := args.check(env); err != nil {
+	if err := noArguments(env, raw); err != nil {
 		return failWith(err)
 	}
 	t, err := loadTopology(ctx, env)

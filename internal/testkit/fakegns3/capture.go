@@ -63,16 +63,9 @@ func (s *Server) SetCaptureFeed(linkID string, f CaptureFeed) {
 func (s *Server) StartCaptureOn(linkID string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, p := range s.projects {
-		for _, l := range p.links {
-			if l.id == linkID {
-				s.startCapture(p, l)
-				s.emitLink(p, l, "link.updated")
-				return
-			}
-		}
-	}
-	s.t.Fatalf("fakegns3: no link %s", linkID)
+	p, l := s.mustLink(linkID)
+	s.startCapture(p, l)
+	s.emitLink(p, l, "link.updated")
 }
 
 // Capturing tells whether a capture runs on the link.
@@ -160,40 +153,7 @@ func (s *Server) captureFields(p *project, l *link, out *linkOut) {
 // streamCapture is not wrapped like the other routes: it must not hold the server's lock while
 // it streams.
 func (s *Server) streamCapture(w http.ResponseWriter, r *http.Request) {
-	s.mu.Lock()
-	s.counts[OpStreamCapture]++
-	u, e := s.authUser(r)
-	var (
-		c    *captureState
-		feed CaptureFeed
-	)
-	if e == nil {
-		var l *link
-		_, l, e = s.linkFor(r, u, "Link.Capture")
-		if e == nil {
-			if f := s.takeFailure(OpStreamCapture, r); f != nil {
-				e = &httpErr{f.Status, f.Message}
-			}
-		}
-		if e == nil {
-			c = s.captures[l.id]
-			if c == nil || !c.running {
-				e = errf(http.StatusConflict, "Link %s is not capturing", l.id)
-			}
-			var ok bool
-			if feed, ok = s.feeds[l.id]; !ok {
-				if feed, ok = s.feeds[""]; !ok {
-					feed = CaptureFeed{Data: samplePcap}
-				}
-			}
-		}
-	}
-	empty := false
-	if c != nil && e == nil {
-		c.streams++
-		empty = c.streams <= feed.EmptyFirst
-	}
-	s.mu.Unlock()
+	c, feed, empty, e := s.captureSource(r)
 	if e != nil {
 		writeErr(w, e)
 		return
@@ -246,4 +206,36 @@ func (s *Server) streamCapture(w http.ResponseWriter, r *http.Request) {
 	case <-r.Context().Done():
 	case <-c.stopped:
 	}
+}
+
+// captureSource checks a stream request under the lock, as every route is checked, and says what
+// it serves: the running capture, its feed, and whether this request gets the empty body GNS3
+// sends before the pcap header exists.
+func (s *Server) captureSource(r *http.Request) (c *captureState, feed CaptureFeed, empty bool, e *httpErr) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.counts[OpStreamCapture]++
+	u, e := s.authUser(r)
+	if e != nil {
+		return nil, feed, false, e
+	}
+	_, l, e := s.linkFor(r, u, "Link.Capture")
+	if e != nil {
+		return nil, feed, false, e
+	}
+	if f := s.takeFailure(OpStreamCapture, r); f != nil {
+		return nil, feed, false, &httpErr{f.Status, f.Message}
+	}
+	c = s.captures[l.id]
+	if c == nil || !c.running {
+		return nil, feed, false, errf(http.StatusConflict, "Link %s is not capturing", l.id)
+	}
+	var ok bool
+	if feed, ok = s.feeds[l.id]; !ok {
+		if feed, ok = s.feeds[""]; !ok {
+			feed = CaptureFeed{Data: samplePcap}
+		}
+	}
+	c.streams++
+	return c, feed, c.streams <= feed.EmptyFirst, nil
 }

@@ -137,17 +137,15 @@ func (s *Server) SetLinkConditions(linkID string, filters map[string][]any, susp
 func (s *Server) Link(linkID string) (Link, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, p := range s.projects {
-		for _, l := range p.links {
-			if l.id == linkID {
-				return l.snapshot(p.id), true
-			}
-		}
+	p, l := s.findLink(linkID)
+	if l == nil {
+		return Link{}, false
 	}
-	return Link{}, false
+	return l.snapshot(p.id), true
 }
 
-func (s *Server) mustLink(id string) (*project, *link) {
+// findLink finds a link of any project; nil when there is none. The caller holds s.mu.
+func (s *Server) findLink(id string) (*project, *link) {
 	for _, p := range s.projects {
 		for _, l := range p.links {
 			if l.id == id {
@@ -155,6 +153,13 @@ func (s *Server) mustLink(id string) (*project, *link) {
 			}
 		}
 	}
-	s.t.Fatalf("fakegns3: no link %s", id)
 	return nil, nil
+}
+
+func (s *Server) mustLink(id string) (*project, *link) {
+	p, l := s.findLink(id)
+	if l == nil {
+		s.t.Fatalf("fakegns3: no link %s", id)
+	}
+	return p, l
 }
