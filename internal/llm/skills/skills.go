@@ -157,42 +157,72 @@ func (s *Store) Reload() (*Set, error) {
 
 // load reads and checks a skills directory, collecting every problem rather than the first.
 func load(dir string) (*Set, error) {
+	if err := checkDir(dir); err != nil {
+		return nil, err
+	}
+	l := &loader{dir: dir, set: &Set{Source: dir, prompts: map[tools.Mode]string{}}}
+	l.prompts()
+	l.titlePrompt()
+	l.forbidden()
+	if text, ok := l.read("injection_recipes.json", maxRecipeBytes); ok {
+		l.set.Recipes = checkRecipes(text, l.bad)
+	}
+	if len(l.problems) > 0 {
+		return nil, &LoadError{Dir: dir, Problems: l.problems}
+	}
+	sort.Strings(l.set.Files)
+	return l.set, nil
+}
+
+func checkDir(dir string) error {
 	info, err := os.Stat(dir)
 	if err != nil {
-		return nil, fmt.Errorf("skills directory: %w", err)
+		return fmt.Errorf("skills directory: %w", err)
 	}
 	if !info.IsDir() {
-		return nil, fmt.Errorf("skills directory %s is not a directory", dir)
+		return fmt.Errorf("skills directory %s is not a directory", dir)
 	}
-	set := &Set{Source: dir, prompts: map[tools.Mode]string{}}
-	var problems []string
-	bad := func(file, format string, args ...any) {
-		problems = append(problems, file+": "+fmt.Sprintf(format, args...))
-	}
-	read := func(rel string, limit int) (string, bool) {
-		b, err := os.ReadFile(filepath.Join(dir, rel))
-		if errors.Is(err, fs.ErrNotExist) {
-			return "", false
-		}
-		if err != nil {
-			bad(rel, "%v", err)
-			return "", false
-		}
-		if len(b) > limit {
-			bad(rel, "is %d bytes long; the limit is %d", len(b), limit)
-			return "", false
-		}
-		if !utf8.Valid(b) {
-			bad(rel, "is not UTF-8 text")
-			return "", false
-		}
-		set.Files = append(set.Files, rel)
-		return string(b), true
-	}
+	return nil
+}
 
-	entries, err := os.ReadDir(filepath.Join(dir, "prompts"))
+// loader reads one directory's files into a set and notes every problem on the way.
+type loader struct {
+	dir      string
+	set      *Set
+	problems []string
+}
+
+func (l *loader) bad(file, format string, args ...any) {
+	l.problems = append(l.problems, file+": "+fmt.Sprintf(format, args...))
+}
+
+// read returns a file's text; false when it is absent or unusable (which is noted).
+func (l *loader) read(rel string, limit int) (string, bool) {
+	b, err := os.ReadFile(filepath.Join(l.dir, rel))
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", false
+	}
+	if err != nil {
+		l.bad(rel, "%v", err)
+		return "", false
+	}
+	if len(b) > limit {
+		l.bad(rel, "is %d bytes long; the limit is %d", len(b), limit)
+		return "", false
+	}
+	if !utf8.Valid(b) {
+		l.bad(rel, "is not UTF-8 text")
+		return "", false
+	}
+	l.set.Files = append(l.set.Files, rel)
+	return string(b), true
+}
+
+// prompts reads prompts/<mode>.md; any other file there is a mistake worth naming.
+func (l *loader) prompts() {
+	entries, err := os.ReadDir(filepath.Join(l.dir, "prompts"))
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		bad("prompts", "%v", err)
+		l.bad("prompts", "%v", err)
 	}
 	for _, e := range entries {
 		rel := "prompts/" + e.Name()
@@ -202,44 +232,44 @@ func load(dir string) (*Set, error) {
 		name, ok := strings.CutSuffix(e.Name(), ".md")
 		mode, err := tools.ParseMode(name)
 		if !ok || err != nil || name == "" {
-			bad(rel, "is not a prompt of a mode; name it after one: %s", modeFiles())
+			l.bad(rel, "is not a prompt of a mode; name it after one: %s", modeFiles())
 			continue
 		}
-		if text, ok := read(rel, maxPromptBytes); ok {
+		if text, ok := l.read(rel, maxPromptBytes); ok {
 			if strings.TrimSpace(text) == "" {
-				bad(rel, "is empty")
+				l.bad(rel, "is empty")
 				continue
 			}
-			set.prompts[mode] = text
+			l.set.prompts[mode] = text
 		}
 	}
-	if text, ok := read("title_prompt.md", maxPromptBytes); ok {
+}
+
+func (l *loader) titlePrompt() {
+	if text, ok := l.read("title_prompt.md", maxPromptBytes); ok {
 		if strings.TrimSpace(text) == "" {
-			bad("title_prompt.md", "is empty")
+			l.bad("title_prompt.md", "is empty")
 		}
-		set.title = strings.TrimSpace(text)
+		l.set.title = strings.TrimSpace(text)
 	}
-	if text, ok := read("forbidden_commands.txt", maxPromptBytes); ok {
-		for i, line := range strings.Split(text, "\n") {
-			line = strings.TrimSpace(line)
-			if line == "" || strings.HasPrefix(line, "#") {
-				continue
-			}
-			if len(line) > maxPatternBytes {
-				bad("forbidden_commands.txt", "line %d is longer than %d bytes", i+1, maxPatternBytes)
-				continue
-			}
-			set.Forbidden = append(set.Forbidden, line)
+}
+
+func (l *loader) forbidden() {
+	text, ok := l.read("forbidden_commands.txt", maxPromptBytes)
+	if !ok {
+		return
+	}
+	for i, line := range strings.Split(text, "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
 		}
+		if len(line) > maxPatternBytes {
+			l.bad("forbidden_commands.txt", "line %d is longer than %d bytes", i+1, maxPatternBytes)
+			continue
+		}
+		l.set.Forbidden = append(l.set.Forbidden, line)
 	}
-	if text, ok := read("injection_recipes.json", maxRecipeBytes); ok {
-		set.Recipes = checkRecipes(text, bad)
-	}
-	if len(problems) > 0 {
-		return nil, &LoadError{Dir: dir, Problems: problems}
-	}
-	sort.Strings(set.Files)
-	return set, nil
 }
 
 func modeFiles() string {
