@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 	"sort"
+	"strconv"
 
 	"github.com/google/gopacket/layers"
 )
@@ -23,6 +24,11 @@ type echoKey struct {
 func (a *Analyzer) onARP(p *packet) {
 	p.proto = "ARP"
 	sender, target := net.IP(a.arp.SourceProtAddress).String(), net.IP(a.arp.DstProtAddress).String()
+	a.set("arp.opcode", strconv.Itoa(int(a.arp.Operation)))
+	a.set("arp.src.proto_ipv4", sender)
+	a.set("arp.dst.proto_ipv4", target)
+	a.set("arp.src.hw_mac", net.HardwareAddr(a.arp.SourceHwAddress).String())
+	a.set("arp.dst.hw_mac", net.HardwareAddr(a.arp.DstHwAddress).String())
 	switch a.arp.Operation {
 	case layers.ARPRequest:
 		if sender == target {
@@ -55,6 +61,10 @@ func (a *Analyzer) onARP(p *packet) {
 func (a *Analyzer) onICMPv4(p *packet, src, dst string) {
 	p.proto = "ICMP"
 	typ, code := a.icmp4.TypeCode.Type(), a.icmp4.TypeCode.Code()
+	a.set("icmp.type", strconv.Itoa(int(typ)))
+	a.set("icmp.code", strconv.Itoa(int(code)))
+	a.set("icmp.seq", strconv.Itoa(int(a.icmp4.Seq)))
+	a.set("icmp.ident", strconv.Itoa(int(a.icmp4.Id)))
 	switch typ {
 	case layers.ICMPv4TypeEchoRequest:
 		if a.describe {
@@ -78,6 +88,8 @@ func (a *Analyzer) onICMPv4(p *packet, src, dst string) {
 func (a *Analyzer) onICMPv6(p *packet, src, dst string) {
 	p.proto = "ICMPv6"
 	typ, code := a.icmp6.TypeCode.Type(), a.icmp6.TypeCode.Code()
+	a.set("icmpv6.type", strconv.Itoa(int(typ)))
+	a.set("icmpv6.code", strconv.Itoa(int(code)))
 	switch {
 	case typ == layers.ICMPv6TypeEchoRequest && a.has(layers.LayerTypeICMPv6Echo):
 		if a.describe {

@@ -1,8 +1,13 @@
 // Package capture turns a pcap byte stream (a GNS3 link capture) into a summary a model can
-// reason about: protocol counts, conversations, ARP questions nobody answered, ICMP
-// unreachables and echoes without reply, TCP resets, retransmissions and handshakes that never
-// completed, and the first and last packets as one-line decodes. It is pure Go (gopacket's
-// layers and pcapgo, never libpcap or tshark), so it runs wherever the copilot runs.
+// reason about. It leads with findings: what the routing, redundancy and discovery protocols on
+// the link disagree about (OSPF timers, areas, masks, authentication and MTU between the two
+// ends; BGP sessions and the NOTIFICATION that closed them; the spanning tree's root and its
+// topology changes; DHCP exchanges that never completed; VRRP masters; LLDP and CDP
+// neighbours), ARP questions nobody answered, ICMP unreachables and echoes without reply, TCP
+// resets, retransmissions and handshakes that never completed. Then come the counts
+// (protocols, conversations) and the first and last packets as one-line decodes. It is pure Go
+// (gopacket's layers and pcapgo, and a small BGP decoder of its own; never libpcap or tshark),
+// so it runs wherever the copilot runs.
 package capture
 
 import (
@@ -24,6 +29,8 @@ const (
 	maxConversations  = 20
 	maxEchoKeys       = 1 << 16 // outstanding echo requests tracked
 	maxTrackedTCPKeys = 1 << 16
+	maxFindings       = 40
+	maxProtocolPeers  = 64 // routers, sessions, clients… tracked per protocol
 )
 
 // Analyzer accumulates packets one at a time; Summary may be called at any point.
@@ -68,6 +75,26 @@ type Analyzer struct {
 	tailAt    int
 	// describe is set when the packet being classified needs its one-liner.
 	describe bool
+	// now is when the packet being classified was captured.
+	now time.Time
+
+	// What the routing, redundancy and discovery protocols said, read from their packets.
+	ospf   ospfState
+	bgp    bgpState
+	stp    stpState
+	dhcp   dhcpState
+	vrrp   vrrpState
+	nbrs   discoveryState
+	checks checkState
+}
+
+// Option adds to what an analyzer looks for.
+type Option func(*Analyzer)
+
+// WithChecks makes the analyzer evaluate checks (from a skills directory's packet-analysis
+// files) on every packet; checks that cannot be evaluated (see CompileChecks) are left out.
+func WithChecks(checks []Check) Option {
+	return func(a *Analyzer) { a.checks.use(checks) }
 }
 
 // rawFrame is a copy of a frame kept for the last-packets list: describing every packet as
@@ -80,7 +107,7 @@ type rawFrame struct {
 
 // NewAnalyzer returns an analyzer for packets of the given link type that keeps edge packets
 // at each end as one-liners (0 means DefaultEdge).
-func NewAnalyzer(linkType layers.LinkType, edge int) *Analyzer {
+func NewAnalyzer(linkType layers.LinkType, edge int, opts ...Option) *Analyzer {
 	if edge <= 0 {
 		edge = DefaultEdge
 	}
@@ -109,6 +136,9 @@ func NewAnalyzer(linkType layers.LinkType, edge int) *Analyzer {
 			&a.icmp4, &a.icmp6, &a.echo6, &a.tcp, &a.udp)
 		// Application payloads (DNS on port 53, …) are not needed for the summary.
 		a.parser.IgnoreUnsupported = true
+	}
+	for _, o := range opts {
+		o(a)
 	}
 	return a
 }
@@ -139,7 +169,10 @@ func (a *Analyzer) Add(data []byte, ci gopacket.CaptureInfo) {
 
 	p := packet{n: a.packets}
 	a.describe = len(a.head) < a.edge
+	a.now = ci.Timestamp
+	a.checks.begin()
 	a.decode(&p, data)
+	a.checks.evaluate(p)
 	if p.proto == "" {
 		a.undecoded++
 		p.proto = "undecoded"
@@ -187,12 +220,12 @@ var (
 // no limit). onPacket, if set, is called after every packet with the count so far. A stream
 // cut in the middle of a record still yields the packets before it: the error says why it
 // stopped and is io.EOF for a stream that simply ended.
-func Read(r io.Reader, edge, limit int, onPacket func(n int)) (Summary, error) {
+func Read(r io.Reader, edge, limit int, onPacket func(n int), opts ...Option) (Summary, error) {
 	pr, err := pcapgo.NewReader(r)
 	if err != nil {
 		return Empty(), fmt.Errorf("%w: %v", ErrNotPcap, err)
 	}
-	a := NewAnalyzer(pr.LinkType(), edge)
+	a := NewAnalyzer(pr.LinkType(), edge, opts...)
 	for limit <= 0 || a.packets < limit {
 		data, ci, err := pr.ZeroCopyReadPacketData()
 		if err != nil {

@@ -81,6 +81,17 @@ type Summary struct {
 	IncompleteHandshakes []Handshake   `json:"incomplete_handshakes"`
 	First                []string      `json:"first_packets"`
 	Last                 []string      `json:"last_packets"`
+
+	// Findings lead: what the protocols on the link disagree about and what went unanswered,
+	// the most serious first.
+	Findings    []Finding    `json:"findings"`
+	OSPFRouters []OSPFRouter `json:"ospf_routers,omitempty"`
+	OSPFPairs   []OSPFPair   `json:"ospf_pairs,omitempty"`
+	BGP         []BGPSession `json:"bgp_sessions,omitempty"`
+	STP         *STPSummary  `json:"stp,omitempty"`
+	DHCP        []DHCPClient `json:"dhcp_clients,omitempty"`
+	VRRP        []VRRPGroup  `json:"vrrp_groups,omitempty"`
+	Neighbors   []Neighbor   `json:"neighbors,omitempty"`
 }
 
 // Summary reports what the packets added so far show.
@@ -93,6 +104,9 @@ func (a *Analyzer) Summary() Summary {
 		First: append([]string{}, a.head...), Last: a.lastLines(),
 	}
 	s.Conversations, s.MoreConversations = a.conversations()
+	s.Findings = a.findings()
+	s.OSPFRouters, s.OSPFPairs = a.OSPF()
+	s.BGP, s.STP, s.DHCP, s.VRRP, s.Neighbors = a.BGP(), a.STP(), a.DHCP(), a.VRRP(), a.Neighbors()
 	if a.packets > 1 {
 		s.DurationSeconds = float64(a.last.Sub(a.first).Microseconds()) / 1e6
 	}

@@ -2,6 +2,7 @@ package capture
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/google/gopacket/layers"
@@ -40,6 +41,14 @@ func (a *Analyzer) onTCP(p *packet, src, dst string) {
 	t := &a.tcp
 	from, to := hostPort(src, uint16(t.SrcPort)), hostPort(dst, uint16(t.DstPort))
 	payload := uint32(len(t.Payload))
+	if a.checks.fields != nil {
+		a.set("tcp.srcport", strconv.Itoa(int(t.SrcPort)))
+		a.set("tcp.dstport", strconv.Itoa(int(t.DstPort)))
+		a.set("tcp.flags.syn", boolField(t.SYN))
+		a.set("tcp.flags.ack", boolField(t.ACK))
+		a.set("tcp.flags.reset", boolField(t.RST))
+		a.set("tcp.flags.fin", boolField(t.FIN))
+	}
 	if a.describe {
 		p.info = fmt.Sprintf("%s → %s TCP [%s] seq=%d ack=%d win=%d len=%d", from, to, tcpFlags(t), t.Seq, t.Ack, t.Window, payload)
 	}

@@ -188,7 +188,7 @@ func (ct *captureTool) read(ctx context.Context, env Env, id, name string, durat
 			last = time.Now()
 			env.progress(id, name, "capturing", packetsSoFar(n))
 		}
-	})
+	}, capture.WithChecks(env.CaptureChecks))
 	timeUp := rctx.Err() != nil && ctx.Err() == nil
 	switch {
 	case err == nil, errors.Is(err, capture.ErrLimit), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
