@@ -23,8 +23,9 @@ func decodeDeviceArgs(raw json.RawMessage, a *deviceArgs) error {
 	}
 	var same struct {
 		projectArg
-		DeviceNames []string `json:"device_names"`
-		Commands    []string `json:"commands"`
+		DeviceNames []string        `json:"device_names"`
+		Commands    []string        `json:"commands"`
+		WaitFor     json.RawMessage `json:"wait_for,omitempty"`
 	}
 	if err := decodeArgs(raw, &same); err != nil {
 		return err
@@ -43,7 +44,11 @@ func decodeDeviceArgs(raw json.RawMessage, a *deviceArgs) error {
 	for i, n := range same.DeviceNames {
 		configs[i] = entry{DeviceName: n, Commands: same.Commands}
 	}
-	rewritten, err := json.Marshal(map[string]any{"project_id": same.ProjectID, "device_configs": configs})
+	form := map[string]any{"project_id": same.ProjectID, "device_configs": configs}
+	if len(same.WaitFor) > 0 {
+		form["wait_for"] = same.WaitFor
+	}
+	rewritten, err := json.Marshal(form)
 	if err != nil {
 		return err
 	}

@@ -52,8 +52,10 @@ type DeviceOutcome struct {
 const deviceSchema = `{"type":"object","properties":{` +
 	`"device_configs":{"type":"array","minItems":1,"maxItems":100,"description":"One entry per device.","items":{"type":"object","properties":{` +
 	`"device_name":{"type":"string","description":"The node's name as in the topology, or its node_id."},` +
-	`"commands":{"type":"array","minItems":1,"maxItems":100,"items":{"type":"string"},"description":"%s"}},` +
-	`"required":["device_name","commands"],"additionalProperties":false}}},` +
+	`"commands":{"type":"array","minItems":1,"maxItems":100,"items":{"type":"string"},"description":"%s"},` +
+	`"wait_for":` + waitForSchema + `},` +
+	`"required":["device_name","commands"],"additionalProperties":false}},` +
+	`"wait_for":` + waitForSchema + `},` +
 	`"required":["device_configs"],"additionalProperties":false}`
 
 type deviceTool struct {
@@ -107,12 +109,14 @@ const boundedPing = "Ask for bounded pings: IOS/Arista/Ruijie \"ping 10.1.0.2 re
 type deviceArgs struct {
 	projectArg
 	DeviceConfigs []deviceConfig `json:"device_configs"`
+	WaitFor       []waitForArg   `json:"wait_for"` // for every device
 }
 
 type deviceConfig struct {
-	DeviceName     string   `json:"device_name"`
-	Commands       []string `json:"commands"`
-	ConfigCommands []string `json:"config_commands"` // the reference's name for the config tool
+	DeviceName     string       `json:"device_name"`
+	Commands       []string     `json:"commands"`
+	ConfigCommands []string     `json:"config_commands"` // the reference's name for the config tool
+	WaitFor        []waitForArg `json:"wait_for"`
 }
 
 // configModeWords are refused by the show tool: they would leave a console in configuration mode.
@@ -146,6 +150,11 @@ func PlanDevices(ctx context.Context, env Env, name string, args json.RawMessage
 	}
 	if policy == nil {
 		policy = devices.DefaultPolicy()
+	}
+	waits, err := checkWaits(a, policy)
+	if err != nil {
+		r := failWith(err)
+		return plan, &r
 	}
 	seen := map[string]bool{}
 	templates := templateNames(ctx, env, topo, a.DeviceConfigs)
@@ -205,6 +214,7 @@ func PlanDevices(ctx context.Context, env Env, name string, args json.RawMessage
 			}
 			job.Commands = append(job.Commands, c)
 		}
+		job.Wait = waits.forDevice(i)
 		plan.Jobs = append(plan.Jobs, job)
 	}
 	return plan, nil
