@@ -172,8 +172,7 @@ func ConfigJob(ctx workflow.Context, in ConfigJobInput) (ConfigJobResult, error)
 	}
 	errs, cancelErr := applyDevices(ctx, ref, planned.Plan, in.DeviceConcurrency)
 	if cancelErr == nil && ctx.Err() == nil {
-		readErrs[ReadAfter] = readConfigs(ctx, ref, planned.Plan, ReadAfter, in.DeviceConcurrency)
-		waits = waitForChecks(ctx, ref, planned.Plan, errs, in.DeviceConcurrency)
+		waits = readBackAndWait(ctx, ref, planned.Plan, errs, in.DeviceConcurrency, readErrs)
 	}
 	res, err := finish(ctx, outcome, true, errs)
 	if err != nil {

@@ -40,6 +40,14 @@ type WaitCheckResult struct {
 	Error   string `json:",omitempty"`
 }
 
+// readBackAndWait is what a configuration job does once its lines are applied: it reads every
+// device's configuration again (into readErrs), then waits for the devices' wait_for checks.
+func readBackAndWait(ctx workflow.Context, ref ToolCallRef, plan domain.DevicePlan, failed map[string]string, concurrency int,
+	readErrs map[string]map[string]string) map[string][]domain.WaitOutcome {
+	readErrs[ReadAfter] = readConfigs(ctx, ref, plan, ReadAfter, concurrency)
+	return waitForChecks(ctx, ref, plan, failed, concurrency)
+}
+
 // waitForChecks runs every planned device's wait, a bounded number of devices at once, for the
 // devices whose commands did not fail. It returns each device's outcomes by node id, nil when
 // the plan has no checks (or was recorded before they existed).

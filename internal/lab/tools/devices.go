@@ -309,15 +309,7 @@ func hasPlatformTag(tags []string) bool {
 // deviceJob checks that a node can be reached through its console and describes it for the
 // console driver: everything GNS3 says of the node that tells its platform.
 func deviceJob(n *gns3.Node, templateName, gns3Host, tool string) (DeviceJob, string) {
-	t := devices.Target{NodeID: n.NodeID, Name: n.Name, NodeType: n.NodeType, Tags: n.Tags, TemplateName: templateName,
-		ConsoleType: n.ConsoleType, ConsoleHost: n.ConsoleHost, ConsolePort: n.ConsolePort()}
-	var images []string
-	for _, key := range imageProperties {
-		if img, ok := n.Properties[key].(string); ok && strings.TrimSpace(img) != "" {
-			images = append(images, strings.TrimSpace(img))
-		}
-	}
-	t.Image = strings.Join(images, " ")
+	t := nodeTarget(n, templateName)
 	job := DeviceJob{NodeID: n.NodeID, Name: n.Name, Target: domain.DeviceTarget(t), Config: tool == ConfigCommandsTool}
 	if tool == VPCSCommandsTool {
 		if n.NodeType != "vpcs" {

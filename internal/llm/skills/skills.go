@@ -1,15 +1,25 @@
 // Package skills holds what an operator may change about the copilot without rebuilding it:
-// the system prompt of each mode, the title prompt, extra forbidden device commands and the
-// fault-injection recipes. The built-in ones are the default; a skills directory overrides
-// them file by file. A reload checks every file first and swaps the whole set at once, or
-// refuses and keeps the set that was active.
+// the system prompt of each mode, the title prompt, extra forbidden device commands, the
+// faults an injection turn may choose, what the model should know of each platform, and
+// protocol checks for the capture analysis. The built-in ones are the default; a skills
+// directory overrides them file by file. A reload checks every file first and swaps the whole
+// set at once, or refuses and keeps the set that was active.
 //
-// The directory's layout:
+// A directory has one of two layouts, told apart by its folders. This copilot's own:
 //
-//	prompts/<mode>.md          system prompt of a mode (teaching_assistant, lab_automation_assistant)
+//	prompts/<mode>.md          system prompt of a mode (teaching_assistant, lab_automation_assistant, …)
 //	title_prompt.md            how a session's title is asked for
 //	forbidden_commands.txt     one pattern a line, "#" comments; added to the built-in list
 //	injection_recipes.json     faults an exercise may inject (see Recipe)
+//
+// or that of GNS3's skills repository (gns3-skills), recognised by an injection/, device/ or
+// packet_analysis/ folder:
+//
+//	prompts/<mode>.md, prompts/title.md
+//	config/forbidden_commands.txt
+//	injection/*.yaml           fault scenarios (see Scenario)
+//	device/*.yaml, device/<name>/{_base,<topic>}.yaml   what to know of a device type (see DeviceSkill)
+//	packet_analysis/*.yaml     protocol checks in tshark's field names (see capture.Check)
 package skills
 
 import (
@@ -25,6 +35,7 @@ import (
 	"sync/atomic"
 	"unicode/utf8"
 
+	"github.com/gns3-copilot/gns3-copilot/internal/lab/capture"
 	"github.com/gns3-copilot/gns3-copilot/internal/lab/devices"
 	"github.com/gns3-copilot/gns3-copilot/internal/lab/tools"
 )
@@ -54,14 +65,37 @@ type Recipe struct {
 	} `json:"verify"`
 }
 
+// Layouts a skills directory may have.
+const (
+	LayoutBuiltIn = "built-in"
+	// LayoutCopilot is this copilot's own: prompts/, title_prompt.md, forbidden_commands.txt,
+	// injection_recipes.json.
+	LayoutCopilot = "copilot"
+	// LayoutGNS3 is GNS3's skills repository's (gns3-skills): injection/, device/,
+	// packet_analysis/, prompts/ (with title.md) and config/forbidden_commands.txt.
+	LayoutGNS3 = "gns3-skills"
+)
+
 // Set is one complete, checked set of skills.
 type Set struct {
 	// Source is "built-in" or the directory the set was read from.
-	Source    string
+	Source string
+	// Layout is the directory's layout (LayoutCopilot, LayoutGNS3), or LayoutBuiltIn.
+	Layout    string
 	prompts   map[tools.Mode]string // only the modes the directory overrides
 	title     string
 	Forbidden []string // the directory's extra forbidden patterns
 	Recipes   []Recipe
+	// Scenarios are the faults of a GNS3 layout's injection files.
+	Scenarios []Scenario
+	// Devices are a GNS3 layout's device skills, by the platform (console profile) they
+	// describe; Unmatched lists the device types no platform of ours runs.
+	Devices   map[string]DeviceSkill
+	Unmatched []string
+	// Checks are the packet-analysis files' checks the capture analysis can evaluate;
+	// SkippedChecks counts the others (fields it does not decode, no condition).
+	Checks        []capture.Check
+	SkippedChecks int
 	// Files lists the files read from the directory, relative to it.
 	Files []string
 }
@@ -124,7 +158,7 @@ func (s *Store) Dir() string { return s.dir }
 // Current is the active set.
 func (s *Store) Current() *Set {
 	if s == nil {
-		return &Set{Source: "built-in"}
+		return &Set{Source: "built-in", Layout: LayoutBuiltIn}
 	}
 	return s.cur.Load()
 }
@@ -141,7 +175,7 @@ var ErrNoDir = errors.New("no skills directory is configured (--skills-dir); the
 func (s *Store) Reload() (*Set, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	set := &Set{Source: "built-in"}
+	set := &Set{Source: "built-in", Layout: LayoutBuiltIn}
 	if s.dir != "" {
 		var err error
 		if set, err = load(s.dir); err != nil {
@@ -155,17 +189,23 @@ func (s *Store) Reload() (*Set, error) {
 	return set, nil
 }
 
-// load reads and checks a skills directory, collecting every problem rather than the first.
+// load reads and checks a skills directory in either layout, collecting every problem rather
+// than the first.
 func load(dir string) (*Set, error) {
 	if err := checkDir(dir); err != nil {
 		return nil, err
 	}
-	l := &loader{dir: dir, set: &Set{Source: dir, prompts: map[tools.Mode]string{}}}
-	l.prompts()
-	l.titlePrompt()
-	l.forbidden()
-	if text, ok := l.read("injection_recipes.json", maxRecipeBytes); ok {
-		l.set.Recipes = checkRecipes(text, l.bad)
+	l := &loader{dir: dir, set: &Set{Source: dir, Layout: LayoutCopilot, prompts: map[tools.Mode]string{}}}
+	if isGNS3Layout(dir) {
+		l.set.Layout = LayoutGNS3
+		l.loadGNS3()
+	} else {
+		l.prompts("")
+		l.titlePrompt("title_prompt.md")
+		l.forbidden("forbidden_commands.txt")
+		if text, ok := l.read("injection_recipes.json", maxRecipeBytes); ok {
+			l.set.Recipes = checkRecipes(text, l.bad)
+		}
 	}
 	if len(l.problems) > 0 {
 		return nil, &LoadError{Dir: dir, Problems: l.problems}
@@ -218,8 +258,9 @@ func (l *loader) read(rel string, limit int) (string, bool) {
 	return string(b), true
 }
 
-// prompts reads prompts/<mode>.md; any other file there is a mistake worth naming.
-func (l *loader) prompts() {
+// prompts reads prompts/<mode>.md, and the title prompt when the layout keeps it there
+// (titleName, "" when it does not); any other file there is a mistake worth naming.
+func (l *loader) prompts(titleName string) {
 	entries, err := os.ReadDir(filepath.Join(l.dir, "prompts"))
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		l.bad("prompts", "%v", err)
@@ -227,6 +268,10 @@ func (l *loader) prompts() {
 	for _, e := range entries {
 		rel := "prompts/" + e.Name()
 		if e.IsDir() || strings.HasPrefix(e.Name(), ".") {
+			continue
+		}
+		if e.Name() == titleName {
+			l.titlePrompt(rel)
 			continue
 		}
 		name, ok := strings.CutSuffix(e.Name(), ".md")
@@ -245,17 +290,17 @@ func (l *loader) prompts() {
 	}
 }
 
-func (l *loader) titlePrompt() {
-	if text, ok := l.read("title_prompt.md", maxPromptBytes); ok {
+func (l *loader) titlePrompt(rel string) {
+	if text, ok := l.read(rel, maxPromptBytes); ok {
 		if strings.TrimSpace(text) == "" {
-			l.bad("title_prompt.md", "is empty")
+			l.bad(rel, "is empty")
 		}
 		l.set.title = strings.TrimSpace(text)
 	}
 }
 
-func (l *loader) forbidden() {
-	text, ok := l.read("forbidden_commands.txt", maxPromptBytes)
+func (l *loader) forbidden(rel string) {
+	text, ok := l.read(rel, maxPromptBytes)
 	if !ok {
 		return
 	}
@@ -265,7 +310,7 @@ func (l *loader) forbidden() {
 			continue
 		}
 		if len(line) > maxPatternBytes {
-			l.bad("forbidden_commands.txt", "line %d is longer than %d bytes", i+1, maxPatternBytes)
+			l.bad(rel, "line %d is longer than %d bytes", i+1, maxPatternBytes)
 			continue
 		}
 		l.set.Forbidden = append(l.set.Forbidden, line)
