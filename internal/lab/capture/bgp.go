@@ -3,7 +3,6 @@ package capture
 import (
 	"encoding/binary"
 	"fmt"
-	"sort"
 	"strconv"
 	"strings"
 )
@@ -249,16 +248,10 @@ func (a *Analyzer) bgpSession(src, dst string) *bgpSessionState {
 	if dst < src {
 		k = [2]string{dst, src}
 	}
-	s := a.bgp.sessions[k]
-	if s == nil {
-		if len(a.bgp.sessions) >= maxProtocolPeers {
-			return nil
-		}
-		s = &bgpSessionState{s: BGPSession{A: src, B: dst, Messages: map[string]int{}, Opens: []BGPOpen{}, Notifications: []BGPNotification{}},
-			order: len(a.bgp.sessions), opens: map[string]int{}, notifs: map[string]int{}, conns: map[[2]string]*bgpConn{}}
-		a.bgp.sessions[k] = s
-	}
-	return s
+	return track(&a.bgp.sessions, k, func(order int) *bgpSessionState {
+		return &bgpSessionState{s: BGPSession{A: src, B: dst, Messages: map[string]int{}, Opens: []BGPOpen{}, Notifications: []BGPNotification{}},
+			order: order, opens: map[string]int{}, notifs: map[string]int{}, conns: map[[2]string]*bgpConn{}}
+	})
 }
 
 func (a *Analyzer) bgpNotify(s *bgpSessionState, from string, code, sub byte) {
@@ -374,11 +367,7 @@ func bgpErrorText(code, sub byte) string {
 
 // BGP summarises every session, the first to speak first.
 func (a *Analyzer) BGP() []BGPSession {
-	ss := make([]*bgpSessionState, 0, len(a.bgp.sessions))
-	for _, s := range a.bgp.sessions {
-		ss = append(ss, s)
-	}
-	sort.Slice(ss, func(i, j int) bool { return ss[i].order < ss[j].order })
+	ss := inOrder(a.bgp.sessions, func(s *bgpSessionState) int { return s.order })
 	out := make([]BGPSession, 0, len(ss))
 	for _, s := range ss {
 		v := s.s

@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"net"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -120,18 +119,9 @@ type nilFeedback struct{}
 func (nilFeedback) SetTruncated() {}
 
 func (a *Analyzer) dhcpClient(mac string) *dhcpClientState {
-	if a.dhcp.clients == nil {
-		a.dhcp.clients = map[string]*dhcpClientState{}
-	}
-	c := a.dhcp.clients[mac]
-	if c == nil {
-		if len(a.dhcp.clients) >= maxProtocolPeers {
-			return nil
-		}
-		c = &dhcpClientState{c: DHCPClient{Client: mac, Messages: map[string]int{}}, order: len(a.dhcp.clients)}
-		a.dhcp.clients[mac] = c
-	}
-	return c
+	return track(&a.dhcp.clients, mac, func(order int) *dhcpClientState {
+		return &dhcpClientState{c: DHCPClient{Client: mac, Messages: map[string]int{}}, order: order}
+	})
 }
 
 // dhcpStates words how far a client's exchange got from the newest message seen.
@@ -148,11 +138,7 @@ var dhcpStates = map[layers.DHCPMsgType]string{
 
 // DHCP summarises every client's exchange.
 func (a *Analyzer) DHCP() []DHCPClient {
-	cs := make([]*dhcpClientState, 0, len(a.dhcp.clients))
-	for _, c := range a.dhcp.clients {
-		cs = append(cs, c)
-	}
-	sort.Slice(cs, func(i, j int) bool { return cs[i].order < cs[j].order })
+	cs := inOrder(a.dhcp.clients, func(c *dhcpClientState) int { return c.order })
 	out := make([]DHCPClient, 0, len(cs))
 	for _, c := range cs {
 		v := c.c

@@ -2,7 +2,6 @@ package capture
 
 import (
 	"fmt"
-	"sort"
 	"strconv"
 
 	"github.com/google/gopacket"
@@ -121,28 +120,14 @@ func hasCDPDuplex(c *layers.CiscoDiscovery) bool {
 }
 
 func (a *Analyzer) neighbor(proto, device string) *neighborState {
-	if a.nbrs.neighbors == nil {
-		a.nbrs.neighbors = map[string]*neighborState{}
-	}
-	k := proto + "|" + device
-	n := a.nbrs.neighbors[k]
-	if n == nil {
-		if len(a.nbrs.neighbors) >= maxProtocolPeers {
-			return nil
-		}
-		n = &neighborState{n: Neighbor{Protocol: proto, Device: device}, order: len(a.nbrs.neighbors)}
-		a.nbrs.neighbors[k] = n
-	}
-	return n
+	return track(&a.nbrs.neighbors, proto+"|"+device, func(order int) *neighborState {
+		return &neighborState{n: Neighbor{Protocol: proto, Device: device}, order: order}
+	})
 }
 
 // Neighbors lists the devices that announced themselves, in the order they first did.
 func (a *Analyzer) Neighbors() []Neighbor {
-	ns := make([]*neighborState, 0, len(a.nbrs.neighbors))
-	for _, n := range a.nbrs.neighbors {
-		ns = append(ns, n)
-	}
-	sort.Slice(ns, func(i, j int) bool { return ns[i].order < ns[j].order })
+	ns := inOrder(a.nbrs.neighbors, func(n *neighborState) int { return n.order })
 	out := make([]Neighbor, 0, len(ns))
 	for _, n := range ns {
 		out = append(out, n.n)

@@ -83,6 +83,33 @@ func (a *Analyzer) anomalyFindings() []Finding {
 	return out
 }
 
+// track finds the record of k in *m, or starts one with start (given its order of arrival);
+// nil once maxProtocolPeers are tracked, so a flood of senders cannot grow the analysis.
+func track[K comparable, V any](m *map[K]*V, k K, start func(order int) *V) *V {
+	if *m == nil {
+		*m = map[K]*V{}
+	}
+	if v, ok := (*m)[k]; ok {
+		return v
+	}
+	if len(*m) >= maxProtocolPeers {
+		return nil
+	}
+	v := start(len(*m))
+	(*m)[k] = v
+	return v
+}
+
+// inOrder lists a map's values in the order they were first seen, which order gives.
+func inOrder[K comparable, V any](m map[K]V, order func(V) int) []V {
+	out := make([]V, 0, len(m))
+	for _, v := range m {
+		out = append(out, v)
+	}
+	sort.Slice(out, func(i, j int) bool { return order(out[i]) < order(out[j]) })
+	return out
+}
+
 // ipv4 renders a 32-bit value (router IDs, areas, masks) in dotted form.
 func ipv4(v uint32) string {
 	return net.IPv4(byte(v>>24), byte(v>>16), byte(v>>8), byte(v)).String()

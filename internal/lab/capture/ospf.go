@@ -3,7 +3,6 @@ package capture
 import (
 	"encoding/binary"
 	"fmt"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -166,20 +165,11 @@ func authName(t uint16) string {
 
 // ospfRouter finds or starts the record of a router; nil once too many are tracked.
 func (a *Analyzer) ospfRouter(version int, id uint32, src string) *ospfRouterState {
-	if a.ospf.routers == nil {
-		a.ospf.routers = map[ospfRouterKey]*ospfRouterState{}
-	}
-	k := ospfRouterKey{version, id}
-	r := a.ospf.routers[k]
-	if r == nil {
-		if len(a.ospf.routers) >= maxProtocolPeers {
-			return nil
-		}
-		r = &ospfRouterState{r: OSPFRouter{RouterID: ipv4(id), Address: src, Version: version, Neighbors: []string{}},
-			order: len(a.ospf.routers), sources: map[string]bool{}}
-		a.ospf.routers[k] = r
-	}
-	if !r.sources[src] {
+	r := track(&a.ospf.routers, ospfRouterKey{version, id}, func(order int) *ospfRouterState {
+		return &ospfRouterState{r: OSPFRouter{RouterID: ipv4(id), Address: src, Version: version, Neighbors: []string{}},
+			order: order, sources: map[string]bool{}}
+	})
+	if r != nil && !r.sources[src] {
 		r.sources[src] = true
 		r.r.Sources = append(r.r.Sources, src)
 	}
@@ -188,12 +178,7 @@ func (a *Analyzer) ospfRouter(version int, id uint32, src string) *ospfRouterSta
 
 // ospfRouters lists the routers in the order they first spoke.
 func (a *Analyzer) ospfRouters() []*ospfRouterState {
-	out := make([]*ospfRouterState, 0, len(a.ospf.routers))
-	for _, r := range a.ospf.routers {
-		out = append(out, r)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].order < out[j].order })
-	return out
+	return inOrder(a.ospf.routers, func(r *ospfRouterState) int { return r.order })
 }
 
 // OSPF summarises the routers and, for every two of the same version, what they disagree on.

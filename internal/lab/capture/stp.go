@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"net"
-	"sort"
 	"strconv"
 )
 
@@ -136,18 +135,9 @@ func boolField(v bool) string {
 }
 
 func (a *Analyzer) stpBridge(id string) *stpBridgeState {
-	if a.stp.bridges == nil {
-		a.stp.bridges = map[string]*stpBridgeState{}
-	}
-	b := a.stp.bridges[id]
-	if b == nil {
-		if len(a.stp.bridges) >= maxProtocolPeers {
-			return nil
-		}
-		b = &stpBridgeState{b: STPBridge{Bridge: id}, order: len(a.stp.bridges)}
-		a.stp.bridges[id] = b
-	}
-	return b
+	return track(&a.stp.bridges, id, func(order int) *stpBridgeState {
+		return &stpBridgeState{b: STPBridge{Bridge: id}, order: order}
+	})
 }
 
 // STP summarises the spanning tree; nil when no BPDU was seen.
@@ -155,11 +145,7 @@ func (a *Analyzer) STP() *STPSummary {
 	if len(a.stp.bridges) == 0 {
 		return nil
 	}
-	bs := make([]*stpBridgeState, 0, len(a.stp.bridges))
-	for _, b := range a.stp.bridges {
-		bs = append(bs, b)
-	}
-	sort.Slice(bs, func(i, j int) bool { return bs[i].order < bs[j].order })
+	bs := inOrder(a.stp.bridges, func(b *stpBridgeState) int { return b.order })
 	s := &STPSummary{Bridges: []STPBridge{}}
 	votes := map[string]int{}
 	for _, b := range bs {

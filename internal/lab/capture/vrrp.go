@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"net"
-	"sort"
 	"strconv"
 	"time"
 )
@@ -84,13 +83,11 @@ func (a *Analyzer) onVRRP(p *packet, src, dst string, b []byte) {
 	if g == nil {
 		return
 	}
-	ad := g.advs[src]
+	ad := track(&g.advs, src, func(order int) *vrrpAdvState {
+		return &vrrpAdvState{adv: VRRPAdvertiser{Address: src}, first: a.now, order: order}
+	})
 	if ad == nil {
-		if len(g.advs) >= maxProtocolPeers {
-			return
-		}
-		ad = &vrrpAdvState{adv: VRRPAdvertiser{Address: src}, first: a.now, order: len(g.advs)}
-		g.advs[src] = ad
+		return
 	}
 	ad.adv.Priority, ad.adv.Interval, ad.adv.VirtualIPs = prio, interval, vips
 	ad.adv.Advertisements++
@@ -99,38 +96,19 @@ func (a *Analyzer) onVRRP(p *packet, src, dst string, b []byte) {
 }
 
 func (a *Analyzer) vrrpGroup(version int, vrid uint8) *vrrpGroupState {
-	if a.vrrp.groups == nil {
-		a.vrrp.groups = map[[2]int]*vrrpGroupState{}
-	}
-	k := [2]int{version, int(vrid)}
-	g := a.vrrp.groups[k]
-	if g == nil {
-		if len(a.vrrp.groups) >= maxProtocolPeers {
-			return nil
-		}
-		g = &vrrpGroupState{g: VRRPGroup{VRID: vrid, Version: version}, order: len(a.vrrp.groups), advs: map[string]*vrrpAdvState{}}
-		a.vrrp.groups[k] = g
-	}
-	return g
+	return track(&a.vrrp.groups, [2]int{version, int(vrid)}, func(order int) *vrrpGroupState {
+		return &vrrpGroupState{g: VRRPGroup{VRID: vrid, Version: version}, order: order, advs: map[string]*vrrpAdvState{}}
+	})
 }
 
 // VRRP summarises every virtual router.
 func (a *Analyzer) VRRP() []VRRPGroup {
-	gs := make([]*vrrpGroupState, 0, len(a.vrrp.groups))
-	for _, g := range a.vrrp.groups {
-		gs = append(gs, g)
-	}
-	sort.Slice(gs, func(i, j int) bool { return gs[i].order < gs[j].order })
+	gs := inOrder(a.vrrp.groups, func(g *vrrpGroupState) int { return g.order })
 	out := make([]VRRPGroup, 0, len(gs))
 	for _, g := range gs {
 		v := g.g
 		v.Master = g.last
-		advs := make([]*vrrpAdvState, 0, len(g.advs))
-		for _, ad := range g.advs {
-			advs = append(advs, ad)
-		}
-		sort.Slice(advs, func(i, j int) bool { return advs[i].order < advs[j].order })
-		for _, ad := range advs {
+		for _, ad := range inOrder(g.advs, func(ad *vrrpAdvState) int { return ad.order }) {
 			x := ad.adv
 			x.FirstSeconds, x.LastSeconds = ad.first.Sub(a.first).Seconds(), ad.last.Sub(a.first).Seconds()
 			v.Advertisers = append(v.Advertisers, x)
