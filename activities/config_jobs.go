@@ -87,6 +87,7 @@ func (a *Activities) FinishConfigJob(ctx context.Context, in workflows.FinishCon
 	var res tools.Result
 	var changes []DeviceChange
 	var status string
+	var waited map[string][]WaitReport
 	if !in.Applied {
 		msg := workflows.RejectionMessage(in.Approval)
 		status = map[string]string{domain.ApprovalExpired: domain.JobExpired, domain.ApprovalRejected: domain.JobRejected}[in.Approval.Status]
@@ -125,6 +126,7 @@ func (a *Activities) FinishConfigJob(ctx context.Context, in workflows.FinishCon
 			ch.Status, ch.Error = res.Data[i].Status, res.Data[i].Error
 			changes = append(changes, ch)
 		}
+		waited = reportWaits(res.Data, plan, in.Waits, byNode)
 		res = tools.Collect(res.Data)
 		switch {
 		case res.Failed == 0:
@@ -137,6 +139,9 @@ func (a *Activities) FinishConfigJob(ctx context.Context, in workflows.FinishCon
 	}
 	res.Metadata = map[string]any{"tool_name": in.Call.Name, "version": tools.FormatVersion, "config_job_id": in.JobID,
 		"config_job_status": status, "changes": changes}
+	if waited != nil {
+		res.Metadata["wait_for"] = waited
+	}
 	if in.Approval.ApprovalID != "" {
 		res.Metadata["approval"] = map[string]any{"approval_id": in.Approval.ApprovalID, "status": in.Approval.Status,
 			"decided_by": in.Approval.DecidedBy, "comment": in.Approval.Comment}

@@ -102,7 +102,12 @@ func (a *Activities) FinishDeviceTool(ctx context.Context, in workflows.DeviceFi
 	}
 	plan := in.Plan
 	res := tools.DeviceResult(plan, planOutcomes(plan, byNode, in.Errors))
+	waited := reportWaits(res.Data, plan, in.Waits, byNode)
+	res = tools.Collect(res.Data)
 	res.Metadata = map[string]any{"tool_name": in.Call.Name, "version": tools.FormatVersion}
+	if waited != nil {
+		res.Metadata["wait_for"] = waited
+	}
 	if !first.IsZero() {
 		res.Metadata["execution_time"] = math.Round(time.Since(first).Seconds()*1000) / 1000
 	}

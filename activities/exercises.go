@@ -48,8 +48,13 @@ func (a *Activities) faultRecorder(ref workflows.WorkRef, call workflows.ToolCal
 		}
 		ex := &models.Exercise{ID: models.ExerciseID(ref.SessionID, turn.Seq), SessionID: ref.SessionID, TurnID: ref.TurnID,
 			Seq: turn.Seq, ProjectID: ref.ProjectID, UserID: ref.UserID, ExpiresAt: time.Now().UTC().Add(ttl)}
+		hints, err := a.scenarioHints(f)
+		if err != nil {
+			return err
+		}
 		rec := &models.InjectedFault{ToolCallID: call.ID, NodeID: f.NodeID, Device: f.Device, Lines: models.StringListJSON(f.Lines),
-			Description: f.Description, VerifyCommand: f.VerifyCommand, VerifyExpect: f.VerifyExpect, Hints: models.StringListJSON(f.Hints)}
+			Description: f.Description, VerifyCommand: f.VerifyCommand, VerifyExpect: f.VerifyExpect, Hints: models.StringListJSON(hints),
+			Scenario: f.Scenario}
 		created, err := a.Exercises.RecordFault(ctx, ex, rec)
 		if err != nil {
 			return fmt.Errorf("storing the fault: %w", err)

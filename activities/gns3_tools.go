@@ -64,6 +64,8 @@ func (a *Activities) startTool(ctx context.Context, in workflows.ToolInput) (too
 		GNS3Host:  a.GNS3.Host(),
 		Attempt:   attempt(ctx),
 		Topology:  a.Live,
+		// The skills' packet-analysis checks join the capture analysis's own.
+		CaptureChecks: a.Skills.Current().Checks,
 		Progress: func(p tools.Progress) {
 			a.publishTurn(ctx, in.Turn, relay.Payload{Type: relay.TypeToolProgress, SessionID: in.Turn.SessionID,
 				ToolName: in.Call.Name, ToolCallID: in.Call.ID, Progress: p})

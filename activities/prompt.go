@@ -12,6 +12,7 @@ import (
 	"github.com/gns3-copilot/gns3-copilot/internal/lab/tools"
 	"github.com/gns3-copilot/gns3-copilot/internal/llm"
 	"github.com/gns3-copilot/gns3-copilot/internal/llm/llmconfig"
+	"github.com/gns3-copilot/gns3-copilot/internal/llm/skills"
 	"github.com/gns3-copilot/gns3-copilot/models"
 	"github.com/gns3-copilot/gns3-copilot/workflows"
 )
@@ -22,11 +23,15 @@ import (
 // the session last looked.
 func (a *Activities) prompt(ctx context.Context, in workflows.LLMInput, turn *models.ChatTurn, mode tools.Mode,
 	settings llmconfig.Settings) (llm.Prompt, error) {
-	system, snap := a.systemPrompt(ctx, in.Turn, mode)
+	// One set for the whole prompt: a reload in between must not pair one set's prompt with
+	// another's recipes or scenarios.
+	skillSet := a.Skills.Current()
+	system, snap := a.systemPrompt(ctx, in.Turn, mode, skillSet)
 	transcript, privateTurns, err := a.Repo.Transcript(ctx, turn, tools.IsPrivateMode)
 	if err != nil {
 		return llm.Prompt{}, fmt.Errorf("loading transcript: %w", err)
 	}
+	system += a.labSections(ctx, skillSet, in.Turn, mode, snap, transcript)
 	// A later turn's model must not be able to tell the student which fault was injected.
 	transcript = models.RedactPrivate(transcript, privateTurns, turn.ID)
 	var offered []openai.Tool
@@ -46,10 +51,8 @@ func (a *Activities) prompt(ctx context.Context, in workflows.LLMInput, turn *mo
 // systemPrompt is the mode's prompt plus the project as it is now, so the user never has to tell
 // the model ids the copilot can look up itself. It also returns that project (nil when it could
 // not be read).
-func (a *Activities) systemPrompt(ctx context.Context, ref workflows.WorkRef, mode tools.Mode) (string, *livetopo.Snapshot) {
+func (a *Activities) systemPrompt(ctx context.Context, ref workflows.WorkRef, mode tools.Mode, skillSet *skills.Set) (string, *livetopo.Snapshot) {
 	var b strings.Builder
-	// One set for both: a reload in between must not pair one set's prompt with another's recipes.
-	skillSet := a.Skills.Current()
 	b.WriteString(skillSet.SystemPrompt(mode))
 	if mode == tools.TroubleshootingInjection {
 		b.WriteString(recipesSection(skillSet.Recipes))

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"sort"
 
 	"github.com/gin-gonic/gin"
 
@@ -12,7 +13,8 @@ import (
 )
 
 // skillsAPI is the superadmin's view and reload of the skills (prompts, title prompt,
-// forbidden commands, injection recipes).
+// forbidden commands, injection recipes; for a directory in GNS3's layout also its scenarios
+// by difficulty, device skills and packet-analysis checks).
 type skillsAPI struct {
 	s     *Server
 	store *skills.Store
@@ -68,6 +70,31 @@ func skillsView(set *skills.Set) gin.H {
 	if prompts == nil {
 		prompts = []string{}
 	}
-	return gin.H{"source": set.Source, "files": files, "prompts": prompts, "title_prompt": set.TitlePrompt(),
-		"forbidden_commands": forbidden, "injection_recipes": recipes}
+	devices := []gin.H{}
+	for _, p := range sortedKeys(set.Devices) {
+		d := set.Devices[p]
+		devices = append(devices, gin.H{"platform": p, "device_type": d.DeviceType, "name": d.Name, "topics": orEmpty(d.Topics)})
+	}
+	return gin.H{"source": set.Source, "layout": set.Layout, "files": files, "prompts": prompts, "title_prompt": set.TitlePrompt(),
+		"forbidden_commands": forbidden, "injection_recipes": recipes,
+		"scenarios":              gin.H{"total": len(set.Scenarios), "by_difficulty": set.ByDifficulty()},
+		"device_skills":          devices,
+		"unmatched_device_types": orEmpty(set.Unmatched),
+		"analysis_checks":        gin.H{"usable": len(set.Checks), "skipped": set.SkippedChecks}}
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func orEmpty(l []string) []string {
+	if l == nil {
+		return []string{}
+	}
+	return l
 }

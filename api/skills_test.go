@@ -80,3 +80,52 @@ func TestSkillsReloadIsForSuperadminsAndKeepsWorkingSkills(t *testing.T) {
 		t.Fatalf("no directory: %d %s", code, body)
 	}
 }
+
+// A directory in GNS3's skills layout: GET says so and counts its scenarios by difficulty; a
+// reload with a broken file answers 422 naming the file and its line.
+func TestSkillsInGNS3LayoutAreDescribed(t *testing.T) {
+	dir := t.TempDir()
+	for rel, text := range map[string]string{
+		"injection/faults.yaml": "name: Faults\ndescription: d\nissues:\n  a:\n    name: A\n    description: d\n    difficulty: beginner\n    protocols: [ip]\n" +
+			"  b:\n    name: B\n    description: d\n    difficulty: advanced\n    protocols: [ospf]\n",
+		"device/vpcs.yaml": "name: VPCS\ndescription: d\ndevice_type: gns3_vpcs_telnet\nnotes: [not a router]\n",
+	} {
+		p := filepath.Join(dir, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	store, err := skills.Open(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fake := fakegns3.New(t)
+	h := newTestServer(Deps{GNS3: gns3At(fake.URL), Skills: store}).Handler()
+	call := func(method, path string) (int, string) {
+		req := httptest.NewRequest(method, path, nil)
+		req.Header.Set("Authorization", "Bearer "+fakegns3.AdminToken)
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, req)
+		return w.Code, w.Body.String()
+	}
+	code, body := call("GET", "/v3/copilot/skills")
+	for _, want := range []string{`"layout":"gns3-skills"`, `"scenarios":{"by_difficulty":{"advanced":1,"beginner":1,"intermediate":0,"unspecified":0},"total":2}`,
+		`"device_skills":[{"device_type":"gns3_vpcs_telnet","name":"VPCS","platform":"vpcs","topics":[]}]`, `"analysis_checks":{"skipped":0,"usable":0}`} {
+		if code != http.StatusOK || !strings.Contains(body, want) {
+			t.Errorf("GET lacks %s: %d %s", want, code, body)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "injection", "faults.yaml"), []byte("name: Faults\ndescription: d\nissues:\n  a: [\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, body = call("POST", "/v3/copilot/reload/skills")
+	if code != http.StatusUnprocessableEntity || !strings.Contains(body, "injection/faults.yaml: does not parse as YAML: line 5:") {
+		t.Fatalf("broken reload: %d %s", code, body)
+	}
+	if len(store.Current().Scenarios) != 2 {
+		t.Fatal("a broken reload changed the active skills")
+	}
+}

@@ -60,7 +60,9 @@ type InjectedFault struct {
 	VerifyCommand string `gorm:"type:text;not null"`
 	VerifyExpect  string `gorm:"type:text;not null"`
 	Hints         string `gorm:"type:text;not null"` // JSON array of strings, vague first
-	CreatedAt     time.Time
+	// Scenario is the skills' scenario the fault was made from ("" when the model chose freely).
+	Scenario  string `gorm:"size:300;not null;default:'';index"`
+	CreatedAt time.Time
 }
 
 // LinesList decodes Lines.

@@ -61,6 +61,7 @@ func Register(r interface {
 		workflows.DevicePlanActivity:   acts.PlanDeviceTool,
 		workflows.DeviceRunActivity:    acts.RunDevice,
 		workflows.DeviceFinishActivity: acts.FinishDeviceTool,
+		workflows.WaitCheckActivity:    acts.RunWaitChecks,
 		// Approvals and configuration jobs.
 		workflows.RequestApprovalActivity: acts.RequestApproval,
 		workflows.RecordDecisionActivity:  acts.RecordApprovalDecision,

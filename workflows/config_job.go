@@ -91,6 +91,8 @@ type FinishConfigJobInput struct {
 	Approval   ApprovalOutcome
 	// Applied is false when nothing was sent (rejected, expired, cancelled before applying).
 	Applied bool
+	// Waits are the devices' wait_for outcomes, by node id.
+	Waits map[string][]domain.WaitOutcome `json:",omitempty"`
 }
 
 // FinishConfigJobResult is the job's final status as stored.
@@ -133,13 +135,14 @@ func ConfigJob(ctx workflow.Context, in ConfigJobInput) (ConfigJobResult, error)
 	ref := ToolCallRef{WorkRef: in.Turn, CallID: in.Call.ID, ToolName: in.Call.Name}
 
 	readErrs := map[string]map[string]string{ReadBefore: readConfigs(ctx, ref, planned.Plan, ReadBefore, in.DeviceConcurrency)}
+	var waits map[string][]domain.WaitOutcome
 
 	finish := func(fctx workflow.Context, outcome ApprovalOutcome, applied bool, errs map[string]string) (ConfigJobResult, error) {
 		fctx, _ = workflow.NewDisconnectedContext(fctx)
 		var fin FinishConfigJobResult
 		err := workflow.ExecuteActivity(summarized(recordOptions(fctx), fmt.Sprintf("%s result: %s", in.Call.Name, planDevices(planned.Plan))), FinishConfigJobActivity, FinishConfigJobInput{
 			JobID: jobID, Turn: in.Turn, Call: in.Call, MessageIndex: in.MessageIndex, Plan: planned.Plan,
-			Errors: errs, ReadErrors: readErrs, Approval: outcome, Applied: applied,
+			Errors: errs, ReadErrors: readErrs, Approval: outcome, Applied: applied, Waits: waits,
 		}).Get(fctx, &fin)
 		return ConfigJobResult{Status: fin.Status, Approval: outcome}, err
 	}
@@ -169,7 +172,7 @@ func ConfigJob(ctx workflow.Context, in ConfigJobInput) (ConfigJobResult, error)
 	}
 	errs, cancelErr := applyDevices(ctx, ref, planned.Plan, in.DeviceConcurrency)
 	if cancelErr == nil && ctx.Err() == nil {
-		readErrs[ReadAfter] = readConfigs(ctx, ref, planned.Plan, ReadAfter, in.DeviceConcurrency)
+		waits = readBackAndWait(ctx, ref, planned.Plan, errs, in.DeviceConcurrency, readErrs)
 	}
 	res, err := finish(ctx, outcome, true, errs)
 	if err != nil {

@@ -219,4 +219,6 @@ type DeviceFinishInput struct {
 	Plan         domain.DevicePlan
 	// Errors are devices whose activity failed for good, by node id.
 	Errors map[string]string
+	// Waits are the devices' wait_for outcomes, by node id.
+	Waits map[string][]domain.WaitOutcome `json:",omitempty"`
 }

@@ -152,11 +152,16 @@ func (r *toolRunner) recordFailure(ctx workflow.Context, call ToolCall, slot int
 
 // runPlannedDevices applies a validated plan and stores the call's aggregated result.
 func runPlannedDevices(ctx workflow.Context, ref WorkRef, call ToolCall, slot int, plan domain.DevicePlan, concurrency int) error {
-	errs, cancelErr := applyDevices(ctx, ToolCallRef{WorkRef: ref, CallID: call.ID, ToolName: call.Name}, plan, concurrency)
+	cref := ToolCallRef{WorkRef: ref, CallID: call.ID, ToolName: call.Name}
+	errs, cancelErr := applyDevices(ctx, cref, plan, concurrency)
+	var waits map[string][]domain.WaitOutcome
+	if cancelErr == nil && ctx.Err() == nil {
+		waits = waitForChecks(ctx, cref, plan, errs, concurrency)
+	}
 	fctx, _ := workflow.NewDisconnectedContext(ctx)
 	fctx = workflow.WithActivityOptions(fctx, deviceFinishOptions())
 	if err := workflow.ExecuteActivity(summarized(fctx, fmt.Sprintf("%s result: %s", call.Name, planDevices(plan))), DeviceFinishActivity, DeviceFinishInput{
-		Turn: ref, Call: call, MessageIndex: slot, Plan: plan, Errors: errs,
+		Turn: ref, Call: call, MessageIndex: slot, Plan: plan, Errors: errs, Waits: waits,
 	}).Get(fctx, nil); err != nil {
 		return err
 	}

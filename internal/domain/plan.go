@@ -26,6 +26,8 @@ type DeviceJob struct {
 	// Timeout bounds the device's whole job, as the plan activity computed it from the
 	// platform's per-command timeouts. Zero in plans recorded before it existed.
 	Timeout time.Duration `json:"timeout,omitempty"`
+	// Wait are the call's wait_for checks for this device, run once its commands are done.
+	Wait []WaitCheck `json:"wait_for,omitempty"`
 }
 
 // DeviceTarget is how the console driver finds and recognises a device (the devices package's

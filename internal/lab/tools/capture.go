@@ -28,9 +28,12 @@ const (
 func newCaptureTool() Tool {
 	return &captureTool{spec{
 		name: CaptureTool,
-		description: "Capture the packets crossing one link for a while and summarise them: protocol counts, conversations " +
-			"(who talked to whom, packets and bytes), ARP requests nobody answered, ICMP unreachables and pings without reply, " +
-			"TCP resets, retransmissions and handshakes that never completed, and the first and last packets decoded one per line. " +
+		description: "Capture the packets crossing one link for a while and summarise them, findings first: what OSPF (timers, area, " +
+			"mask, authentication, MTU), BGP (OPENs, NOTIFICATIONs in words, session state), STP (root, topology changes), DHCP " +
+			"(exchanges that never completed), VRRP (masters) and LLDP/CDP neighbours show, with the likely fault; then protocol " +
+			"counts, conversations (who talked to whom, packets and bytes), ARP requests nobody answered, ICMP unreachables and " +
+			"pings without reply, TCP resets, retransmissions and handshakes that never completed, and the first and last packets " +
+			"decoded one per line. " +
 			"Name the link by link_id, or by the two nodes it joins (node_a and node_b, with port_a/port_b when several links " +
 			"join them). Capture for duration_seconds (1-120, default 10) or until packet_count packets arrived, whichever " +
 			"comes first. Generate the traffic you want to see while it runs (for example ask for a ping in the same step). " +
@@ -188,7 +191,7 @@ func (ct *captureTool) read(ctx context.Context, env Env, id, name string, durat
 			last = time.Now()
 			env.progress(id, name, "capturing", packetsSoFar(n))
 		}
-	})
+	}, capture.WithChecks(env.CaptureChecks))
 	timeUp := rctx.Err() != nil && ctx.Err() == nil
 	switch {
 	case err == nil, errors.Is(err, capture.ErrLimit), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):

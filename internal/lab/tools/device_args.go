@@ -39,8 +39,9 @@ func decodeDeviceArgs(raw json.RawMessage, a *deviceArgs) error {
 	}
 	var same struct {
 		projectArg
-		DeviceNames []string `json:"device_names"`
-		Commands    []string `json:"commands"`
+		DeviceNames []string     `json:"device_names"`
+		Commands    []string     `json:"commands"`
+		WaitFor     []waitForArg `json:"wait_for"`
 	}
 	if err := decodeArgs(raw, &same); err != nil {
 		return err
@@ -51,15 +52,11 @@ func decodeDeviceArgs(raw json.RawMessage, a *deviceArgs) error {
 	if len(same.Commands) == 0 {
 		return errors.New("commands must list at least one command for the devices in device_names")
 	}
-	type entry struct {
-		DeviceName string   `json:"device_name"`
-		Commands   []string `json:"commands"`
-	}
 	configs := make([]deviceConfig, len(same.DeviceNames))
 	for i, n := range same.DeviceNames {
 		configs[i] = deviceConfig{DeviceName: n, Commands: same.Commands}
 	}
-	a.ProjectID, a.DeviceConfigs = same.ProjectID, configs
+	a.ProjectID, a.DeviceConfigs, a.WaitFor = same.ProjectID, configs, same.WaitFor
 	return nil
 }
 
@@ -104,7 +101,8 @@ var missingKey = regexp.MustCompile(`map has no entry for key "([^"]*)"`)
 func decodeTemplateArgs(raw json.RawMessage, a *deviceArgs) error {
 	var in struct {
 		projectArg
-		Template string `json:"template"`
+		Template string       `json:"template"`
+		WaitFor  []waitForArg `json:"wait_for"`
 		Devices  []struct {
 			DeviceName string         `json:"device_name"`
 			Vars       map[string]any `json:"vars"`
@@ -126,7 +124,7 @@ func decodeTemplateArgs(raw json.RawMessage, a *deviceArgs) error {
 	if err != nil {
 		return fmt.Errorf("the template does not parse, so nothing was applied: %v", strings.TrimPrefix(err.Error(), "template: "))
 	}
-	a.ProjectID = in.ProjectID
+	a.ProjectID, a.WaitFor = in.ProjectID, in.WaitFor
 	a.DeviceConfigs = make([]deviceConfig, 0, len(in.Devices))
 	for i, d := range in.Devices {
 		name := d.DeviceName

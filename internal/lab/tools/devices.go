@@ -53,8 +53,10 @@ type DeviceOutcome struct {
 const deviceSchema = `{"type":"object","properties":{` +
 	`"device_configs":{"type":"array","minItems":1,"maxItems":100,"description":"One entry per device.","items":{"type":"object","properties":{` +
 	`"device_name":{"type":"string","description":"The node's name as in the topology, or its node_id."},` +
-	`"commands":{"type":"array","minItems":1,"maxItems":100,"items":{"type":"string"},"description":"%s"}},` +
-	`"required":["device_name","commands"],"additionalProperties":false}}},` +
+	`"commands":{"type":"array","minItems":1,"maxItems":100,"items":{"type":"string"},"description":"%s"},` +
+	`"wait_for":` + waitForSchema + `},` +
+	`"required":["device_name","commands"],"additionalProperties":false}},` +
+	`"wait_for":` + waitForSchema + `},` +
 	`"required":["device_configs"],"additionalProperties":false}`
 
 type deviceTool struct {
@@ -108,12 +110,14 @@ const boundedPing = "Ask for bounded pings: IOS/Arista/Ruijie \"ping 10.1.0.2 re
 type deviceArgs struct {
 	projectArg
 	DeviceConfigs []deviceConfig `json:"device_configs"`
+	WaitFor       []waitForArg   `json:"wait_for"` // for every device
 }
 
 type deviceConfig struct {
-	DeviceName     string   `json:"device_name"`
-	Commands       []string `json:"commands"`
-	ConfigCommands []string `json:"config_commands"` // the reference's name for the config tool
+	DeviceName     string       `json:"device_name"`
+	Commands       []string     `json:"commands"`
+	ConfigCommands []string     `json:"config_commands"` // the reference's name for the config tool
+	WaitFor        []waitForArg `json:"wait_for"`
 }
 
 // configModeWords are refused by the show tool: they would leave a console in configuration mode.
@@ -136,6 +140,11 @@ func PlanDevices(ctx context.Context, env Env, name string, args json.RawMessage
 	if policy == nil {
 		policy = devices.DefaultPolicy()
 	}
+	waits, err := checkWaits(a, policy)
+	if err != nil {
+		r := failWith(err)
+		return plan, &r
+	}
 	p := devicePlanner{tool: name, topo: topo, policy: policy, gns3Host: env.GNS3Host,
 		templates: templateNames(ctx, env, topo, a.DeviceConfigs), seen: map[string]bool{}}
 	for i, dc := range a.DeviceConfigs {
@@ -144,6 +153,7 @@ func PlanDevices(ctx context.Context, env Env, name string, args json.RawMessage
 			plan.Failed = append(plan.Failed, *refused)
 			continue
 		}
+		job.Wait = waits.forDevice(i)
 		plan.Jobs = append(plan.Jobs, job)
 	}
 	return plan, nil
@@ -328,15 +338,7 @@ func hasPlatformTag(tags []string) bool {
 // deviceJob checks that a node can be reached through its console and describes it for the
 // console driver: everything GNS3 says of the node that tells its platform.
 func deviceJob(n *gns3.Node, templateName, gns3Host, tool string) (DeviceJob, string) {
-	t := devices.Target{NodeID: n.NodeID, Name: n.Name, NodeType: n.NodeType, Tags: n.Tags, TemplateName: templateName,
-		ConsoleType: n.ConsoleType, ConsoleHost: n.ConsoleHost, ConsolePort: n.ConsolePort()}
-	var images []string
-	for _, key := range imageProperties {
-		if img, ok := n.Properties[key].(string); ok && strings.TrimSpace(img) != "" {
-			images = append(images, strings.TrimSpace(img))
-		}
-	}
-	t.Image = strings.Join(images, " ")
+	t := nodeTarget(n, templateName)
 	job := DeviceJob{NodeID: n.NodeID, Name: n.Name, Target: domain.DeviceTarget(t), Config: tool == ConfigCommandsTool}
 	if tool == VPCSCommandsTool {
 		if n.NodeType != "vpcs" {

@@ -31,6 +31,9 @@ type InjectedFault struct {
 	VerifyCommand string
 	VerifyExpect  string
 	Hints         []string
+	// Scenario is the skills' scenario the fault was made from, "" when the model chose freely;
+	// its hints come first in the exercise.
+	Scenario string
 }
 
 // FaultRecorder stores a fault for the turn the tool runs in; the caller (the worker's tool
@@ -43,8 +46,9 @@ const recordFaultSchema = `{"type":"object","properties":{` +
 	`"description":{"type":"string","description":"One or two sentences for the teacher: what is broken and what the student will notice."},` +
 	`"verify_command":{"type":"string","description":"A read-only command (show/display, or show ip on VPCS) run on the device to check the repair."},` +
 	`"verify_expect":{"type":"string","description":"Text the command's output contains only once the fault is fixed, e.g. 10.0.0.1/24."},` +
-	`"hints":{"type":"array","minItems":1,"maxItems":5,"items":{"type":"string"},"description":"Hints from vague to nearly the answer."}},` +
-	`"required":["device_name","lines","description","verify_command","verify_expect","hints"],"additionalProperties":false}`
+	`"hints":{"type":"array","maxItems":5,"items":{"type":"string"},"description":"Hints from vague to nearly the answer (optional with a scenario, whose hints come first)."},` +
+	`"scenario":{"type":"string","description":"The id of the fault scenario you injected, when you chose one from the list in your instructions."}},` +
+	`"required":["device_name","lines","description","verify_command","verify_expect"],"additionalProperties":false}`
 
 type recordFaultTool struct{ spec }
 
@@ -73,11 +77,12 @@ func (rt *recordFaultTool) Run(ctx context.Context, env Env, raw json.RawMessage
 		VerifyCommand string   `json:"verify_command"`
 		VerifyExpect  string   `json:"verify_expect"`
 		Hints         []string `json:"hints"`
+		Scenario      string   `json:"scenario"`
 	}
 	if err := decodeArgs(raw, &a); err != nil {
 		return failWith(err)
 	}
-	f, err := checkFault(a.DeviceName, a.Lines, a.Description, a.VerifyCommand, a.VerifyExpect, a.Hints)
+	f, err := checkFault(a.DeviceName, a.Lines, a.Description, a.VerifyCommand, a.VerifyExpect, a.Hints, strings.TrimSpace(a.Scenario))
 	if err != nil {
 		return Failure("%v", err)
 	}
@@ -102,9 +107,9 @@ func (rt *recordFaultTool) Run(ctx context.Context, env Env, raw json.RawMessage
 	return Collect([]Item{ok(n.NodeID, n.Name, "fault recorded for the exercise")})
 }
 
-func checkFault(device string, lines []string, desc, cmd, expect string, hints []string) (InjectedFault, error) {
+func checkFault(device string, lines []string, desc, cmd, expect string, hints []string, scenario string) (InjectedFault, error) {
 	f := InjectedFault{Device: strings.TrimSpace(device), Description: strings.TrimSpace(desc),
-		VerifyCommand: strings.TrimSpace(cmd), VerifyExpect: strings.TrimSpace(expect)}
+		VerifyCommand: strings.TrimSpace(cmd), VerifyExpect: strings.TrimSpace(expect), Scenario: scenario}
 	var problems []string
 	if f.Device == "" {
 		problems = append(problems, "device_name is empty")
@@ -131,8 +136,8 @@ func checkFault(device string, lines []string, desc, cmd, expect string, hints [
 			f.Hints = append(f.Hints, h)
 		}
 	}
-	if len(f.Hints) == 0 || len(f.Hints) > maxFaultHints {
-		problems = append(problems, fmt.Sprintf("hints must hold 1 to %d hints of at most %d characters", maxFaultHints, maxFaultText))
+	if (len(f.Hints) == 0 && f.Scenario == "") || len(f.Hints) > maxFaultHints {
+		problems = append(problems, fmt.Sprintf("hints must hold 1 to %d hints of at most %d characters (none are needed with a scenario)", maxFaultHints, maxFaultText))
 	}
 	if len(problems) > 0 {
 		return f, errors.New(strings.Join(problems, "; "))

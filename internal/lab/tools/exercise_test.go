@@ -31,15 +31,19 @@ func TestInjectionModeOffersItsOwnTools(t *testing.T) {
 }
 
 func TestRecordFaultChecksItsArguments(t *testing.T) {
-	_, err := checkFault(" ", nil, "", "show ip\nshow arp", "", nil)
+	_, err := checkFault(" ", nil, "", "show ip\nshow arp", "", nil, "")
 	require.Error(t, err)
 	for _, want := range []string{"device_name is empty", "lines must hold", "description must be", "verify_command must be one command", "verify_expect must be", "hints must hold"} {
 		require.ErrorContains(t, err, want)
 	}
-	f, err := checkFault("PC1", []string{" ip 10.0.0.99/24 ", ""}, "wrong address", "show ip", "10.0.0.1/24", []string{"look at the PCs", " "})
+	f, err := checkFault("PC1", []string{" ip 10.0.0.99/24 ", ""}, "wrong address", "show ip", "10.0.0.1/24", []string{"look at the PCs", " "}, "")
 	require.NoError(t, err)
 	require.Equal(t, []string{"ip 10.0.0.99/24"}, f.Lines)
 	require.Equal(t, []string{"look at the PCs"}, f.Hints)
+	// A fault made from a skills scenario brings the scenario's hints; its own are optional.
+	f, err = checkFault("R1", []string{"router ospf"}, "R2 in area 1", "show ip ospf neighbor", "Full", nil, "ospf_issues/ospf_area_mismatch")
+	require.NoError(t, err)
+	require.Equal(t, "ospf_issues/ospf_area_mismatch", f.Scenario)
 }
 
 func TestRecordFaultWithoutARecorderStoresNothing(t *testing.T) {

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/gns3-copilot/gns3-copilot/internal/domain"
+	"github.com/gns3-copilot/gns3-copilot/internal/lab/capture"
 	"github.com/gns3-copilot/gns3-copilot/internal/lab/gns3"
 )
 
@@ -169,6 +170,8 @@ type Env struct {
 	Topology TopologyReader
 	// RecordFault stores what an injection turn broke (record_injected_fault); nil elsewhere.
 	RecordFault FaultRecorder
+	// CaptureChecks are the skills' packet-analysis checks the capture analysis adds to its own.
+	CaptureChecks []capture.Check
 }
 
 func (e Env) progress(id, name, status, msg string) {

@@ -1,15 +1,25 @@
 // Package skills holds what an operator may change about the copilot without rebuilding it:
-// the system prompt of each mode, the title prompt, extra forbidden device commands and the
-// fault-injection recipes. The built-in ones are the default; a skills directory overrides
-// them file by file. A reload checks every file first and swaps the whole set at once, or
-// refuses and keeps the set that was active.
+// the system prompt of each mode, the title prompt, extra forbidden device commands, the
+// faults an injection turn may choose, what the model should know of each platform, and
+// protocol checks for the capture analysis. The built-in ones are the default; a skills
+// directory overrides them file by file. A reload checks every file first and swaps the whole
+// set at once, or refuses and keeps the set that was active.
 //
-// The directory's layout:
+// A directory has one of two layouts, told apart by its folders. This copilot's own:
 //
-//	prompts/<mode>.md          system prompt of a mode (teaching_assistant, lab_automation_assistant)
+//	prompts/<mode>.md          system prompt of a mode (teaching_assistant, lab_automation_assistant, …)
 //	title_prompt.md            how a session's title is asked for
 //	forbidden_commands.txt     one pattern a line, "#" comments; added to the built-in list
 //	injection_recipes.json     faults an exercise may inject (see Recipe)
+//
+// or that of GNS3's skills repository (gns3-skills), recognised by an injection/, device/ or
+// packet_analysis/ folder:
+//
+//	prompts/<mode>.md, prompts/title.md
+//	config/forbidden_commands.txt
+//	injection/*.yaml           fault scenarios (see Scenario)
+//	device/*.yaml, device/<name>/{_base,<topic>}.yaml   what to know of a device type (see DeviceSkill)
+//	packet_analysis/*.yaml     protocol checks in tshark's field names (see capture.Check)
 package skills
 
 import (
@@ -25,6 +35,7 @@ import (
 	"sync/atomic"
 	"unicode/utf8"
 
+	"github.com/gns3-copilot/gns3-copilot/internal/lab/capture"
 	"github.com/gns3-copilot/gns3-copilot/internal/lab/devices"
 	"github.com/gns3-copilot/gns3-copilot/internal/lab/tools"
 )
@@ -54,14 +65,37 @@ type Recipe struct {
 	} `json:"verify"`
 }
 
+// Layouts a skills directory may have.
+const (
+	LayoutBuiltIn = "built-in"
+	// LayoutCopilot is this copilot's own: prompts/, title_prompt.md, forbidden_commands.txt,
+	// injection_recipes.json.
+	LayoutCopilot = "copilot"
+	// LayoutGNS3 is GNS3's skills repository's (gns3-skills): injection/, device/,
+	// packet_analysis/, prompts/ (with title.md) and config/forbidden_commands.txt.
+	LayoutGNS3 = "gns3-skills"
+)
+
 // Set is one complete, checked set of skills.
 type Set struct {
 	// Source is "built-in" or the directory the set was read from.
-	Source    string
+	Source string
+	// Layout is the directory's layout (LayoutCopilot, LayoutGNS3), or LayoutBuiltIn.
+	Layout    string
 	prompts   map[tools.Mode]string // only the modes the directory overrides
 	title     string
 	Forbidden []string // the directory's extra forbidden patterns
 	Recipes   []Recipe
+	// Scenarios are the faults of a GNS3 layout's injection files.
+	Scenarios []Scenario
+	// Devices are a GNS3 layout's device skills, by the platform (console profile) they
+	// describe; Unmatched lists the device types no platform of ours runs.
+	Devices   map[string]DeviceSkill
+	Unmatched []string
+	// Checks are the packet-analysis files' checks the capture analysis can evaluate;
+	// SkippedChecks counts the others (fields it does not decode, no condition).
+	Checks        []capture.Check
+	SkippedChecks int
 	// Files lists the files read from the directory, relative to it.
 	Files []string
 }
@@ -124,7 +158,7 @@ func (s *Store) Dir() string { return s.dir }
 // Current is the active set.
 func (s *Store) Current() *Set {
 	if s == nil {
-		return &Set{Source: "built-in"}
+		return &Set{Source: "built-in", Layout: LayoutBuiltIn}
 	}
 	return s.cur.Load()
 }
@@ -141,7 +175,7 @@ var ErrNoDir = errors.New("no skills directory is configured (--skills-dir); the
 func (s *Store) Reload() (*Set, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	set := &Set{Source: "built-in"}
+	set := &Set{Source: "built-in", Layout: LayoutBuiltIn}
 	if s.dir != "" {
 		var err error
 		if set, err = load(s.dir); err != nil {
@@ -155,91 +189,132 @@ func (s *Store) Reload() (*Set, error) {
 	return set, nil
 }
 
-// load reads and checks a skills directory, collecting every problem rather than the first.
+// load reads and checks a skills directory in either layout, collecting every problem rather
+// than the first.
 func load(dir string) (*Set, error) {
+	if err := checkDir(dir); err != nil {
+		return nil, err
+	}
+	l := &loader{dir: dir, set: &Set{Source: dir, Layout: LayoutCopilot, prompts: map[tools.Mode]string{}}}
+	if isGNS3Layout(dir) {
+		l.set.Layout = LayoutGNS3
+		l.loadGNS3()
+	} else {
+		l.prompts("")
+		l.titlePrompt("title_prompt.md")
+		l.forbidden("forbidden_commands.txt")
+		if text, ok := l.read("injection_recipes.json", maxRecipeBytes); ok {
+			l.set.Recipes = checkRecipes(text, l.bad)
+		}
+	}
+	if len(l.problems) > 0 {
+		return nil, &LoadError{Dir: dir, Problems: l.problems}
+	}
+	sort.Strings(l.set.Files)
+	return l.set, nil
+}
+
+func checkDir(dir string) error {
 	info, err := os.Stat(dir)
 	if err != nil {
-		return nil, fmt.Errorf("skills directory: %w", err)
+		return fmt.Errorf("skills directory: %w", err)
 	}
 	if !info.IsDir() {
-		return nil, fmt.Errorf("skills directory %s is not a directory", dir)
+		return fmt.Errorf("skills directory %s is not a directory", dir)
 	}
-	set := &Set{Source: dir, prompts: map[tools.Mode]string{}}
-	var problems []string
-	bad := func(file, format string, args ...any) {
-		problems = append(problems, file+": "+fmt.Sprintf(format, args...))
-	}
-	read := func(rel string, limit int) (string, bool) {
-		b, err := os.ReadFile(filepath.Join(dir, rel))
-		if errors.Is(err, fs.ErrNotExist) {
-			return "", false
-		}
-		if err != nil {
-			bad(rel, "%v", err)
-			return "", false
-		}
-		if len(b) > limit {
-			bad(rel, "is %d bytes long; the limit is %d", len(b), limit)
-			return "", false
-		}
-		if !utf8.Valid(b) {
-			bad(rel, "is not UTF-8 text")
-			return "", false
-		}
-		set.Files = append(set.Files, rel)
-		return string(b), true
-	}
+	return nil
+}
 
-	entries, err := os.ReadDir(filepath.Join(dir, "prompts"))
+// loader reads one directory's files into a set and notes every problem on the way.
+type loader struct {
+	dir      string
+	set      *Set
+	problems []string
+}
+
+func (l *loader) bad(file, format string, args ...any) {
+	l.problems = append(l.problems, file+": "+fmt.Sprintf(format, args...))
+}
+
+// read returns a file's text; false when it is absent or unusable (which is noted).
+func (l *loader) read(rel string, limit int) (string, bool) {
+	b, err := os.ReadFile(filepath.Join(l.dir, rel))
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", false
+	}
+	if err != nil {
+		l.bad(rel, "%v", err)
+		return "", false
+	}
+	if len(b) > limit {
+		l.bad(rel, "is %d bytes long; the limit is %d", len(b), limit)
+		return "", false
+	}
+	if !utf8.Valid(b) {
+		l.bad(rel, "is not UTF-8 text")
+		return "", false
+	}
+	l.set.Files = append(l.set.Files, rel)
+	return string(b), true
+}
+
+// prompts reads prompts/<mode>.md, and the title prompt when the layout keeps it there
+// (titleName, "" when it does not); any other file there is a mistake worth naming.
+func (l *loader) prompts(titleName string) {
+	entries, err := os.ReadDir(filepath.Join(l.dir, "prompts"))
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		bad("prompts", "%v", err)
+		l.bad("prompts", "%v", err)
 	}
 	for _, e := range entries {
 		rel := "prompts/" + e.Name()
 		if e.IsDir() || strings.HasPrefix(e.Name(), ".") {
 			continue
 		}
+		if e.Name() == titleName {
+			l.titlePrompt(rel)
+			continue
+		}
 		name, ok := strings.CutSuffix(e.Name(), ".md")
 		mode, err := tools.ParseMode(name)
 		if !ok || err != nil || name == "" {
-			bad(rel, "is not a prompt of a mode; name it after one: %s", modeFiles())
+			l.bad(rel, "is not a prompt of a mode; name it after one: %s", modeFiles())
 			continue
 		}
-		if text, ok := read(rel, maxPromptBytes); ok {
+		if text, ok := l.read(rel, maxPromptBytes); ok {
 			if strings.TrimSpace(text) == "" {
-				bad(rel, "is empty")
+				l.bad(rel, "is empty")
 				continue
 			}
-			set.prompts[mode] = text
+			l.set.prompts[mode] = text
 		}
 	}
-	if text, ok := read("title_prompt.md", maxPromptBytes); ok {
+}
+
+func (l *loader) titlePrompt(rel string) {
+	if text, ok := l.read(rel, maxPromptBytes); ok {
 		if strings.TrimSpace(text) == "" {
-			bad("title_prompt.md", "is empty")
+			l.bad(rel, "is empty")
 		}
-		set.title = strings.TrimSpace(text)
+		l.set.title = strings.TrimSpace(text)
 	}
-	if text, ok := read("forbidden_commands.txt", maxPromptBytes); ok {
-		for i, line := range strings.Split(text, "\n") {
-			line = strings.TrimSpace(line)
-			if line == "" || strings.HasPrefix(line, "#") {
-				continue
-			}
-			if len(line) > maxPatternBytes {
-				bad("forbidden_commands.txt", "line %d is longer than %d bytes", i+1, maxPatternBytes)
-				continue
-			}
-			set.Forbidden = append(set.Forbidden, line)
+}
+
+func (l *loader) forbidden(rel string) {
+	text, ok := l.read(rel, maxPromptBytes)
+	if !ok {
+		return
+	}
+	for i, line := range strings.Split(text, "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
 		}
+		if len(line) > maxPatternBytes {
+			l.bad(rel, "line %d is longer than %d bytes", i+1, maxPatternBytes)
+			continue
+		}
+		l.set.Forbidden = append(l.set.Forbidden, line)
 	}
-	if text, ok := read("injection_recipes.json", maxRecipeBytes); ok {
-		set.Recipes = checkRecipes(text, bad)
-	}
-	if len(problems) > 0 {
-		return nil, &LoadError{Dir: dir, Problems: problems}
-	}
-	sort.Strings(set.Files)
-	return set, nil
 }
 
 func modeFiles() string {

@@ -2,7 +2,7 @@
 
 // Package frrlab runs real FRRouting routers as test devices: each router in a network
 // namespace of its own, joined to its neighbours by veth pairs, running zebra, staticd and
-// ospfd, with its vtysh console on a 127.0.0.1 telnet port that behaves like the serial console
+// ospfd (and bgpd or others where a test asks), with its vtysh console on a 127.0.0.1 telnet port that behaves like the serial console
 // of GNS3's FRR appliance (one shared session, nothing shown until Enter, "exit" at the top of
 // vtysh drops to a root shell where "vtysh" returns). Everything stays in namespaces the lab
 // made and on loopback; the test's cleanup stops every process it started by its PID and
@@ -45,9 +45,10 @@ type Router struct {
 	ConsolePort int
 	Dir         string
 
-	daemons []*exec.Cmd
-	exited  []<-chan struct{}
-	console *console
+	daemonNames []string
+	daemons     []*exec.Cmd
+	exited      []<-chan struct{}
+	console     *console
 }
 
 // Addr is the console address, "127.0.0.1:port".
@@ -62,6 +63,8 @@ type Options struct {
 	Routers int
 	// Links join them; by default router 2k and 2k+1 are linked.
 	Links []Link
+	// ExtraDaemons run after Daemons on every router, e.g. "bgpd".
+	ExtraDaemons []string
 }
 
 // Lab is a set of running FRR routers.
@@ -75,7 +78,7 @@ type Lab struct {
 // Require returns the paths of ip and vtysh once it has checked that the lab can run here:
 // Linux, root, iproute2, bash, ping and FRR's daemons. Without them the test is skipped,
 // unless CI=true, where anything missing is a failure.
-func Require(tb testing.TB) (ipPath, vtyshPath string) {
+func Require(tb testing.TB, extra ...string) (ipPath, vtyshPath string) {
 	tb.Helper()
 	var missing []string
 	look := func(name string) string {
@@ -88,7 +91,7 @@ func Require(tb testing.TB) (ipPath, vtyshPath string) {
 	ipPath, vtyshPath = look("ip"), look("vtysh")
 	look("bash")
 	look("ping")
-	for _, d := range Daemons {
+	for _, d := range append(Daemons, extra...) {
 		if _, err := os.Stat(filepath.Join(DaemonDir, d)); err != nil {
 			missing = append(missing, filepath.Join(DaemonDir, d))
 		}
@@ -113,7 +116,7 @@ func Require(tb testing.TB) (ipPath, vtyshPath string) {
 // tb.Cleanup takes it all down.
 func Start(tb testing.TB, opts Options) *Lab {
 	tb.Helper()
-	ip, vtysh := Require(tb)
+	ip, vtysh := Require(tb, opts.ExtraDaemons...)
 	if opts.Routers <= 0 {
 		opts.Routers = 2
 	}
@@ -137,7 +140,8 @@ func Start(tb testing.TB, opts Options) *Lab {
 	// names every namespace this lab may delete.
 	prefix := fmt.Sprintf("gc-frr-%d-%04x", os.Getpid(), rand.IntN(0x10000))
 	for i := 0; i < opts.Routers; i++ {
-		r := &Router{Name: fmt.Sprintf("R%d", i+1), Namespace: fmt.Sprintf("%s-r%d", prefix, i+1), Dir: filepath.Join(root, fmt.Sprintf("r%d", i+1))}
+		r := &Router{Name: fmt.Sprintf("R%d", i+1), Namespace: fmt.Sprintf("%s-r%d", prefix, i+1), Dir: filepath.Join(root, fmt.Sprintf("r%d", i+1)),
+			daemonNames: append(append([]string(nil), Daemons...), opts.ExtraDaemons...)}
 		if err := os.Mkdir(r.Dir, 0o777); err != nil {
 			tb.Fatalf("frrlab: %v", err)
 		}
@@ -201,7 +205,7 @@ func (r *Router) start(ip, vtysh string) error {
 			return err
 		}
 	}
-	for _, d := range Daemons {
+	for _, d := range r.daemonNames {
 		logf, err := os.Create(filepath.Join(r.Dir, d+".out"))
 		if err != nil {
 			return err
@@ -308,7 +312,7 @@ func (l *Lab) stop() {
 			select {
 			case <-r.exited[i]:
 			case <-time.After(5 * time.Second):
-				l.tb.Errorf("frrlab: %s: %s (pid %d) ignored SIGTERM for 5s; killing it", r.Name, Daemons[i], d.Process.Pid)
+				l.tb.Errorf("frrlab: %s: %s (pid %d) ignored SIGTERM for 5s; killing it", r.Name, r.daemonNames[i], d.Process.Pid)
 				_ = d.Process.Kill()
 				<-r.exited[i]
 			}

@@ -27,15 +27,16 @@ type Link struct{ A, B int }
 
 // Options shape a lab.
 type Options struct {
-	Routers int
-	Links   []Link
+	Routers      int
+	Links        []Link
+	ExtraDaemons []string
 }
 
 // Lab is a set of running FRR routers.
 type Lab struct{ Routers []*Router }
 
 // Require skips (or fails with CI=true): the lab needs Linux.
-func Require(tb testing.TB) (string, string) {
+func Require(tb testing.TB, extra ...string) (string, string) {
 	tb.Helper()
 	if os.Getenv("CI") == "true" {
 		tb.Fatal("frrlab needs Linux")
