@@ -2,6 +2,8 @@ package devices
 
 import (
 	"errors"
+	"os"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -248,5 +250,27 @@ func TestProfileByNameAliases(t *testing.T) {
 		if err != nil || p.Name != want {
 			t.Errorf("%q: %v %v", alias, p, err)
 		}
+	}
+}
+
+// The package comment lists the profiles by name, and only those the package defines: it fails
+// as soon as a profile is added without it or removed from the code alone.
+func TestPackageDocListsEveryProfile(t *testing.T) {
+	doc, err := os.ReadFile("doc.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	listed := map[string]bool{}
+	for _, m := range regexp.MustCompile(`(?m)^//\s+- (\w+):`).FindAllStringSubmatch(string(doc), -1) {
+		listed[m[1]] = true
+	}
+	for _, name := range ProfileNames() {
+		if !listed[name] {
+			t.Errorf("doc.go does not list the %q profile", name)
+		}
+		delete(listed, name)
+	}
+	for name := range listed {
+		t.Errorf("doc.go lists %q, which is no profile", name)
 	}
 }
