@@ -13,7 +13,9 @@ import (
 var errQuiet = errors.New("quiet")
 
 // fill performs one read with the given deadline. It returns errQuiet when
-// the deadline passes without data.
+// the deadline passes without data. A read that brings only telnet commands
+// needing no answer (a keepalive NOP, an offer already answered) is no data:
+// it must not break the silence a prompt is confirmed by.
 func (s *Session) fill(ctx context.Context, deadline time.Time) (int, error) {
 	if s.broken != nil {
 		return 0, s.broken
@@ -21,43 +23,58 @@ func (s *Session) fill(ctx context.Context, deadline time.Time) (int, error) {
 	if err := s.conn.SetReadDeadline(deadline); err != nil {
 		return 0, s.fail(err)
 	}
-	if err := ctx.Err(); err != nil {
-		return 0, err
-	}
-	s.qa.arm()
-	n, err := s.conn.Read(s.rbuf)
-	if n > 0 {
-		s.received += n
-		if s.opts.Transcript != nil {
-			fmt.Fprintf(s.opts.Transcript, "<- %q\n", s.rbuf[:n])
+	for {
+		if err := ctx.Err(); err != nil {
+			return 0, err
 		}
-		before := s.tn.Negotiations
-		s.data, s.reply = s.tn.feed(s.rbuf[:n], s.data[:0], s.reply[:0])
-		s.stats.Negotiations += s.tn.Negotiations - before
-		if len(s.reply) > 0 {
-			if werr := s.write(s.reply, true); werr != nil {
+		s.qa.arm()
+		n, err := s.conn.Read(s.rbuf)
+		if n > 0 {
+			if werr := s.take(s.rbuf[:n]); werr != nil {
 				return n, werr
 			}
 		}
-		s.scr.write(s.data)
-		if s.collect && len(s.seen) < 4096 {
-			s.seen = append(s.seen, s.data...)
+		if err != nil {
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				if cerr := ctx.Err(); cerr != nil {
+					return n, cerr
+				}
+				if n > 0 {
+					return n, nil
+				}
+				return 0, errQuiet
+			}
+			return n, s.fail(err)
+		}
+		if len(s.data) > 0 || len(s.reply) > 0 {
+			return n, nil
 		}
 	}
-	if err != nil {
-		var ne net.Error
-		if errors.As(err, &ne) && ne.Timeout() {
-			if cerr := ctx.Err(); cerr != nil {
-				return n, cerr
-			}
-			if n > 0 {
-				return n, nil
-			}
-			return 0, errQuiet
-		}
-		return n, s.fail(err)
+}
+
+// take decodes bytes read from the console: telnet commands are answered (on telnet), and the
+// payload goes to the screen.
+func (s *Session) take(raw []byte) error {
+	s.received += len(raw)
+	if s.opts.Transcript != nil {
+		fmt.Fprintf(s.opts.Transcript, "<- %q\n", raw)
 	}
-	return n, nil
+	before := s.tn.Negotiations
+	s.data, s.reply = s.tn.feed(raw, s.data[:0], s.reply[:0])
+	s.stats.Negotiations += s.tn.Negotiations - before
+	// Over SSH the bytes are the node's telnet console relayed as they are: its commands
+	// are dropped, but not answered, since every client of the console shares the relay.
+	if len(s.reply) > 0 && s.transport == ConsoleTelnet {
+		if err := s.write(s.reply, true); err != nil {
+			return err
+		}
+	}
+	s.scr.write(s.data)
+	if s.collect && len(s.seen) < 4096 {
+		s.seen = append(s.seen, s.data...)
+	}
+	return nil
 }
 
 func (s *Session) interruptRead() {

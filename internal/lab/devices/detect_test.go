@@ -2,6 +2,7 @@ package devices
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"regexp"
 	"strings"
@@ -237,6 +238,24 @@ func TestConsoleAddr(t *testing.T) {
 	}
 	if _, err := (Target{ConsoleType: "telnet", ConsoleHost: "0.0.0.0", ConsolePort: 1}).ConsoleAddr(""); err == nil {
 		t.Error("wildcard host without a GNS3 host must fail")
+	}
+	// The console type picks the transport; an empty one is telnet, as GNS3 2.x nodes report.
+	for ct, want := range map[string]Endpoint{
+		"ssh": {Addr: "gns3.local:5005", Type: ConsoleSSH}, " SSH ": {Addr: "gns3.local:5005", Type: ConsoleSSH},
+		"telnet": {Addr: "gns3.local:5005", Type: ConsoleTelnet}, "": {Addr: "gns3.local:5005", Type: ConsoleTelnet},
+	} {
+		got, err := Target{ConsoleType: ct, ConsoleHost: "0.0.0.0", ConsolePort: 5005}.Endpoint("gns3.local")
+		if err != nil || got != want {
+			t.Errorf("%q: got %+v %v, want %+v", ct, got, err, want)
+		}
+	}
+	// Every other type is refused with its name and what to change.
+	for ct, says := range map[string]string{"vnc": "a remote screen", "spice": "a remote screen", "http": "a web page", "none": "no console"} {
+		_, err := Target{Name: "PC1", ConsoleType: ct, ConsoleHost: "127.0.0.1", ConsolePort: 5900}.Endpoint("")
+		if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("console type is %q", ct)) || !strings.Contains(err.Error(), says) ||
+			!strings.Contains(err.Error(), "set the node's console type to telnet or ssh") {
+			t.Errorf("%s: %v", ct, err)
+		}
 	}
 }
 

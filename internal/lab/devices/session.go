@@ -70,12 +70,16 @@ type Stats struct {
 	Negotiations int // telnet option requests received
 }
 
-// Session is one telnet connection to one device console. Its methods are
+// Session is one connection (telnet or SSH) to one device console. Its methods are
 // safe for concurrent use but run strictly one command at a time: consoles
 // lose input that arrives while a command runs.
 type Session struct {
-	mu      sync.Mutex
-	addr    string
+	mu   sync.Mutex
+	addr string
+	// transport is ConsoleTelnet or ConsoleSSH.
+	transport string
+	// hostKey is an SSH console's host key fingerprint, for the audit.
+	hostKey string
 	conn    net.Conn
 	opts    Options
 	profile *Profile
@@ -111,31 +115,35 @@ type Session struct {
 // configuration mode someone else left behind, enters privileged mode where
 // the platform has one, and turns paging off.
 func Open(ctx context.Context, addr string, p *Profile, opts Options) (*Session, error) {
-	return open(ctx, addr, p, false, opts)
+	return open(ctx, Endpoint{Addr: addr, Type: ConsoleTelnet}, p, false, opts)
 }
 
-// open is Open; with hinted set, p is a guess the console's prompt may overrule.
-func open(ctx context.Context, addr string, p *Profile, hinted bool, opts Options) (*Session, error) {
+// OpenConsole is Open for a console of either type: over SSH, the session opens a shell with a
+// terminal and drives it as it drives a telnet console.
+func OpenConsole(ctx context.Context, ep Endpoint, p *Profile, opts Options) (*Session, error) {
+	return open(ctx, ep, p, false, opts)
+}
+
+// open is OpenConsole; with hinted set, p is a guess the console's prompt may overrule.
+func open(ctx context.Context, ep Endpoint, p *Profile, hinted bool, opts Options) (*Session, error) {
 	opts = opts.withDefaults()
-	dial := opts.Dial
-	if dial == nil {
-		d := &net.Dialer{Timeout: opts.DialTimeout}
-		dial = d.DialContext
+	if ep.Type == "" {
+		ep.Type = ConsoleTelnet
 	}
-	dctx, cancel := context.WithTimeout(ctx, opts.DialTimeout)
-	conn, err := dial(dctx, "tcp", addr)
-	cancel()
+	conn, hostKey, err := dialConsole(ctx, ep, opts)
 	if err != nil {
-		return nil, fmt.Errorf("connect to console %s: %w", addr, err)
+		return nil, err
 	}
 	s := &Session{
-		addr:    addr,
-		conn:    conn,
-		opts:    opts,
-		profile: p,
-		hinted:  hinted && p != nil,
-		rbuf:    make([]byte, 32*1024),
-		opened:  time.Now(),
+		addr:      ep.Addr,
+		transport: ep.Type,
+		hostKey:   hostKey,
+		conn:      conn,
+		opts:      opts,
+		profile:   p,
+		hinted:    hinted && p != nil,
+		rbuf:      make([]byte, 32*1024),
+		opened:    time.Now(),
 	}
 	if !opts.DisableQuickAck {
 		s.qa = newQuickAcker(conn)
@@ -202,6 +210,13 @@ func (s *Session) open(ctx context.Context) error {
 
 // Addr is the console address the session is connected to.
 func (s *Session) Addr() string { return s.addr }
+
+// Transport is the console type the session speaks: ConsoleTelnet or ConsoleSSH.
+func (s *Session) Transport() string { return s.transport }
+
+// HostKey is the fingerprint of an SSH console's host key ("ssh-ed25519 SHA256:…"), "" on
+// telnet.
+func (s *Session) HostKey() string { return s.hostKey }
 
 // Profile is the platform profile in use (detected or given).
 func (s *Session) Profile() *Profile { return s.profile }

@@ -140,8 +140,12 @@ func (w *waking) onLine(line string) (wakeStep, error) {
 func (w *waking) failure() error {
 	s := w.s
 	if s.received == 0 {
-		return fmt.Errorf("%w: %s accepted the connection but sent neither telnet negotiation nor a prompt within %s; another client is probably connected to it",
-			ErrConsoleBusy, s.addr, time.Since(s.opened).Round(time.Millisecond))
+		what := "neither telnet negotiation nor a prompt"
+		if s.transport == ConsoleSSH {
+			what = "nothing after Enter"
+		}
+		return fmt.Errorf("%w: %s accepted the connection but sent %s within %s; another client is probably connected to it",
+			ErrConsoleBusy, s.addr, what, time.Since(s.opened).Round(time.Millisecond))
 	}
 	tail := w.tail
 	if len(tail) > 200 {
