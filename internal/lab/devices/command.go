@@ -67,7 +67,7 @@ func (s *Session) runLocked(ctx context.Context, c Command) (CommandResult, erro
 
 	s.stats.Commands++
 	start := time.Now()
-	out, err := s.exchange(ctx, text, s.timeoutFor(c), c.Answers, inText)
+	out, err := s.exchange(ctx, s.profile.withStatus(text, inText), s.timeoutFor(c), c.Answers, inText)
 	res.Duration = time.Since(start)
 	res.Output = out.output
 	if err != nil {
@@ -82,24 +82,7 @@ func (s *Session) runLocked(ctx context.Context, c Command) (CommandResult, erro
 	}
 	switch {
 	case out.timedOut, out.unanswered != "":
-		limit := s.timeoutFor(c).Round(time.Millisecond)
-		tail, rerr := s.resync(ctx)
-		res.Output = joinOutput(res.Output, tail)
-		res.Duration = time.Since(start)
-		res.Stopped = true
-		switch {
-		case out.unanswered != "":
-			res.Failed = true
-			res.Error = fmt.Sprintf("the device asked %q and no answer was given for it; the command was interrupted", out.unanswered)
-		case c.Timeout == 0 && s.profile.OpenEnded(text):
-			// Its expected end: what it printed is the answer.
-			res.Output = joinOutput(res.Output, fmt.Sprintf("[stopped after %s with %s: this command runs until interrupted]", limit, keyName(s.profile.Interrupt)))
-		default:
-			res.Failed, res.TimedOut = true, true
-			res.Error = fmt.Sprintf("no prompt within %s; the command was stopped with %s (its output so far is shown)", limit, keyName(s.profile.Interrupt))
-		}
-		if rerr != nil {
-			err := s.fail(fmt.Errorf("console did not return to a prompt after an interrupt: %w", rerr))
+		if err := s.interrupted(ctx, c, out, &res, start); err != nil {
 			return res, err
 		}
 	case out.textEntry != "":
@@ -108,9 +91,7 @@ func (s *Session) runLocked(ctx context.Context, c Command) (CommandResult, erro
 		if inText && strings.Contains(text, s.textDelim) {
 			s.textDelim = ""
 		}
-		if msg, failed := s.profile.failure(res.Output); failed {
-			res.Failed, res.Error = true, msg
-		}
+		s.judge(&res)
 	}
 	if !inText || s.textDelim == "" {
 		if out.prompt != "" {
@@ -119,4 +100,42 @@ func (s *Session) runLocked(ctx context.Context, c Command) (CommandResult, erro
 	}
 	res.Prompt = strings.TrimSpace(s.prompt)
 	return res, nil
+}
+
+// interrupted stops a command that did not come back to a prompt (its time ran out, or it asked
+// a question nobody answers) and tells the result why: the expected end of a command that only
+// ends when interrupted, a timeout, or the question.
+func (s *Session) interrupted(ctx context.Context, c Command, out exchangeOutcome, res *CommandResult, start time.Time) error {
+	limit := s.timeoutFor(c).Round(time.Millisecond)
+	tail, rerr := s.resync(ctx)
+	res.Output, _, _ = s.profile.exitStatus(joinOutput(res.Output, tail))
+	res.Duration = time.Since(start)
+	res.Stopped = true
+	switch {
+	case out.unanswered != "":
+		res.Failed = true
+		res.Error = fmt.Sprintf("the device asked %q and no answer was given for it; the command was interrupted", out.unanswered)
+	case c.Timeout == 0 && s.profile.OpenEnded(res.Command):
+		// Its expected end: what it printed is the answer.
+		res.Output = joinOutput(res.Output, fmt.Sprintf("[stopped after %s with %s: this command runs until interrupted]", limit, keyName(s.profile.Interrupt)))
+	default:
+		res.Failed, res.TimedOut = true, true
+		res.Error = fmt.Sprintf("no prompt within %s; the command was stopped with %s (its output so far is shown)", limit, keyName(s.profile.Interrupt))
+	}
+	if rerr != nil {
+		return s.fail(fmt.Errorf("console did not return to a prompt after an interrupt: %w", rerr))
+	}
+	return nil
+}
+
+// judge reads a finished command's outcome from its output: the exit status a shell printed,
+// and the platform's error messages.
+func (s *Session) judge(res *CommandResult) {
+	output, status, ok := s.profile.exitStatus(res.Output)
+	res.Output = output
+	if msg, failed := s.profile.failure(res.Output); failed {
+		res.Failed, res.Error = true, msg
+	} else if ok && status != 0 {
+		res.Failed, res.Error = true, fmt.Sprintf("exit status %d", status)
+	}
 }
