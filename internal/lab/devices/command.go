@@ -81,7 +81,7 @@ func (s *Session) runLocked(ctx context.Context, c Command) (CommandResult, erro
 		return res, err
 	}
 	switch {
-	case out.timedOut, out.unanswered != "":
+	case out.timedOut, out.unanswered != "", out.overflow:
 		if err := s.interrupted(ctx, c, out, &res, start); err != nil {
 			return res, err
 		}
@@ -112,6 +112,13 @@ func (s *Session) interrupted(ctx context.Context, c Command, out exchangeOutcom
 	res.Duration = time.Since(start)
 	res.Stopped = true
 	switch {
+	case out.overflow:
+		res.Output = joinOutput(firstBytes(res.Output, s.opts.MaxOutput), fmt.Sprintf("[output cut at %d bytes]", s.opts.MaxOutput))
+		if !s.profile.OpenEnded(res.Command) {
+			res.Failed = true
+			res.Error = fmt.Sprintf("the command printed more than %d bytes and was stopped with %s (the first %d are shown)",
+				s.opts.MaxOutput, keyName(s.profile.Interrupt), s.opts.MaxOutput)
+		}
 	case out.unanswered != "":
 		res.Failed = true
 		res.Error = fmt.Sprintf("the device asked %q and no answer was given for it; the command was interrupted", out.unanswered)
@@ -138,4 +145,17 @@ func (s *Session) judge(res *CommandResult) {
 	} else if ok && status != 0 {
 		res.Failed, res.Error = true, fmt.Sprintf("exit status %d", status)
 	}
+}
+
+// firstBytes is at most the first n bytes of text, cut at a line break (or a rune boundary
+// when a single line is longer).
+func firstBytes(text string, n int) string {
+	if len(text) <= n {
+		return text
+	}
+	cut := text[:n]
+	if i := strings.LastIndexByte(cut, '\n'); i > 0 {
+		return cut[:i]
+	}
+	return strings.ToValidUTF8(cut, "")
 }

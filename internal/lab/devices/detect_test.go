@@ -50,6 +50,10 @@ func TestDetectPlatform(t *testing.T) {
 		{"openwrt", Target{NodeType: "qemu", Image: "openwrt-23.05.3-x86-64-generic-ext4-combined.img"}, "openwrt"},
 		{"node type last", Target{NodeType: "docker", TemplateName: "Toolbox", Image: "gns3/toolbox"}, "linux"},
 		{"image before node type", Target{NodeType: "dynamips", Image: "frr.qcow2"}, "frr"},
+		{"debian vm image", Target{NodeType: "qemu", Image: "debian-12-genericcloud-amd64.qcow2"}, "linux"},
+		{"busybox container", Target{NodeType: "docker", Image: "busybox:1.36"}, "linux"},
+		{"a linux tag overrides an FRR template", Target{NodeType: "qemu", TemplateName: "FRR", Tags: []string{"device_type:linux"}}, "linux"},
+		{"an untagged docker node is a shell", Target{NodeType: "docker", Image: "mycorp/webserver:2"}, "linux"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

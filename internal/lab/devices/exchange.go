@@ -14,6 +14,8 @@ type exchangeOutcome struct {
 	timedOut   bool
 	unanswered string
 	textEntry  string
+	// overflow: the command printed more than the session's MaxOutput.
+	overflow bool
 }
 
 type scanState struct {
@@ -77,6 +79,11 @@ func (s *Session) exchange(ctx context.Context, cmd string, timeout time.Duratio
 					return x.out, nil
 				}
 				return x.out, err
+			}
+			if len(s.scr.buf)-max(x.st.echoEnd, 0) > s.opts.MaxOutput {
+				x.out.overflow = true
+				x.out.output = s.partial(cmd, &x.st)
+				return x.out, nil
 			}
 		}
 		var err error

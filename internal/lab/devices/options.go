@@ -35,6 +35,10 @@ type Options struct {
 	TimeoutScale   float64
 	// ResyncTimeout bounds the recovery after a timeout (default 5 s).
 	ResyncTimeout time.Duration
+	// MaxOutput bounds what one command may print, in bytes (default DefaultMaxOutput): a
+	// command that prints more (a "cat" of a large file, "yes") is stopped with the platform's
+	// interrupt, and its result keeps the first MaxOutput bytes.
+	MaxOutput int
 	// Username and Password answer a console login; EnableSecret answers
 	// the password prompt of "enable".
 	Username, Password, EnableSecret string
@@ -56,6 +60,10 @@ type Options struct {
 	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
 }
 
+// DefaultMaxOutput is the bound on one command's output: far above any lab device's running
+// configuration, far below what a runaway command prints in its timeout.
+const DefaultMaxOutput = 1 << 20
+
 func (o Options) withDefaults() Options {
 	def := func(d *time.Duration, v time.Duration) {
 		if *d <= 0 {
@@ -69,6 +77,9 @@ func (o Options) withDefaults() Options {
 	def(&o.BusyTimeout, 2*time.Second)
 	def(&o.PromptSettle, 30*time.Millisecond)
 	def(&o.ResyncTimeout, 5*time.Second)
+	if o.MaxOutput <= 0 {
+		o.MaxOutput = DefaultMaxOutput
+	}
 	if o.WakeAttempts <= 0 {
 		o.WakeAttempts = 3
 	}

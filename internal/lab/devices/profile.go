@@ -575,7 +575,7 @@ func buildProfiles() map[string]*Profile {
 		},
 		{
 			Name:        "linux",
-			Description: "Linux or BusyBox shell (Docker nodes)",
+			Description: "Linux or BusyBox shell (Docker nodes, Linux VMs)",
 			Newline:     "\n",
 			Wake:        "\n",
 			// Shell prompts end in "$ " or "# "; requiring the space keeps

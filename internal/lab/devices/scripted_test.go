@@ -335,3 +335,33 @@ func TestLinuxShell(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A command that prints without end is stopped at the output bound with Ctrl-C, keeps its first
+// bytes, and leaves the shell at its prompt.
+func TestOutputBoundStopsARunawayCommand(t *testing.T) {
+	c := startScripted(t, "root@box:/# ", func(c *scriptedConsole, l string) string {
+		if l == "yes" {
+			c.keepRunning("")
+			return strings.Repeat("y\n", 100000)
+		}
+		return "ok"
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	s, err := devices.Open(ctx, c.ln.Addr().String(), nil, devices.Options{MaxOutput: 64 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	r := mustRun(t, s, "yes")
+	if !r.Failed || !r.Stopped || r.TimedOut || !strings.Contains(r.Error, "more than 65536 bytes") ||
+		len(r.Output) > 64<<10+100 || !strings.HasPrefix(r.Output, "y\ny\n") || !strings.HasSuffix(r.Output, "[output cut at 65536 bytes]") {
+		t.Fatalf("%d bytes: %s %+v", len(r.Output), r.Error, r.Stopped)
+	}
+	if r.Duration > 5*time.Second {
+		t.Fatalf("stopped after %s", r.Duration)
+	}
+	if r := mustRun(t, s, "echo hi"); r.Output != "ok" || r.Failed {
+		t.Fatalf("after the stop: %+v", r)
+	}
+}
