@@ -174,4 +174,18 @@ func TestRealConfigJobsOverSSHAndOnALinuxHost(t *testing.T) {
 	require.NoError(t, err)
 	require.Contains(t, out, "10.9.0.0/24 via 10.2.0.1 dev eth0")
 	require.NotContains(t, out, "10.8.0.0/24")
+
+	// Show commands over the router's SSH console: a ping across the link that only Ctrl-C
+	// ends (sent over SSH), then the console is at its prompt for the next.
+	showRef := ref
+	showRef.CallID, showRef.ToolName = "show", tools.ShowCommandsTool
+	show := router
+	show.Config, show.Commands = false, []string{"ping 10.2.0.10", "show ip route 10.9.0.0/24"}
+	o := a.deviceRunner(showRef).RunDevice(context.Background(), show)
+	require.Empty(t, o.Err)
+	require.Len(t, o.Results, 2)
+	require.False(t, o.Results[0].Failed, "%+v", o.Results[0])
+	require.Contains(t, o.Results[0].Output, "bytes from 10.2.0.10")
+	require.Contains(t, o.Results[0].Output, "[stopped after 5s with Ctrl-C")
+	require.Contains(t, o.Results[1].Output, "Known via \"static\"")
 }
