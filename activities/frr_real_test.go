@@ -41,12 +41,7 @@ func TestRealFRRCrashReconciliation(t *testing.T) {
 					_, err := r.Vtysh("configure terminal", "interface eth0", "ip address "+addr)
 					require.NoError(t, err)
 				}
-				runner := a.deviceRunner(ref)
-				require.NoError(t, a.DeviceRecords.Save(ctx, runner.record(job, 0, job.Commands[0], models.CommandOK)))
-				require.NoError(t, a.DeviceRecords.Save(ctx, runner.record(job, 1, job.Commands[1], models.CommandSent)))
-				require.NoError(t, a.DeviceRecords.Save(ctx, runner.record(job, 2, job.Commands[2], models.CommandQueued)))
-
-				out := runner.RunDevice(ctx, job)
+				out := diedSendingTheSecondLine(t, a, ref, job).RunDevice(ctx, job)
 				require.Empty(t, out.Err)
 				recs, err := a.DeviceRecords.Commands(ctx, ref.TurnID, ref.CallID, job.NodeID)
 				require.NoError(t, err)

@@ -156,13 +156,7 @@ func Start(tb testing.TB, opts Options) *Lab {
 			tb.Fatalf("frrlab: %v", err)
 		}
 		_ = os.Chmod(r.Dir, 0o777) // past the umask: frr writes its pid and sockets here
-		if err := run(ip, "netns", "add", r.Namespace); err != nil {
-			tb.Fatalf("frrlab: %v", err)
-		}
-		lab.namespaces = append(lab.namespaces, r.Namespace)
-		if err := run(ip, "-n", r.Namespace, "link", "set", "lo", "up"); err != nil {
-			tb.Fatalf("frrlab: %v", err)
-		}
+		lab.addNamespace(ip, r.Namespace)
 		lab.Routers = append(lab.Routers, r)
 	}
 	for i := 0; i < opts.Hosts; i++ {
@@ -170,13 +164,7 @@ func Start(tb testing.TB, opts Options) *Lab {
 		if err := os.Mkdir(h.Dir, 0o755); err != nil {
 			tb.Fatalf("frrlab: %v", err)
 		}
-		if err := run(ip, "netns", "add", h.Namespace); err != nil {
-			tb.Fatalf("frrlab: %v", err)
-		}
-		lab.namespaces = append(lab.namespaces, h.Namespace)
-		if err := run(ip, "-n", h.Namespace, "link", "set", "lo", "up"); err != nil {
-			tb.Fatalf("frrlab: %v", err)
-		}
+		lab.addNamespace(ip, h.Namespace)
 		lab.Hosts = append(lab.Hosts, h)
 	}
 	// Every member of the lab by its index in Links: the routers, then the hosts.
@@ -229,6 +217,18 @@ func Start(tb testing.TB, opts Options) *Lab {
 		tb.Fatalf("frrlab: %v", err)
 	}
 	return lab
+}
+
+// addNamespace makes a network namespace with its loopback up, for the lab to delete when it ends.
+func (l *Lab) addNamespace(ip, ns string) {
+	l.tb.Helper()
+	if err := run(ip, "netns", "add", ns); err != nil {
+		l.tb.Fatalf("frrlab: %v", err)
+	}
+	l.namespaces = append(l.namespaces, ns)
+	if err := run(ip, "-n", ns, "link", "set", "lo", "up"); err != nil {
+		l.tb.Fatalf("frrlab: %v", err)
+	}
 }
 
 func run(name string, args ...string) error {
@@ -288,19 +288,12 @@ func (r *Router) start(ip, vtysh string) error {
 	// A UTS namespace of its own names the console's machine "frr", as the appliance is, for
 	// the shell prompt and for vtysh, which takes its first hostname from the system's.
 	shell := fmt.Sprintf("hostname frr && exec bash --noprofile --rcfile %s -i", rc)
-	c, err := startConsole([]string{ip, "netns", "exec", r.Namespace, "unshare", "--uts", "--", "sh", "-c", shell}, env, r.Dir, "frr# ")
+	c, err := bootConsole(r.Name, []string{ip, "netns", "exec", r.Namespace, "unshare", "--uts", "--", "sh", "-c", shell}, env, r.Dir, "frr# ")
 	if err != nil {
-		return fmt.Errorf("%s: console: %w", r.Name, err)
+		return err
 	}
 	r.console, r.ConsolePort = c, c.port()
-	select {
-	case <-c.ready:
-		return nil
-	case <-c.exited:
-		return fmt.Errorf("%s: the console shell exited at start", r.Name)
-	case <-time.After(15 * time.Second):
-		return fmt.Errorf("%s: vtysh showed no prompt on the console within 15s", r.Name)
-	}
+	return nil
 }
 
 // waitFile waits for a daemon's vty socket, or reports the daemon's own words if it exits.
