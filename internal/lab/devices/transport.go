@@ -80,6 +80,9 @@ func sshConsole(ctx context.Context, conn net.Conn, addr string, opts Options) (
 	if err := conn.SetDeadline(deadline); err != nil {
 		return nil, "", err
 	}
+	// A cancelled ctx cuts the handshake short, as it cuts a read.
+	stop := context.AfterFunc(ctx, func() { _ = conn.SetDeadline(time.Unix(1, 0)) })
+	defer stop()
 	c, chans, reqs, err := ssh.NewClientConn(conn, addr, cfg)
 	if err != nil {
 		return nil, "", err
@@ -90,8 +93,12 @@ func sshConsole(ctx context.Context, conn net.Conn, addr string, opts Options) (
 		client.Close()
 		return nil, "", err
 	}
+	if !stop() {
+		sess.Close()
+		return nil, "", fmt.Errorf("opening the shell: %w", context.Cause(ctx))
+	}
 	if err := conn.SetDeadline(time.Time{}); err != nil {
-		client.Close()
+		sess.Close()
 		return nil, "", err
 	}
 	return sess, fingerprint, nil
