@@ -219,6 +219,13 @@ func TestRealLinuxHost(t *testing.T) {
 	if r := mustRun(t, s, "ls /nonexistent"); !r.Failed || r.Error != "exit status 2" || !strings.Contains(r.Output, "No such file or directory") {
 		t.Fatalf("ls: %+v", r)
 	}
+	// A command that ends its own list, and a prompt that changes with the directory.
+	if r := mustRun(t, s, "cd /tmp;"); r.Failed || r.Prompt != "root@host1:/tmp#" {
+		t.Fatalf("cd: %+v", r)
+	}
+	if r := mustRun(t, s, "cd"); r.Failed || r.Prompt != "root@host1:~#" {
+		t.Fatalf("cd: %+v", r)
+	}
 	if r := mustRun(t, s, "ip addr add 10.2.0.10/24 dev eth0"); r.Failed || r.Output != "" {
 		t.Fatalf("%+v", r)
 	}

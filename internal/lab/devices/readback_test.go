@@ -145,3 +145,27 @@ func TestShellReadBackJudgesAddressesAndRoutes(t *testing.T) {
 	require.Equal(t, []string{"default via 10.2.0.254 dev eth0"}, added)
 	require.Equal(t, []string{"default via 10.2.0.1 dev eth0"}, removed)
 }
+
+// The exit status follows a shell command in a way the shell accepts, whatever ends the command.
+func TestShellStatusFollowsTheCommand(t *testing.T) {
+	p, err := ProfileByName("linux")
+	require.NoError(t, err)
+	for cmd, want := range map[string]string{
+		"false":                    "false; echo __rc=$?",
+		"cd /tmp;":                 "cd /tmp; echo __rc=$?",
+		"sleep 30 &":               "sleep 30 & echo __rc=$?",
+		"true && ls":               "true && ls; echo __rc=$?",
+		"  ":                       "  ",
+		"ip -br addr && ip route ": "ip -br addr && ip route ; echo __rc=$?",
+	} {
+		require.Equal(t, want, p.withStatus(cmd, false), cmd)
+	}
+	require.Equal(t, "banner text", p.withStatus("banner text", true), "free text is sent as it is")
+	vpcs, err := ProfileByName("vpcs")
+	require.NoError(t, err)
+	require.Equal(t, "show ip", vpcs.withStatus("show ip", false), "only shells are asked")
+	out, status, ok := p.exitStatus("a\n__rc=3\nb")
+	require.True(t, ok)
+	require.Equal(t, 3, status)
+	require.Equal(t, "a\nb", out)
+}

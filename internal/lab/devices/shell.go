@@ -13,7 +13,7 @@ import (
 // routes back as its "configuration".
 
 // shellStatus follows every command on a shell; the line it prints is taken out of the output.
-const shellStatus = "; echo __rc=$?"
+const shellStatus = "echo __rc=$?"
 
 // shellStatusLine is that line.
 var shellStatusLine = regexp.MustCompile(`(?m)^__rc=(\d+)[ \t]*$\n?`)
@@ -28,7 +28,16 @@ func (p *Profile) withStatus(cmd string, freeText bool) string {
 	if p.status == "" || freeText || strings.TrimSpace(cmd) == "" {
 		return cmd
 	}
-	return cmd + p.status
+	// "cmd;; echo" and "cmd &; echo" are syntax errors: a command that already ends a list
+	// is followed as it is.
+	trimmed := strings.TrimRight(cmd, " \t")
+	switch {
+	case strings.HasSuffix(trimmed, "&") && !strings.HasSuffix(trimmed, "&&"):
+		return trimmed + " " + p.status
+	case strings.HasSuffix(trimmed, ";") && !strings.HasSuffix(trimmed, ";;"):
+		return trimmed + " " + p.status
+	}
+	return cmd + "; " + p.status
 }
 
 // exitStatus takes the last exit-status line out of output and returns the status it gives.
