@@ -367,6 +367,7 @@ func (j *jobRun) sendLines(ctx context.Context, s *devices.Session, pending []in
 	job := j.job
 	for _, i := range pending {
 		c := j.record(job, i, job.Commands[i], models.CommandSent)
+		c.HostKey = s.HostKey()
 		now := time.Now().UTC()
 		c.SentAt = &now
 		if err := j.saveBeforeSend(ctx, c, j.read[i]); err != nil {
@@ -396,6 +397,7 @@ func (j *jobRun) sendConfig(ctx context.Context, s *devices.Session, pending []i
 	for _, i := range pending {
 		lines = append(lines, job.Commands[i])
 		rec := j.record(job, i, job.Commands[i], models.CommandQueued)
+		rec.HostKey = s.HostKey()
 		recs = append(recs, rec)
 		if err := j.saveBeforeSend(ctx, rec, j.read[i]); err != nil {
 			return err
@@ -533,6 +535,7 @@ func (r *deviceRunner) readConfig(ctx context.Context, job tools.DeviceJob, seq 
 			return nil
 		}
 		rec := r.record(job, seq, cmd, models.CommandSent)
+		rec.HostKey = s.HostKey()
 		now := time.Now().UTC()
 		rec.SentAt = &now
 		res, err := s.Run(ctx, cmd)

@@ -47,6 +47,18 @@ func deviceFixture(t *testing.T) (*Activities, *fakeios.Server, tools.DeviceJob,
 	return a, ios, job, ref
 }
 
+// diedSendingTheSecondLine leaves the records of a worker that died while sending a job's second
+// line (the first done, the third queued) and returns a runner for the retry.
+func diedSendingTheSecondLine(t *testing.T, a *Activities, ref workflows.ToolCallRef, job tools.DeviceJob) *deviceRunner {
+	t.Helper()
+	ctx := context.Background()
+	runner := a.deviceRunner(ref)
+	require.NoError(t, a.DeviceRecords.Save(ctx, runner.record(job, 0, job.Commands[0], models.CommandOK)))
+	require.NoError(t, a.DeviceRecords.Save(ctx, runner.record(job, 1, job.Commands[1], models.CommandSent)))
+	require.NoError(t, a.DeviceRecords.Save(ctx, runner.record(job, 2, job.Commands[2], models.CommandQueued)))
+	return runner
+}
+
 func statuses(t *testing.T, a *Activities, ref workflows.ToolCallRef) []string {
 	t.Helper()
 	recs, err := a.DeviceRecords.Commands(context.Background(), ref.TurnID, ref.CallID, "")
@@ -116,11 +128,7 @@ func TestALineThatTookEffectBeforeTheCrashIsVerifiedAndTheRestIsSent(t *testing.
 	require.NoError(t, s.Close())
 	before := len(ios.Lines())
 
-	runner := a.deviceRunner(ref)
-	require.NoError(t, a.DeviceRecords.Save(ctx, runner.record(job, 0, job.Commands[0], models.CommandOK)))
-	require.NoError(t, a.DeviceRecords.Save(ctx, runner.record(job, 1, job.Commands[1], models.CommandSent)))
-	require.NoError(t, a.DeviceRecords.Save(ctx, runner.record(job, 2, job.Commands[2], models.CommandQueued)))
-
+	runner := diedSendingTheSecondLine(t, a, ref, job)
 	out := runner.RunDevice(ctx, job)
 	require.Empty(t, out.Err)
 	require.Equal(t, []string{"show running-config=ok", "interface GigabitEthernet0/0=ok",

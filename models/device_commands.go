@@ -46,6 +46,10 @@ type DeviceCommand struct {
 	CreatedAt  time.Time
 	SentAt     *time.Time
 	FinishedAt *time.Time
+	// HostKey is the fingerprint of the host key an SSH console showed when the command went
+	// over SSH ("ssh-ed25519 SHA256:…"), empty over telnet. GNS3 makes a new key every time a
+	// node starts, so the key is accepted and kept here for the audit rather than pinned.
+	HostKey string `gorm:"size:200"`
 	// Claims counts the attempts that took this record on to send its command. A claim names
 	// the count it read, so two attempts that read the same record cannot both take it, even
 	// when the first leaves it in the status both read (a line re-sent after a crash is "sent"
@@ -104,7 +108,7 @@ func (r DeviceRepository) Save(ctx context.Context, c *DeviceCommand) error {
 	}
 	return r.writer(ctx).Clauses(clause.OnConflict{
 		Columns:   []clause.Column{{Name: "turn_id"}, {Name: "tool_call_id"}, {Name: "node_id"}, {Name: "seq"}},
-		DoUpdates: clause.AssignmentColumns([]string{"status", "output", "error", "sent_at", "finished_at", "reason", "blocked"}),
+		DoUpdates: clause.AssignmentColumns([]string{"status", "output", "error", "sent_at", "finished_at", "reason", "blocked", "host_key"}),
 	}).Create(c).Error
 }
 
@@ -132,7 +136,7 @@ func (r DeviceRepository) Claim(ctx context.Context, c *DeviceCommand, from *Dev
 		Where("turn_id = ? AND tool_call_id = ? AND node_id = ? AND seq = ? AND status = ? AND claims = ?",
 			c.TurnID, c.ToolCallID, c.NodeID, c.Seq, from.Status, from.Claims).
 		Updates(map[string]any{"status": c.Status, "sent_at": c.SentAt, "finished_at": c.FinishedAt,
-			"output": c.Output, "error": c.Error, "reason": c.Reason, "blocked": c.Blocked, "claims": from.Claims + 1})
+			"output": c.Output, "error": c.Error, "reason": c.Reason, "blocked": c.Blocked, "host_key": c.HostKey, "claims": from.Claims + 1})
 	if res.Error != nil || res.RowsAffected != 1 {
 		return false, res.Error
 	}

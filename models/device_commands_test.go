@@ -105,3 +105,44 @@ func TestRecordsAndApprovalsOfManyJobsInOneQueryEach(t *testing.T) {
 		require.Empty(t, none)
 	})
 }
+
+// A device_commands table made before SSH consoles gains the host key column in Migrate, and
+// keeps its records.
+func TestMigrateAddsTheHostKeyToAnOlderDeviceCommandsTable(t *testing.T) {
+	for name, open := range testDatabases {
+		t.Run(name, func(t *testing.T) {
+			db := open(t)
+			// The table as it was: DeviceCommand without HostKey.
+			type deviceCommand struct {
+				ID                                                    uint `gorm:"primaryKey;autoIncrement"`
+				TurnID, ToolCallID, NodeID, SessionID, Origin, UserID string
+				ProjectID, DeviceName, Tool, Command, Status, Reason  string
+				Output, Error                                         string
+				Seq, Claims                                           int
+				Config, Blocked                                       bool
+				CreatedAt                                             time.Time
+				SentAt, FinishedAt                                    *time.Time
+			}
+			require.NoError(t, db.Table("device_commands").AutoMigrate(&deviceCommand{}))
+			require.NoError(t, db.Table("device_commands").Create(&deviceCommand{TurnID: "t0", ToolCallID: "c", NodeID: "n", SessionID: "s",
+				Origin: "chat", UserID: "u", ProjectID: "p", DeviceName: "PC1", Tool: "x", Command: "show ip", Status: "ok"}).Error)
+			require.False(t, db.Migrator().HasColumn(&DeviceCommand{}, "host_key"))
+
+			require.NoError(t, Migrate(db))
+			require.True(t, db.Migrator().HasColumn(&DeviceCommand{}, "host_key"))
+			repo := DeviceRepository{DB: db}
+			ctx := context.Background()
+			old, err := repo.Commands(ctx, "t0", "c", "")
+			require.NoError(t, err)
+			require.Len(t, old, 1)
+			require.Equal(t, "show ip", old[0].Command)
+			require.Empty(t, old[0].HostKey)
+			rec := &DeviceCommand{TurnID: "t1", ToolCallID: "c", NodeID: "n", SessionID: "s", UserID: "u", ProjectID: "p",
+				DeviceName: "PC1", Tool: "x", Command: "show ip", Status: "ok", HostKey: "ssh-ed25519 SHA256:abc"}
+			require.NoError(t, repo.Save(ctx, rec))
+			got, err := repo.Commands(ctx, "t1", "c", "")
+			require.NoError(t, err)
+			require.Equal(t, "ssh-ed25519 SHA256:abc", got[0].HostKey)
+		})
+	}
+}

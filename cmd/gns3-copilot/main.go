@@ -153,6 +153,8 @@ func newFlagSet(cmd string) (*flag.FlagSet, *app.Config, func() error) {
 	str(&c.ForbiddenCommands, "forbidden-commands", "GNS3_COPILOT_FORBIDDEN_COMMANDS", "", "file of extra forbidden device commands, one per line")
 	str(&c.SkillsDir, "skills-dir", "GNS3_COPILOT_SKILLS_DIR", "", "directory of skills (prompts per mode, title prompt, forbidden commands, injection recipes) overriding the built-in ones")
 	num(&c.DeviceConcurrency, "device-concurrency", "GNS3_COPILOT_DEVICE_CONCURRENCY", 256, "devices one tool call talks to at once")
+	str(&c.DeviceUsername, "device-username", "GNS3_COPILOT_DEVICE_USERNAME", "", "user name that answers a device console's login prompt (a Linux VM's \"login:\"), and the SSH consoles' user (empty: gns3)")
+	c.DevicePassword = os.Getenv("GNS3_COPILOT_DEVICE_PASSWORD") // environment only: flags show up in ps
 	num(&c.MaxOpenConsoles, "max-open-consoles", "GNS3_COPILOT_MAX_OPEN_CONSOLES", devices.DefaultMaxOpenConsoles, "device consoles one worker process holds open at once, across all tool calls; the rest wait for a free one (0: no limit)")
 	str(&c.Approval, "approval", "GNS3_COPILOT_APPROVAL", domain.ApprovalChanges, "which tool calls wait for the session owner's approval: changes (configuration and delete/stop/reload), config (configuration only) or never")
 	dur(&c.ApprovalTimeout, "approval-timeout", "GNS3_COPILOT_APPROVAL_TIMEOUT", 30*time.Minute, "how long an approval waits before it expires (rejected as expired)")

@@ -47,6 +47,9 @@ type Config struct {
 	// MaxOpenConsoles bounds the device consoles the worker holds open at once, across every
 	// tool call and job (0: no limit).
 	MaxOpenConsoles int
+	// DeviceUsername and DevicePassword answer a console's login (a Linux VM's "login:"); the
+	// user name is also the SSH consoles' user.
+	DeviceUsername, DevicePassword string
 	// Approval and ApprovalTimeout: which tool calls wait for the session owner, and how long.
 	Approval        string
 	ApprovalTimeout time.Duration

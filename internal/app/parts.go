@@ -68,7 +68,7 @@ func buildConfiguredParts(db *gorm.DB, sealer *credentials.Sealer, rdb *redis.Cl
 	}
 	return configuredParts{
 		devices: activities.DeviceAccess{Locker: locker, Policy: sk.Policy(),
-			Options: devices.Options{Consoles: devices.NewConsoleLimit(cfg.MaxOpenConsoles)}},
+			Options: devices.Options{Consoles: devices.NewConsoleLimit(cfg.MaxOpenConsoles), Username: cfg.DeviceUsername, Password: cfg.DevicePassword}},
 		skills:     sk,
 		llmLoader:  store,
 		llmChooser: store,

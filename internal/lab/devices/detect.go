@@ -38,7 +38,7 @@ func (t Target) LockKey() string {
 var (
 	// ErrPlatformUnknown means nothing about a node told which CLI it runs.
 	ErrPlatformUnknown = errors.New("platform unknown")
-	// ErrUnsupportedConsole means the node has no telnet console to drive.
+	// ErrUnsupportedConsole means the node has no telnet or SSH console to drive.
 	ErrUnsupportedConsole = errors.New("unsupported console")
 )
 
@@ -65,27 +65,50 @@ func (e *DetectError) Unwrap() []error {
 	return []error{ErrPlatformUnknown}
 }
 
-// ConsoleAddr returns host:port for the node's telnet console. GNS3 reports
-// console_host 0.0.0.0 or :: when the console listens on every interface;
-// then the GNS3 server's own host is the address to use.
+// ConsoleAddr returns host:port of the node's console (see Endpoint).
 func (t Target) ConsoleAddr(gns3Host string) (string, error) {
+	ep, err := t.Endpoint(gns3Host)
+	return ep.Addr, err
+}
+
+// Endpoint returns where the node's console listens and how it is spoken to: telnet or SSH, as
+// its console_type says. GNS3 reports console_host 0.0.0.0 or :: when the console listens on
+// every interface; then the GNS3 server's own host is the address to use.
+func (t Target) Endpoint(gns3Host string) (Endpoint, error) {
 	ct := strings.ToLower(strings.TrimSpace(t.ConsoleType))
-	if ct != "" && ct != "telnet" {
-		return "", fmt.Errorf("device %q: console type %q is not supported, only telnet consoles can run commands: %w",
-			t.label(), t.ConsoleType, ErrUnsupportedConsole)
+	switch ct {
+	case "", ConsoleTelnet:
+		ct = ConsoleTelnet
+	case ConsoleSSH:
+	default:
+		return Endpoint{}, fmt.Errorf("device %q: its console type is %q, %s; set the node's console type to telnet or ssh (node settings in GNS3, node stopped) to run commands on it: %w",
+			t.label(), t.ConsoleType, consoleTypeNote(ct), ErrUnsupportedConsole)
 	}
 	if t.ConsolePort <= 0 || t.ConsolePort > 65535 {
-		return "", fmt.Errorf("device %q has no console port (is it started, and is it a device with a CLI?): %w",
+		return Endpoint{}, fmt.Errorf("device %q has no console port (is it started, and is it a device with a CLI?): %w",
 			t.label(), ErrUnsupportedConsole)
 	}
 	host := strings.Trim(strings.TrimSpace(t.ConsoleHost), "[]")
 	if ip := net.ParseIP(host); host == "" || ip != nil && ip.IsUnspecified() {
 		host = strings.Trim(strings.TrimSpace(gns3Host), "[]")
 		if host == "" {
-			return "", fmt.Errorf("device %q: console host is %q and no GNS3 host was given to replace it", t.label(), t.ConsoleHost)
+			return Endpoint{}, fmt.Errorf("device %q: console host is %q and no GNS3 host was given to replace it", t.label(), t.ConsoleHost)
 		}
 	}
-	return net.JoinHostPort(host, strconv.Itoa(t.ConsolePort)), nil
+	return Endpoint{Addr: net.JoinHostPort(host, strconv.Itoa(t.ConsolePort)), Type: ct}, nil
+}
+
+// consoleTypeNote says what a console type that carries no command line is.
+func consoleTypeNote(ct string) string {
+	switch ct {
+	case "vnc", "spice", "spice+agent":
+		return "a remote screen, not a command line"
+	case "http", "https":
+		return "a web page, not a command line"
+	case "none":
+		return "so the node has no console"
+	}
+	return "which the copilot cannot drive"
 }
 
 // Node types GNS3 creates without a CLI console.
@@ -193,12 +216,12 @@ func detectPlatform(t Target) (p *Profile, tagged bool, err error) {
 	return nil, false, &DetectError{Device: t.label(), Tried: tried}
 }
 
-// Connect opens a session to a node's console: it checks the console type,
+// Connect opens a session to a node's console, telnet or SSH: it checks the console type,
 // resolves the address (gns3Host replaces a wildcard console_host), detects
 // the platform from the node and, failing that, from the console's prompt
 // and banner.
 func Connect(ctx context.Context, t Target, gns3Host string, opts Options) (*Session, error) {
-	addr, err := t.ConsoleAddr(gns3Host)
+	ep, err := t.Endpoint(gns3Host)
 	if err != nil {
 		return nil, err
 	}
@@ -207,7 +230,7 @@ func Connect(ctx context.Context, t Target, gns3Host string, opts Options) (*Ses
 	if err != nil && !errors.As(err, &derr) {
 		return nil, err
 	}
-	s, err := open(ctx, addr, p, !tagged, opts)
+	s, err := open(ctx, ep, p, !tagged, opts)
 	if err != nil {
 		var perr *DetectError
 		if derr != nil && errors.As(err, &perr) {

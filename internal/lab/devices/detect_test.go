@@ -2,6 +2,9 @@ package devices
 
 import (
 	"errors"
+	"fmt"
+	"os"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -47,6 +50,10 @@ func TestDetectPlatform(t *testing.T) {
 		{"openwrt", Target{NodeType: "qemu", Image: "openwrt-23.05.3-x86-64-generic-ext4-combined.img"}, "openwrt"},
 		{"node type last", Target{NodeType: "docker", TemplateName: "Toolbox", Image: "gns3/toolbox"}, "linux"},
 		{"image before node type", Target{NodeType: "dynamips", Image: "frr.qcow2"}, "frr"},
+		{"debian vm image", Target{NodeType: "qemu", Image: "debian-12-genericcloud-amd64.qcow2"}, "linux"},
+		{"busybox container", Target{NodeType: "docker", Image: "busybox:1.36"}, "linux"},
+		{"a linux tag overrides an FRR template", Target{NodeType: "qemu", TemplateName: "FRR", Tags: []string{"device_type:linux"}}, "linux"},
+		{"an untagged docker node is a shell", Target{NodeType: "docker", Image: "mycorp/webserver:2"}, "linux"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -236,6 +243,24 @@ func TestConsoleAddr(t *testing.T) {
 	if _, err := (Target{ConsoleType: "telnet", ConsoleHost: "0.0.0.0", ConsolePort: 1}).ConsoleAddr(""); err == nil {
 		t.Error("wildcard host without a GNS3 host must fail")
 	}
+	// The console type picks the transport; an empty one is telnet, as GNS3 2.x nodes report.
+	for ct, want := range map[string]Endpoint{
+		"ssh": {Addr: "gns3.local:5005", Type: ConsoleSSH}, " SSH ": {Addr: "gns3.local:5005", Type: ConsoleSSH},
+		"telnet": {Addr: "gns3.local:5005", Type: ConsoleTelnet}, "": {Addr: "gns3.local:5005", Type: ConsoleTelnet},
+	} {
+		got, err := Target{ConsoleType: ct, ConsoleHost: "0.0.0.0", ConsolePort: 5005}.Endpoint("gns3.local")
+		if err != nil || got != want {
+			t.Errorf("%q: got %+v %v, want %+v", ct, got, err, want)
+		}
+	}
+	// Every other type is refused with its name and what to change.
+	for ct, says := range map[string]string{"vnc": "a remote screen", "spice": "a remote screen", "http": "a web page", "none": "no console"} {
+		_, err := Target{Name: "PC1", ConsoleType: ct, ConsoleHost: "127.0.0.1", ConsolePort: 5900}.Endpoint("")
+		if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("console type is %q", ct)) || !strings.Contains(err.Error(), says) ||
+			!strings.Contains(err.Error(), "set the node's console type to telnet or ssh") {
+			t.Errorf("%s: %v", ct, err)
+		}
+	}
 }
 
 func TestProfileByNameAliases(t *testing.T) {
@@ -248,5 +273,27 @@ func TestProfileByNameAliases(t *testing.T) {
 		if err != nil || p.Name != want {
 			t.Errorf("%q: %v %v", alias, p, err)
 		}
+	}
+}
+
+// The package comment lists the profiles by name, and only those the package defines: it fails
+// as soon as a profile is added without it or removed from the code alone.
+func TestPackageDocListsEveryProfile(t *testing.T) {
+	doc, err := os.ReadFile("doc.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	listed := map[string]bool{}
+	for _, m := range regexp.MustCompile(`(?m)^//\s+- (\w+):`).FindAllStringSubmatch(string(doc), -1) {
+		listed[m[1]] = true
+	}
+	for _, name := range ProfileNames() {
+		if !listed[name] {
+			t.Errorf("doc.go does not list the %q profile", name)
+		}
+		delete(listed, name)
+	}
+	for name := range listed {
+		t.Errorf("doc.go lists %q, which is no profile", name)
 	}
 }

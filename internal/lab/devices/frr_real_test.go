@@ -2,6 +2,7 @@ package devices_test
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -184,4 +185,63 @@ func BenchmarkRealFRR(b *testing.B) {
 			check(s.Run(ctx, "show running-config"))
 		}
 	})
+}
+
+// A real Linux host (bash in a network namespace, linked to a real FRR router) whose console asks
+// for a login first, as a QEMU Linux VM's does, detected from its image name: the session logs
+// in with the configured user name and password, reads the exit status of every command (a
+// failed one is failed, with its output), and stops a ping without a count with Ctrl-C, keeping
+// its replies and statistics.
+func TestRealLinuxHost(t *testing.T) {
+	lab := frrlab.Start(t, frrlab.Options{Routers: 1, Hosts: 1, Login: &frrlab.Login{User: "debian", Password: "s3cret"}})
+	r1, h := lab.Routers[0], lab.Hosts[0]
+	if _, err := r1.Vtysh("configure terminal", "interface eth0", "ip address 10.2.0.1/24"); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	target := devices.Target{NodeID: h.Namespace, Name: h.Name, NodeType: "qemu", Image: "debian-12-genericcloud-amd64.qcow2",
+		ConsoleType: "telnet", ConsoleHost: "127.0.0.1", ConsolePort: h.ConsolePort}
+	if _, err := devices.Connect(ctx, target, "", devices.Options{}); !errors.Is(err, devices.ErrLoginRequired) {
+		t.Fatalf("without credentials: %v", err)
+	}
+	s, err := devices.Connect(ctx, target, "", devices.Options{Username: "debian", Password: "s3cret", Policy: devices.DefaultPolicy()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if s.Profile().Name != "linux" || s.Prompt() != "root@host1:~#" {
+		t.Fatalf("profile %s prompt %q", s.Profile().Name, s.Prompt())
+	}
+	if r := mustRun(t, s, "false"); !r.Failed || r.Error != "exit status 1" || r.Output != "" {
+		t.Fatalf("false: %+v", r)
+	}
+	if r := mustRun(t, s, "ls /nonexistent"); !r.Failed || r.Error != "exit status 2" || !strings.Contains(r.Output, "No such file or directory") {
+		t.Fatalf("ls: %+v", r)
+	}
+	// A command that ends its own list, and a prompt that changes with the directory.
+	if r := mustRun(t, s, "cd /tmp;"); r.Failed || r.Prompt != "root@host1:/tmp#" {
+		t.Fatalf("cd: %+v", r)
+	}
+	if r := mustRun(t, s, "cd"); r.Failed || r.Prompt != "root@host1:~#" {
+		t.Fatalf("cd: %+v", r)
+	}
+	if r := mustRun(t, s, "ip addr add 10.2.0.10/24 dev eth0"); r.Failed || r.Output != "" {
+		t.Fatalf("%+v", r)
+	}
+	if r := mustRun(t, s, "ip -br addr show dev eth0"); r.Failed || !strings.Contains(r.Output, "10.2.0.10/24") || strings.Contains(r.Output, "__rc") {
+		t.Fatalf("%+v", r)
+	}
+	start := time.Now()
+	r := mustRun(t, s, "ping 10.2.0.1")
+	if r.Failed || !r.Stopped || !strings.Contains(r.Output, "bytes from 10.2.0.1") || !strings.Contains(r.Output, "packets transmitted") ||
+		!strings.Contains(r.Output, "[stopped after 5s with Ctrl-C") || strings.Contains(r.Output, "__rc") {
+		t.Fatalf("ping: %+v", r)
+	}
+	if d := time.Since(start); d > devices.OpenEndedRun+5*time.Second {
+		t.Fatalf("ping took %s", d)
+	}
+	if r := mustRun(t, s, "true"); r.Failed || s.Prompt() != "root@host1:~#" {
+		t.Fatalf("after the ping: %+v prompt %q", r, s.Prompt())
+	}
 }

@@ -116,6 +116,11 @@ type Profile struct {
 	// endless recognises commands that only end when interrupted (a ping
 	// without a count): they run for OpenEndedRun, then get the interrupt.
 	endless func(words []string) bool
+	// status, when set, follows every command so that the device prints its exit status on a
+	// line statusLine matches, which is taken out of the output (a shell, where a failed
+	// command may print nothing).
+	status     string
+	statusLine *regexp.Regexp
 }
 
 // OpenEndedRun is how long a command that never ends by itself (vtysh's
@@ -570,7 +575,7 @@ func buildProfiles() map[string]*Profile {
 		},
 		{
 			Name:        "linux",
-			Description: "Linux or BusyBox shell (Docker nodes)",
+			Description: "Linux or BusyBox shell (Docker nodes, Linux VMs)",
 			Newline:     "\n",
 			Wake:        "\n",
 			// Shell prompts end in "$ " or "# "; requiring the space keeps
@@ -585,6 +590,8 @@ func buildProfiles() map[string]*Profile {
 			aliases:        []string{"linux_telnet", "docker", "generic", "generic_telnet", "alpine", "busybox", "shell"},
 			timeouts:       linuxTimeouts,
 			endless:        linuxEndless,
+			status:         shellStatus,
+			statusLine:     shellStatusLine,
 		},
 	}
 	all = append(all, freeRouterProfiles(execInConfig)...)

@@ -44,6 +44,8 @@ type readBack struct {
 	// mark is what only this platform's configuration shows, where several platforms print
 	// theirs with the same command.
 	mark *regexp.Regexp
+	// rewrite, when set, drops what changes by itself from each line before it is compared.
+	rewrite func(line string) string
 }
 
 var readBacks = func() map[string]readBack {
@@ -63,6 +65,8 @@ var readBacks = func() map[string]readBack {
 		"vyos":              {command: "show configuration commands", verify: verifyQuoted},
 		"mikrotik_routeros": {command: "/export terse", noise: re(`^#.*$`), verify: verifyRouterOS},
 		"openwrt":           {command: "uci show", verify: verifyUCI},
+		// A host's "configuration" is its addresses and routes.
+		"linux": {command: shellReadBack, verify: verifyShell, rewrite: shellConfigLine},
 	}
 }()
 
@@ -107,7 +111,7 @@ func ReadBy(command, output string) *Profile {
 }
 
 // ConfigCommand is the show command that prints the platform's configuration, "" when the
-// platform has no configuration to read back (a Linux shell).
+// platform has none to read back; a Linux host's is its addresses and routes.
 func (p *Profile) ConfigCommand() string { return readBacks[p.Name].command }
 
 // ConfigLines turns a configuration as the device printed it into the lines that matter for a
@@ -120,6 +124,9 @@ func (p *Profile) ConfigLines(output string) []string {
 	section := ""
 	for _, raw := range strings.Split(strings.ReplaceAll(output, "\r", ""), "\n") {
 		line := strings.TrimRight(raw, " \t")
+		if rb.rewrite != nil {
+			line = rb.rewrite(line)
+		}
 		text := strings.Join(strings.Fields(line), " ")
 		if text == "" || (rb.noise != nil && rb.noise.MatchString(text)) {
 			if text != "" && rb.sections && !strings.HasPrefix(line, " ") {

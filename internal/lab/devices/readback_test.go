@@ -106,3 +106,66 @@ func TestReadByTellsPlatformsThatShareAShowCommand(t *testing.T) {
 		t.Errorf("no profile reads with that: %s", p.Name)
 	}
 }
+
+// A Linux host's "configuration" is its addresses and routes, in iproute2's brief listing or
+// BusyBox's one-line one; "ip address" and "ip route" changes are judged against it.
+func TestShellReadBackJudgesAddressesAndRoutes(t *testing.T) {
+	p, err := ProfileByName("linux")
+	require.NoError(t, err)
+	require.Equal(t, "(ip -br addr 2>/dev/null || ip -o addr) && ip route", p.ConfigCommand())
+	brief := "lo               UNKNOWN        127.0.0.1/8 ::1/128\neth0@if7         UP             10.2.0.10/24 fe80::1/64\n" +
+		"default via 10.2.0.1 dev eth0\n10.2.0.0/24 dev eth0 proto kernel scope link src 10.2.0.10\n"
+	busybox := "1: lo    inet 127.0.0.1/8 scope host lo\\       valid_lft forever preferred_lft forever\n" +
+		"2: eth0    inet 10.2.0.10/24 brd 10.2.0.255 scope global dynamic eth0\\       valid_lft 86391sec preferred_lft 86391sec\n" +
+		"default via 10.2.0.1 dev eth0\n"
+	for name, out := range map[string]string{"brief": brief, "busybox": busybox} {
+		cfg := p.ConfigLines(out)
+		for line, want := range map[string]Verdict{
+			"ip addr add 10.2.0.10/24 dev eth0":          VerdictTook,
+			"ip address add 10.2.0.11/24 dev eth0":       VerdictNotTook,
+			"ip a del 10.2.0.11/24 dev eth0":             VerdictTook,
+			"ip addr del 10.2.0.10/24 dev eth0":          VerdictNotTook,
+			"ip addr add 10.2.0.10/24 dev eth1":          VerdictNotTook,
+			"ip route add default via 10.2.0.1":          VerdictTook,
+			"ip route add default via 10.2.0.254":        VerdictNotTook,
+			"ip r add 10.9.0.0/24 via 10.2.0.1":          VerdictNotTook,
+			"ip route del 10.9.0.0/24":                   VerdictTook,
+			"ip link set eth0 up":                        VerdictUnknown,
+			"echo nameserver 1.1.1.1 > /etc/resolv.conf": VerdictUnknown,
+		} {
+			require.Equal(t, want, p.Verify(line, cfg), "%s: %q in %q", name, line, cfg)
+		}
+	}
+	// A DHCP lease counting down is no change.
+	later := strings.ReplaceAll(busybox, "86391sec", "86000sec")
+	added, removed := DiffConfig(p.ConfigLines(busybox), p.ConfigLines(later))
+	require.Empty(t, added)
+	require.Empty(t, removed)
+	added, removed = DiffConfig(p.ConfigLines(brief), p.ConfigLines(strings.Replace(brief, "default via 10.2.0.1", "default via 10.2.0.254", 1)))
+	require.Equal(t, []string{"default via 10.2.0.254 dev eth0"}, added)
+	require.Equal(t, []string{"default via 10.2.0.1 dev eth0"}, removed)
+}
+
+// The exit status follows a shell command in a way the shell accepts, whatever ends the command.
+func TestShellStatusFollowsTheCommand(t *testing.T) {
+	p, err := ProfileByName("linux")
+	require.NoError(t, err)
+	for cmd, want := range map[string]string{
+		"false":                    "false; echo __rc=$?",
+		"cd /tmp;":                 "cd /tmp; echo __rc=$?",
+		"sleep 30 &":               "sleep 30 & echo __rc=$?",
+		"true && ls":               "true && ls; echo __rc=$?",
+		"  ":                       "  ",
+		"ip -br addr && ip route ": "ip -br addr && ip route ; echo __rc=$?",
+	} {
+		require.Equal(t, want, p.withStatus(cmd, false), cmd)
+	}
+	require.Equal(t, "banner text", p.withStatus("banner text", true), "free text is sent as it is")
+	vpcs, err := ProfileByName("vpcs")
+	require.NoError(t, err)
+	require.Equal(t, "show ip", vpcs.withStatus("show ip", false), "only shells are asked")
+	out, status, ok := p.exitStatus("a\n__rc=3\nb")
+	require.True(t, ok)
+	require.Equal(t, 3, status)
+	require.Equal(t, "a\nb", out)
+}

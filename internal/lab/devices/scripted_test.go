@@ -2,6 +2,7 @@ package devices_test
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"slices"
 	"strings"
@@ -27,6 +28,8 @@ type scriptedConsole struct {
 	running string
 	// stopKey ends a running command: Ctrl-C unless a reply set another.
 	stopKey byte
+	// status is the exit status a shell prints for the command being answered.
+	status int
 }
 
 // keepRunning makes the command being answered run until Ctrl-C, which
@@ -125,12 +128,26 @@ func (c *scriptedConsole) serve(conn net.Conn) {
 			skipLF = b == '\r'
 			l := strings.TrimSpace(string(line))
 			line = line[:0]
+			// A shell asked for its exit status runs the command, then prints it, as sh does
+			// for "cmd; echo __rc=$?": 127 for a command it does not know, else what the reply
+			// set (0 by default).
+			l, askedStatus := strings.CutSuffix(l, "; echo __rc=$?")
 			c.mu.Lock()
 			c.lines = append(c.lines, l)
 			c.mu.Unlock()
 			out := ""
+			c.status = 0
 			if l != "" {
 				out = c.reply(c, l)
+			}
+			if askedStatus && c.running == "" {
+				if strings.HasSuffix(out, ": not found") {
+					c.status = 127
+				}
+				if out != "" {
+					out += "\n"
+				}
+				out += fmt.Sprintf("__rc=%d", c.status)
 			}
 			if out != "" {
 				out = strings.ReplaceAll(out, "\n", "\r\n") + "\r\n"
@@ -286,6 +303,12 @@ func TestLinuxShell(t *testing.T) {
 			return "\x1b[0m\x1b[01;34mbin\x1b[0m  \x1b[01;34metc\x1b[0m"
 		case "echo 50%":
 			return "50%"
+		case "false":
+			c.status = 1
+			return ""
+		case "ls /nope":
+			c.status = 2
+			return "ls: /nope: No such file or directory"
 		}
 		return "sh: " + strings.Fields(l)[0] + ": not found"
 	})
@@ -301,7 +324,44 @@ func TestLinuxShell(t *testing.T) {
 	if r := mustRun(t, s, "frobnicate"); !r.Failed {
 		t.Fatalf("%+v", r)
 	}
+	// A shell tells a failure only by the exit status, which is taken out of the output.
+	if r := mustRun(t, s, "false"); !r.Failed || r.Error != "exit status 1" || r.Output != "" {
+		t.Fatalf("%+v", r)
+	}
+	if r := mustRun(t, s, "ls /nope"); !r.Failed || r.Error != "exit status 2" || r.Output != "ls: /nope: No such file or directory" {
+		t.Fatalf("%+v", r)
+	}
 	if _, err := s.Configure(context.Background(), []string{"uname -s"}); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A command that prints without end is stopped at the output bound with Ctrl-C, keeps its first
+// bytes, and leaves the shell at its prompt.
+func TestOutputBoundStopsARunawayCommand(t *testing.T) {
+	c := startScripted(t, "root@box:/# ", func(c *scriptedConsole, l string) string {
+		if l == "yes" {
+			c.keepRunning("")
+			return strings.Repeat("y\n", 100000)
+		}
+		return "ok"
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	s, err := devices.Open(ctx, c.ln.Addr().String(), nil, devices.Options{MaxOutput: 64 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	r := mustRun(t, s, "yes")
+	if !r.Failed || !r.Stopped || r.TimedOut || !strings.Contains(r.Error, "more than 65536 bytes") ||
+		len(r.Output) > 64<<10+100 || !strings.HasPrefix(r.Output, "y\ny\n") || !strings.HasSuffix(r.Output, "[output cut at 65536 bytes]") {
+		t.Fatalf("%d bytes: %s %+v", len(r.Output), r.Error, r.Stopped)
+	}
+	if r.Duration > 5*time.Second {
+		t.Fatalf("stopped after %s", r.Duration)
+	}
+	if r := mustRun(t, s, "echo hi"); r.Output != "ok" || r.Failed {
+		t.Fatalf("after the stop: %+v", r)
 	}
 }

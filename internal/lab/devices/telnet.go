@@ -1,5 +1,7 @@
 package devices
 
+import "time"
+
 // Telnet protocol bytes (RFC 854/855) and the options this client cares about.
 const (
 	iacSE   = 240
@@ -15,6 +17,10 @@ const (
 	optEcho   = 1
 	optSGA    = 3
 )
+
+// iacGap is the silence kept between a negotiation reply and the next write: vpcs discards a
+// whole read that starts with 0xFF and would lose a command glued to it.
+const iacGap = 30 * time.Millisecond
 
 type telnetState uint8
 

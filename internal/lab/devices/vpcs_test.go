@@ -195,30 +195,116 @@ func TestVPCSConnectFromTarget(t *testing.T) {
 	}
 }
 
-func TestVPCSUseSerialisesWriters(t *testing.T) {
-	lab := vpcslab.Start(t, 1)
-	n := lab.Nodes[0]
-	target := devices.Target{NodeID: "pc1", Name: n.Name, NodeType: "vpcs", ConsoleType: "telnet", ConsoleHost: "127.0.0.1", ConsolePort: n.ConsolePort}
-	locker := devices.NewMemoryLocker(30 * time.Second)
-	// vpcs serves one client at a time: without the lock the second
-	// connection would find the console busy.
+// writers is the scenario of TestVPCSUseSerialisesWriters: n callers of Use on one VPCS, each
+// of which holds the console until every other caller is either waiting for the device lock or
+// done. Without mutual exclusion the others meet a console that vpcs, serving one client at a
+// time, leaves silent: they fail busy while the holder holds it.
+type writers struct {
+	mu      sync.Mutex
+	changed *sync.Cond
+	n       int
+	waiting int // callers inside Locker.Lock
+	done    int // callers whose Use returned
+	inside  int // callers inside Use's fn
+	most    int // the most callers ever inside fn at once
+}
+
+func (w *writers) update(f func()) {
+	w.mu.Lock()
+	f()
+	w.mu.Unlock()
+	w.changed.Broadcast()
+}
+
+// counting wraps a Locker to count the callers waiting in Lock.
+type counting struct {
+	devices.Locker
+	w *writers
+}
+
+func (c counting) Lock(ctx context.Context, key string, ttl time.Duration) (func(), error) {
+	c.w.update(func() { c.w.waiting++ })
+	defer c.w.update(func() { c.w.waiting-- })
+	return c.Locker.Lock(ctx, key, ttl)
+}
+
+// noExclusion is a Locker whose lock excludes nobody: the control of the lock test.
+type noExclusion struct{}
+
+func (noExclusion) Lock(context.Context, string, time.Duration) (func(), error) {
+	return func() {}, nil
+}
+
+// run has the n writers rename the PC through Use with locker, and returns each one's error.
+func (w *writers) run(t *testing.T, locker devices.Locker, target devices.Target) []error {
+	w.changed = sync.NewCond(&w.mu)
 	var wg sync.WaitGroup
-	errs := make([]error, 4)
+	errs := make([]error, w.n)
+	// A console that says nothing is busy after 500 ms instead of 2 s, so the control is quick.
+	opts := devices.Options{BusyTimeout: 500 * time.Millisecond, WakeTimeout: 250 * time.Millisecond, WakeAttempts: 2}
 	for i := range errs {
 		wg.Add(1)
-		go func(i int) {
+		go func() {
 			defer wg.Done()
-			errs[i] = devices.Use(context.Background(), locker, target, "", devices.Options{}, func(s *devices.Session) error {
+			defer w.update(func() { w.done++ })
+			errs[i] = devices.Use(context.Background(), counting{locker, w}, target, "", opts, func(s *devices.Session) error {
+				w.update(func() { w.inside++; w.most = max(w.most, w.inside) })
+				defer w.update(func() { w.inside-- })
+				w.mu.Lock()
+				for w.waiting+w.done < w.n-1 {
+					w.changed.Wait()
+				}
+				w.mu.Unlock()
 				r, err := s.Run(context.Background(), fmt.Sprintf("set pcname W%d", i))
 				if err == nil && r.Failed {
 					err = errors.New(r.Error)
 				}
 				return err
 			})
-		}(i)
+		}()
 	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		t.Fatal(err)
+	finished := make(chan struct{})
+	go func() { wg.Wait(); close(finished) }()
+	select {
+	case <-finished:
+	case <-time.After(60 * time.Second):
+		t.Fatal("the writers did not finish within 60s")
 	}
+	return errs
+}
+
+func TestVPCSUseSerialisesWriters(t *testing.T) {
+	lab := vpcslab.Start(t, 1)
+	n := lab.Nodes[0]
+	target := devices.Target{NodeID: "pc1", Name: n.Name, NodeType: "vpcs", ConsoleType: "telnet", ConsoleHost: "127.0.0.1", ConsolePort: n.ConsolePort}
+
+	t.Run("with the device lock", func(t *testing.T) {
+		w := &writers{n: 4}
+		if err := errors.Join(w.run(t, devices.NewMemoryLocker(30*time.Second), target)...); err != nil {
+			t.Fatal(err)
+		}
+		if w.most != 1 {
+			t.Fatalf("%d writers were on the console at once", w.most)
+		}
+	})
+
+	// The same scenario through a lock that excludes nobody: the writers meet on the console and
+	// all but one fail busy, which is what the lock above prevents.
+	t.Run("control: without exclusion", func(t *testing.T) {
+		w := &writers{n: 4}
+		var busy, ok int
+		for _, err := range w.run(t, noExclusion{}, target) {
+			switch {
+			case err == nil:
+				ok++
+			case errors.Is(err, devices.ErrConsoleBusy):
+				busy++
+			default:
+				t.Errorf("unexpected error: %v", err)
+			}
+		}
+		if ok != 1 || busy != 3 {
+			t.Fatalf("without exclusion: %d writers succeeded and %d found the console busy; want 1 and 3", ok, busy)
+		}
+	})
 }

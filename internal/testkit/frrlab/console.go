@@ -94,6 +94,25 @@ func startConsole(argv []string, env []string, dir, readyMark string) (*console,
 
 func (c *console) port() int { return c.ln.Addr().(*net.TCPAddr).Port }
 
+// bootConsole starts a console and waits until it shows ready (its first prompt), so the
+// machine is handed over booted; a console that never does is stopped.
+func bootConsole(name string, argv, env []string, dir, ready string) (*console, error) {
+	c, err := startConsole(argv, env, dir, ready)
+	if err != nil {
+		return nil, fmt.Errorf("%s: console: %w", name, err)
+	}
+	select {
+	case <-c.ready:
+		return c, nil
+	case <-c.exited:
+		err = fmt.Errorf("%s: the console shell exited at start", name)
+	case <-time.After(15 * time.Second):
+		err = fmt.Errorf("%s: no %q on the console within 15s", name, ready)
+	}
+	_ = c.stop()
+	return nil, err
+}
+
 // pump copies the pty's output to every connected client, doubling 0xFF as telnet wants.
 func (c *console) pump() {
 	defer c.wg.Done()

@@ -61,15 +61,26 @@ type Link struct{ A, B int }
 type Options struct {
 	// Routers is how many routers to run (default 2).
 	Routers int
-	// Links join them; by default router 2k and 2k+1 are linked.
+	// Hosts is how many Linux hosts to run beside them (default none).
+	Hosts int
+	// Links join them, routers by their index and hosts after them (host k+1 is index
+	// Routers+k); by default router 2k and 2k+1 are linked, and host k+1 to router k+1 (modulo
+	// the routers).
 	Links []Link
 	// ExtraDaemons run after Daemons on every router, e.g. "bgpd".
 	ExtraDaemons []string
+	// Login, when set, has every host's console ask for this user name and password before it
+	// gives the shell, as a Linux VM's getty does.
+	Login *Login
 }
 
-// Lab is a set of running FRR routers.
+// Login is a user name and password a host's console asks for.
+type Login struct{ User, Password string }
+
+// Lab is a set of running FRR routers and Linux hosts.
 type Lab struct {
 	Routers []*Router
+	Hosts   []*Host
 
 	tb         testing.TB
 	namespaces []string
@@ -124,6 +135,9 @@ func Start(tb testing.TB, opts Options) *Lab {
 		for k := 0; 2*k+1 < opts.Routers; k++ {
 			opts.Links = append(opts.Links, Link{A: 2 * k, B: 2*k + 1})
 		}
+		for k := 0; k < opts.Hosts; k++ {
+			opts.Links = append(opts.Links, Link{A: opts.Routers + k, B: k % opts.Routers})
+		}
 	}
 	// Not tb.TempDir: its parent is private to root, and the daemons run as the frr user.
 	root, err := os.MkdirTemp("", "frrlab-")
@@ -146,34 +160,48 @@ func Start(tb testing.TB, opts Options) *Lab {
 			tb.Fatalf("frrlab: %v", err)
 		}
 		_ = os.Chmod(r.Dir, 0o777) // past the umask: frr writes its pid and sockets here
-		if err := run(ip, "netns", "add", r.Namespace); err != nil {
-			tb.Fatalf("frrlab: %v", err)
-		}
-		lab.namespaces = append(lab.namespaces, r.Namespace)
-		if err := run(ip, "-n", r.Namespace, "link", "set", "lo", "up"); err != nil {
-			tb.Fatalf("frrlab: %v", err)
-		}
+		lab.addNamespace(ip, r.Namespace)
 		lab.Routers = append(lab.Routers, r)
 	}
-	for _, l := range opts.Links {
-		if l.A < 0 || l.B < 0 || l.A >= opts.Routers || l.B >= opts.Routers || l.A == l.B {
-			tb.Fatalf("frrlab: bad link %+v for %d routers", l, opts.Routers)
-		}
-		a, b := lab.Routers[l.A], lab.Routers[l.B]
-		ia, ib := fmt.Sprintf("eth%d", len(a.Interfaces)), fmt.Sprintf("eth%d", len(b.Interfaces))
-		// Both ends are made inside their namespaces: the host's own links are never touched.
-		if err := run(ip, "link", "add", ia, "netns", a.Namespace, "type", "veth", "peer", "name", ib, "netns", b.Namespace); err != nil {
+	for i := 0; i < opts.Hosts; i++ {
+		h := &Host{Name: fmt.Sprintf("host%d", i+1), Namespace: fmt.Sprintf("%s-h%d", prefix, i+1), Dir: filepath.Join(root, fmt.Sprintf("h%d", i+1))}
+		if err := os.Mkdir(h.Dir, 0o755); err != nil {
 			tb.Fatalf("frrlab: %v", err)
 		}
-		a.Interfaces, b.Interfaces = append(a.Interfaces, ia), append(b.Interfaces, ib)
-		for _, end := range []struct{ ns, dev string }{{a.Namespace, ia}, {b.Namespace, ib}} {
+		lab.addNamespace(ip, h.Namespace)
+		lab.Hosts = append(lab.Hosts, h)
+	}
+	// Every member of the lab by its index in Links: the routers, then the hosts.
+	type member struct {
+		ns  string
+		ifs *[]string
+	}
+	var members []member
+	for _, r := range lab.Routers {
+		members = append(members, member{r.Namespace, &r.Interfaces})
+	}
+	for _, h := range lab.Hosts {
+		members = append(members, member{h.Namespace, &h.Interfaces})
+	}
+	for _, l := range opts.Links {
+		if l.A < 0 || l.B < 0 || l.A >= len(members) || l.B >= len(members) || l.A == l.B {
+			tb.Fatalf("frrlab: bad link %+v for %d routers and %d hosts", l, opts.Routers, opts.Hosts)
+		}
+		a, b := members[l.A], members[l.B]
+		ia, ib := fmt.Sprintf("eth%d", len(*a.ifs)), fmt.Sprintf("eth%d", len(*b.ifs))
+		// Both ends are made inside their namespaces: the host's own links are never touched.
+		if err := run(ip, "link", "add", ia, "netns", a.ns, "type", "veth", "peer", "name", ib, "netns", b.ns); err != nil {
+			tb.Fatalf("frrlab: %v", err)
+		}
+		*a.ifs, *b.ifs = append(*a.ifs, ia), append(*b.ifs, ib)
+		for _, end := range []struct{ ns, dev string }{{a.ns, ia}, {b.ns, ib}} {
 			if err := run(ip, "-n", end.ns, "link", "set", end.dev, "up"); err != nil {
 				tb.Fatalf("frrlab: %v", err)
 			}
 		}
 	}
 	var wg sync.WaitGroup
-	errs := make([]error, len(lab.Routers))
+	errs := make([]error, len(lab.Routers)+len(lab.Hosts))
 	for i, r := range lab.Routers {
 		wg.Add(1)
 		go func() {
@@ -181,11 +209,30 @@ func Start(tb testing.TB, opts Options) *Lab {
 			errs[i] = r.start(ip, vtysh)
 		}()
 	}
+	for i, h := range lab.Hosts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[len(lab.Routers)+i] = h.start(ip, opts.Login)
+		}()
+	}
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
 		tb.Fatalf("frrlab: %v", err)
 	}
 	return lab
+}
+
+// addNamespace makes a network namespace with its loopback up, for the lab to delete when it ends.
+func (l *Lab) addNamespace(ip, ns string) {
+	l.tb.Helper()
+	if err := run(ip, "netns", "add", ns); err != nil {
+		l.tb.Fatalf("frrlab: %v", err)
+	}
+	l.namespaces = append(l.namespaces, ns)
+	if err := run(ip, "-n", ns, "link", "set", "lo", "up"); err != nil {
+		l.tb.Fatalf("frrlab: %v", err)
+	}
 }
 
 func run(name string, args ...string) error {
@@ -245,19 +292,12 @@ func (r *Router) start(ip, vtysh string) error {
 	// A UTS namespace of its own names the console's machine "frr", as the appliance is, for
 	// the shell prompt and for vtysh, which takes its first hostname from the system's.
 	shell := fmt.Sprintf("hostname frr && exec bash --noprofile --rcfile %s -i", rc)
-	c, err := startConsole([]string{ip, "netns", "exec", r.Namespace, "unshare", "--uts", "--", "sh", "-c", shell}, env, r.Dir, "frr# ")
+	c, err := bootConsole(r.Name, []string{ip, "netns", "exec", r.Namespace, "unshare", "--uts", "--", "sh", "-c", shell}, env, r.Dir, "frr# ")
 	if err != nil {
-		return fmt.Errorf("%s: console: %w", r.Name, err)
+		return err
 	}
 	r.console, r.ConsolePort = c, c.port()
-	select {
-	case <-c.ready:
-		return nil
-	case <-c.exited:
-		return fmt.Errorf("%s: the console shell exited at start", r.Name)
-	case <-time.After(15 * time.Second):
-		return fmt.Errorf("%s: vtysh showed no prompt on the console within 15s", r.Name)
-	}
+	return nil
 }
 
 // waitFile waits for a daemon's vty socket, or reports the daemon's own words if it exits.
@@ -294,7 +334,7 @@ func (r *Router) Vtysh(cmds ...string) (string, error) {
 	return string(out), nil
 }
 
-// stop stops consoles and daemons by their PIDs (SIGTERM, then SIGKILL after 5 s) and deletes
+// stop stops consoles (the hosts' too) and daemons by their PIDs (SIGTERM, then SIGKILL after 5 s) and deletes
 // the namespaces this lab created, which takes their veth ends with them.
 func (l *Lab) stop() {
 	for _, r := range l.Routers {
@@ -305,6 +345,13 @@ func (l *Lab) stop() {
 		}
 		for _, d := range r.daemons {
 			_ = d.Process.Signal(syscall.SIGTERM)
+		}
+	}
+	for _, h := range l.Hosts {
+		if h.console != nil {
+			if err := h.console.stop(); err != nil {
+				l.tb.Errorf("frrlab: %s: %v", h.Name, err)
+			}
 		}
 	}
 	for _, r := range l.Routers {

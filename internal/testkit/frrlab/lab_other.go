@@ -25,15 +25,35 @@ func (r *Router) Vtysh(cmds ...string) (string, error) { return "", nil }
 // Link joins interfaces of two routers.
 type Link struct{ A, B int }
 
-// Options shape a lab.
-type Options struct {
-	Routers      int
-	Links        []Link
-	ExtraDaemons []string
+// Host is a Linux host beside the routers (Linux only).
+type Host struct {
+	Name, Namespace, Dir string
+	Interfaces           []string
+	ConsolePort          int
 }
 
-// Lab is a set of running FRR routers.
-type Lab struct{ Routers []*Router }
+// Addr is the console address.
+func (h *Host) Addr() string { return "" }
+
+// Shell runs a command in the host's namespace (Linux only).
+func (h *Host) Shell(cmd string) (string, error) { return "", nil }
+
+// Login is a user name and password a host's console asks for.
+type Login struct{ User, Password string }
+
+// Options shape a lab.
+type Options struct {
+	Routers, Hosts int
+	Links          []Link
+	ExtraDaemons   []string
+	Login          *Login
+}
+
+// Lab is a set of running FRR routers and Linux hosts.
+type Lab struct {
+	Routers []*Router
+	Hosts   []*Host
+}
 
 // Require skips (or fails with CI=true): the lab needs Linux.
 func Require(tb testing.TB, extra ...string) (string, string) {

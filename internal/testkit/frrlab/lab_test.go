@@ -57,6 +57,27 @@ func TestLabConsolesAndCleanup(t *testing.T) {
 			c.Close()
 		}
 	})
+	// A host: its own namespace, linked to a router, with a root shell on its console.
+	t.Run("host", func(t *testing.T) {
+		lab := frrlab.Start(t, frrlab.Options{Routers: 1, Hosts: 1})
+		h := lab.Hosts[0]
+		namespaces = append(namespaces, h.Namespace, lab.Routers[0].Namespace)
+		if h.Name != "host1" || len(h.Interfaces) != 1 || h.Interfaces[0] != "eth0" || lab.Routers[0].Interfaces[0] != "eth0" {
+			t.Fatalf("%+v %+v", h, lab.Routers[0])
+		}
+		c, err := net.Dial("tcp", h.Addr())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		c.Write([]byte("\r"))
+		readUntil(t, c, "root@host1:~# ")
+		c.Write([]byte("hostname; ip -br link show dev eth0\r"))
+		readUntil(t, c, "eth0@")
+		if out, err := h.Shell("hostname"); err != nil || strings.TrimSpace(out) == "host1" {
+			t.Fatalf("outside the console the machine keeps its name: %q %v", out, err)
+		}
+	})
 	out, _ := exec.Command("ip", "netns", "list").CombinedOutput()
 	for _, ns := range namespaces {
 		if strings.Contains(string(out), ns) {
