@@ -76,6 +76,11 @@ type DeviceChange struct {
 	Removed     []string `json:"removed"`
 	NotTaken    []string `json:"not_taken,omitempty"`
 	Error       string   `json:"error,omitempty"`
+	// On an undo: whether the read-back equals the configuration before the undone job, the
+	// lines by which it still differs, and the job's changes the undo could not take back.
+	BackToBefore *bool    `json:"back_to_before,omitempty"`
+	StillDiffers []string `json:"still_differs,omitempty"`
+	NotUndone    []string `json:"not_undone,omitempty"`
 }
 
 // FinishConfigJob builds the job's tool result from the device records: per device the lines'
@@ -125,6 +130,9 @@ func (a *Activities) FinishConfigJob(ctx context.Context, in workflows.FinishCon
 			ch.Status, ch.Error = res.Data[i].Status, res.Data[i].Error
 			changes = append(changes, ch)
 		}
+		if err := a.judgeUndo(ctx, plan, res.Data, changes, byNode); err != nil {
+			return workflows.FinishConfigJobResult{}, err
+		}
 		res = tools.Collect(res.Data)
 		switch {
 		case res.Failed == 0:
@@ -137,6 +145,9 @@ func (a *Activities) FinishConfigJob(ctx context.Context, in workflows.FinishCon
 	}
 	res.Metadata = map[string]any{"tool_name": in.Call.Name, "version": tools.FormatVersion, "config_job_id": in.JobID,
 		"config_job_status": status, "changes": changes}
+	if plan.Undo != nil {
+		res.Metadata["undo_of"] = plan.Undo.JobID
+	}
 	if in.Approval.ApprovalID != "" {
 		res.Metadata["approval"] = map[string]any{"approval_id": in.Approval.ApprovalID, "status": in.Approval.Status,
 			"decided_by": in.Approval.DecidedBy, "comment": in.Approval.Comment}

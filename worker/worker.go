@@ -68,6 +68,7 @@ func Register(r interface {
 		workflows.ReadConfigActivity:      acts.ReadDeviceConfig,
 		workflows.ConfigJobStatusActivity: acts.SaveConfigJobStatus,
 		workflows.FinishConfigJobActivity: acts.FinishConfigJob,
+		workflows.CheckUndoActivity:       acts.CheckUndoDrift,
 		// MCP calls.
 		workflows.FinishMCPCallActivity: acts.FinishMCPCall,
 		// Fault-injection exercises.

@@ -36,6 +36,15 @@ func TestRecordedConfigJobReplaysOnTheCurrentCode(t *testing.T) {
 	}
 }
 
+// The undo of a job on a real VPCS that was changed by hand since, under --approval never: the
+// "undo-job" path compares the PC with the job's read after and asks before it applies;
+// recorded by e2e.TestUndoAsksWhenTheDeviceChangedSinceTheJob.
+func TestRecordedUndoJobReplaysOnTheCurrentCode(t *testing.T) {
+	r := worker.NewWorkflowReplayer()
+	r.RegisterWorkflowWithOptions(workflows.ConfigJob, workflow.RegisterOptions{Name: workflows.ConfigJobWorkflow})
+	require.NoError(t, r.ReplayWorkflowHistoryFromJSONFile(nil, "testdata/config_job_undo_history.json"))
+}
+
 // An exercise that waited across a restart of the copilot and of Temporal: a failing check, a
 // hint, then the check that found it fixed; recorded by e2e.TestInjectedFaultExerciseOnRealVPCS.
 func TestRecordedExerciseReplaysOnTheCurrentCode(t *testing.T) {
