@@ -58,8 +58,9 @@ type PlanLine struct {
 
 var destructiveVerbs = map[string]string{
 	domain.DeleteNodeTool: "Delete nodes", domain.DeleteLinkTool: "Delete links",
-	domain.StopNodeTool:   "Stop (power off) nodes; unsaved configuration is lost",
-	domain.ReloadNodeTool: "Reload (power-cycle) nodes; unsaved configuration is lost",
+	domain.StopNodeTool:        "Stop (power off) nodes; unsaved configuration is lost",
+	domain.ReloadNodeTool:      "Reload (power-cycle) nodes; unsaved configuration is lost",
+	domain.RestoreSnapshotTool: "Restore a snapshot; every change since it was taken and all running state are lost",
 }
 
 // RequestApproval stores a pending approval with its plan and announces it to the turn's
@@ -134,6 +135,9 @@ func (a *Activities) approvalPlan(ctx context.Context, req workflows.ApprovalReq
 		}
 		p.Arguments = args
 		p.Summary = destructiveSummary(req.Call.Name, args)
+		if preview := a.labToolPreview(ctx, req.Turn, req.Call.Name, args); preview != "" {
+			p.Summary = preview
+		}
 		return p, nil
 	}
 	recs, err := a.DeviceRecords.Commands(ctx, req.Turn.TurnID, req.Call.ID, "")

@@ -2,6 +2,7 @@ package activities
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -69,6 +70,23 @@ func (a *Activities) startTool(ctx context.Context, in workflows.ToolInput) (too
 		},
 	}
 	return env, mode, nil
+}
+
+// labToolPreview asks a destructive lab tool what its call would do to the lab as it is now,
+// with the user's own credential, for the approval's plan; "" when the tool cannot say (it has
+// no preview, or the turn's credential is gone).
+func (a *Activities) labToolPreview(ctx context.Context, ref workflows.WorkRef, tool string, args json.RawMessage) string {
+	t, found := a.Tools.Lookup(tool)
+	pv, previews := t.(tools.Previewer)
+	if !found || !previews || a.GNS3 == nil {
+		return ""
+	}
+	token, err := a.Credentials.Get(ctx, ref.TurnID)
+	if err != nil {
+		return ""
+	}
+	env := tools.Env{ProjectID: ref.ProjectID, GNS3: a.GNS3.WithToken(token), GNS3Host: a.GNS3.Host(), Attempt: 1, Topology: a.Live}
+	return pv.Preview(ctx, env, args)
 }
 
 // RecordToolFailure gives the model a result for a call whose activity failed for good.

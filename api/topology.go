@@ -10,6 +10,7 @@ import (
 
 	"github.com/gns3-copilot/gns3-copilot/internal/lab/gns3"
 	"github.com/gns3-copilot/gns3-copilot/internal/lab/livetopo"
+	"github.com/gns3-copilot/gns3-copilot/internal/lab/tools"
 	"github.com/gns3-copilot/gns3-copilot/internal/relay"
 )
 
@@ -60,10 +61,13 @@ type topoLinkEnd struct {
 }
 
 type topoLink struct {
-	LinkID    string        `json:"link_id"`
-	Capturing bool          `json:"capturing"`
-	Suspend   bool          `json:"suspend"`
-	Nodes     []topoLinkEnd `json:"nodes"`
+	LinkID    string           `json:"link_id"`
+	Capturing bool             `json:"capturing"`
+	Suspend   bool             `json:"suspend"`
+	Filters   gns3.LinkFilters `json:"filters,omitempty"`
+	// Conditions says the link's filters and suspension in words, as the model reads them.
+	Conditions string        `json:"conditions,omitempty"`
+	Nodes      []topoLinkEnd `json:"nodes"`
 }
 
 type topoProject struct {
@@ -82,7 +86,8 @@ func viewNode(n *gns3.Node) topoNode {
 }
 
 func viewLink(l *gns3.Link) topoLink {
-	v := topoLink{LinkID: l.LinkID, Capturing: l.Capturing, Suspend: l.Suspend, Nodes: make([]topoLinkEnd, 0, len(l.Nodes))}
+	v := topoLink{LinkID: l.LinkID, Capturing: l.Capturing, Suspend: l.Suspend, Filters: l.Filters, Conditions: tools.ConditionText(l),
+		Nodes: make([]topoLinkEnd, 0, len(l.Nodes))}
 	for _, e := range l.Nodes {
 		end := topoLinkEnd{NodeID: e.NodeID, AdapterNumber: e.AdapterNumber, PortNumber: e.PortNumber}
 		if e.Label != nil {

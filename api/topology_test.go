@@ -130,6 +130,46 @@ func TestTopologyStreamSnapshotThenChanges(t *testing.T) {
 	}
 }
 
+// The picture shows a conditioned or suspended link, and after a snapshot is restored (every
+// node and link with a new id) it is sent whole again, with the names it had.
+func TestTopologyStreamShowsConditionsAndRestores(t *testing.T) {
+	r := newTopoRig(t)
+	pc1 := r.g.AddNode(r.pid, fakegns3.NodeSpec{Name: "PC1"})
+	pc2 := r.g.AddNode(r.pid, fakegns3.NodeSpec{Name: "PC2", X: 300})
+	l := r.g.AddLink(r.pid, pc1.ID, 0, 0, pc2.ID, 0, 0)
+	snap := r.g.TakeSnapshot(r.pid, "base")
+	_, s := r.open(t, "alice-token", "/v3")
+	require.Equal(t, "topology_snapshot", s.next(t).event)
+
+	r.g.SetLinkConditions(l.ID, map[string][]any{"delay": {200, 20}, "packet_loss": {20}}, true)
+	link := s.untilChange(t, "link.updated")["link"].(map[string]any)
+	require.Equal(t, "delay 200 ms ±20 ms, 20 % packet loss; suspended (no packet passes)", link["conditions"])
+	require.Equal(t, true, link["suspend"])
+	require.Equal(t, map[string]any{"delay": []any{200.0, 20.0}, "packet_loss": []any{20.0}}, link["filters"])
+
+	_, err := gns3At(r.g.URL).WithToken(fakegns3.AdminToken).RestoreSnapshot(context.Background(), r.pid, snap.ID)
+	require.NoError(t, err)
+	for {
+		f := s.next(t)
+		if f.event != "topology_snapshot" {
+			continue
+		}
+		nodes := f.data["nodes"].([]any)
+		require.Len(t, nodes, 2, "only the restored nodes: %v", nodes)
+		for _, n := range nodes {
+			m := n.(map[string]any)
+			require.Contains(t, []string{"PC1", "PC2"}, m["name"])
+			require.NotContains(t, []string{pc1.ID, pc2.ID}, m["node_id"], "a restored node has a new id")
+			require.Equal(t, "stopped", m["status"])
+		}
+		links := f.data["links"].([]any)
+		require.Len(t, links, 1)
+		require.NotEqual(t, l.ID, links[0].(map[string]any)["link_id"])
+		require.Nil(t, links[0].(map[string]any)["conditions"], "the snapshot was taken before the conditions")
+		break
+	}
+}
+
 // While the live copy is current, the project check costs no GNS3 request; access is still
 // each user's own.
 func TestProjectCheckReadsTheLiveCopy(t *testing.T) {

@@ -148,6 +148,12 @@ func TestMCPToolsOnRealVPCS(t *testing.T) {
 	for _, own := range []string{"list_gns3_projects", "open_gns3_project", "get_mcp_call_result"} {
 		require.Contains(t, byName, own)
 	}
+	for _, labControl := range []string{"create_gns3_snapshot", "list_gns3_snapshots", "restore_gns3_snapshot",
+		"set_gns3_link_conditions", "clear_gns3_link_conditions"} {
+		require.Contains(t, byName, labControl, "snapshots and link conditions reach MCP through the one catalogue")
+	}
+	require.True(t, *byName["restore_gns3_snapshot"].Annotations.DestructiveHint, "a restore loses work")
+	require.False(t, byName["set_gns3_link_conditions"].Annotations.ReadOnlyHint)
 
 	_, projects := callTool(t, c, "list_gns3_projects", map[string]any{}, nil)
 	require.True(t, projects.Success)

@@ -75,6 +75,13 @@ func TestTopologyPanelInBrowser(t *testing.T) {
 				return
 			}
 			g.SetCapturing(links[0].ID, true)
+		case "/condition":
+			links := g.Links(env.ProjectID)
+			if len(links) == 0 {
+				http.Error(w, "no link yet", http.StatusConflict)
+				return
+			}
+			g.SetLinkConditions(links[0].ID, map[string][]any{"delay": {200, 20}, "packet_loss": {20}}, false)
 		case "/move":
 			n, ok := g.NodeByName(env.ProjectID, "PC2")
 			if !ok {

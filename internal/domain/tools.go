@@ -15,6 +15,8 @@ const (
 	DeleteLinkTool = "delete_gns3_link"
 	StopNodeTool   = "stop_gns3_node"
 	ReloadNodeTool = "reload_gns3_node"
+	// RestoreSnapshotTool puts the project back as a snapshot had it: what changed since is lost.
+	RestoreSnapshotTool = "restore_gns3_snapshot"
 )
 
 // IsDeviceTool reports whether a tool runs commands on device consoles.
@@ -32,7 +34,7 @@ func IsConfigJobTool(name string) bool {
 // under ApprovalChanges.
 func IsDestructiveTool(name string) bool {
 	switch name {
-	case DeleteNodeTool, DeleteLinkTool, StopNodeTool, ReloadNodeTool:
+	case DeleteNodeTool, DeleteLinkTool, StopNodeTool, ReloadNodeTool, RestoreSnapshotTool:
 		return true
 	}
 	return false

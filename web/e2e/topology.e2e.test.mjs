@@ -105,6 +105,10 @@ describe('topology panel', { skip }, () => {
     await control('/capture');
     await page.waitForSelector('#topology .topo-link[data-capturing="true"] .topo-capture');
     await shot('topology-4-capture');
+    await control('/condition');
+    await page.waitForSelector('#topology .topo-link[data-conditioned="true"] .topo-condition');
+    assert.equal(await page.$eval('#topology .topo-link[data-conditioned="true"] .topo-condition', (el) => el.textContent), 'delay 200 ms ±20 ms, 20 % packet loss');
+    assert.match(await page.$eval('#topology .topo-link[data-conditioned="true"] > title', (el) => el.textContent), /— delay 200 ms ±20 ms, 20 % packet loss$/);
   });
 
   test('hovering a node name in a tool card highlights the node', async () => {

@@ -1,7 +1,7 @@
 // The lab as GNS3 lays it out: an SVG picture beside the conversation, kept current from the
 // copilot's topology stream (a snapshot first, then one change per GNS3 notification). Nodes sit
-// at their GNS3 coordinates, coloured by status; links carry their port names and a mark while a
-// capture runs. Hovering a node's name in a tool card highlights the node. Everything is built
+// at their GNS3 coordinates, coloured by status; links carry their port names, a mark while a
+// capture runs, and their conditions (delay, loss, suspension) when GNS3 filters them. Hovering a node's name in a tool card highlights the node. Everything is built
 // with createElementNS and textContent: nothing is parsed as markup, and no inline style is set
 // (the page's CSP forbids both).
 
@@ -107,6 +107,22 @@ export class TopologyModel {
     if (this.nodes.has(r)) return [this.nodes.get(r)];
     return [...this.nodes.values()].filter((n) => n.name === r);
   }
+}
+
+/**
+ * linkState says how a link is drawn: capturing, suspended (nothing passes), conditioned (GNS3
+ * filters slow it or drop packets), and the copilot's words for its conditions, clipped for the
+ * picture (the full words are the link's tooltip).
+ */
+export function linkState(l) {
+  const text = String(l.conditions || '');
+  return {
+    capturing: !!l.capturing,
+    suspended: !!l.suspend,
+    conditioned: Object.keys(l.filters || {}).length > 0,
+    text,
+    label: text.length > 40 ? `${text.slice(0, 39)}…` : text,
+  };
 }
 
 function title(text) {
@@ -302,17 +318,29 @@ export class TopologyPanel {
     textA.textContent = portA;
     const textB = svg('text', { class: 'topo-port', x: pb.x, y: pb.y - 4, 'text-anchor': 'middle' });
     textB.textContent = portB;
+    const st = linkState(l);
     const g = svg(
       'g',
-      { class: 'topo-link', 'data-link-id': l.link_id, 'data-capturing': l.capturing ? 'true' : 'false', 'data-suspended': l.suspend ? 'true' : 'false' },
-      title(`${ends[0].n.name} ${portA} — ${ends[1].n.name} ${portB}${l.capturing ? ' (capturing)' : ''}`),
+      {
+        class: 'topo-link',
+        'data-link-id': l.link_id,
+        'data-capturing': st.capturing ? 'true' : 'false',
+        'data-suspended': st.suspended ? 'true' : 'false',
+        'data-conditioned': st.conditioned ? 'true' : 'false',
+      },
+      title(`${ends[0].n.name} ${portA} — ${ends[1].n.name} ${portB}${st.capturing ? ' (capturing)' : ''}${st.text ? ` — ${st.text}` : ''}`),
       svg('line', { class: 'topo-link-line', x1: a.x, y1: a.y, x2: b.x, y2: b.y }),
       textA,
       textB,
     );
-    if (l.capturing) {
-      const m = { x: (a.x + b.x) / 2, y: (a.y + b.y) / 2 };
+    const m = { x: (a.x + b.x) / 2, y: (a.y + b.y) / 2 };
+    if (st.capturing) {
       g.append(svg('g', { class: 'topo-capture' }, title('capturing packets'), svg('circle', { cx: m.x, cy: m.y, r: 9 }), svg('circle', { class: 'topo-capture-lens', cx: m.x, cy: m.y, r: 4 })));
+    }
+    if (st.label) {
+      const cond = svg('text', { class: 'topo-condition', x: m.x, y: m.y + 22, 'text-anchor': 'middle' });
+      cond.textContent = st.label;
+      g.append(cond);
     }
     if (old) old.replaceWith(g);
     else this.linksG.append(g);

@@ -31,6 +31,10 @@ const (
 	ActionProjectClosed = "project.closed"
 	// ActionProjectUpdated carries the project (renamed, opened); read as a project change.
 	ActionProjectUpdated = "project.updated"
+	// ActionSnapshotRestored follows a restore, after the new nodes and links were announced.
+	// GNS3 never announces the removal of the old ones: a copy kept from notifications must read
+	// the project again.
+	ActionSnapshotRestored = "snapshot.restored"
 )
 
 // ProjectNotifications opens GET /v3/projects/{id}/notifications, a stream of one JSON object a

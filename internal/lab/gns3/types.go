@@ -151,7 +151,7 @@ type Link struct {
 	Nodes           []LinkEnd      `json:"nodes"`
 	Suspend         bool           `json:"suspend"`
 	Capturing       bool           `json:"capturing"`
-	Filters         map[string]any `json:"filters,omitempty"`
+	Filters         LinkFilters    `json:"filters,omitempty"`
 	LinkStyle       map[string]any `json:"link_style,omitempty"`
 	CaptureFileName string         `json:"capture_file_name,omitempty"`
 }

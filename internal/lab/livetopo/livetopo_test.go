@@ -267,6 +267,38 @@ func TestUnreadableNotificationRereads(t *testing.T) {
 	}
 }
 
+// A snapshot restored by someone else: GNS3 announces the restored nodes and links under new
+// IDs and never the removal of the old ones, so the copy must read the project again rather
+// than add the announced ones to what it has.
+func TestRestoredSnapshotRereads(t *testing.T) {
+	r := newRig(t, livetopo.Options{})
+	ctx := context.Background()
+	a := r.g.AddNode(r.pid, fakegns3.NodeSpec{Name: "PC1"})
+	b := r.g.AddNode(r.pid, fakegns3.NodeSpec{Name: "PC2"})
+	l := r.g.AddLink(r.pid, a.ID, 0, 0, b.ID, 0, 0)
+	snap := r.g.TakeSnapshot(r.pid, "two PCs")
+	r.live(t)
+	r.g.AddNode(r.pid, fakegns3.NodeSpec{Name: "PC3"})
+	before := r.waitFor(t, "PC3", func(s *livetopo.Snapshot) bool { return nodeNamed(s, "PC3") != nil })
+
+	if _, err := r.c.RestoreSnapshot(ctx, r.pid, snap.ID); err != nil {
+		t.Fatal(err)
+	}
+	after := r.waitFor(t, "the restored project", func(s *livetopo.Snapshot) bool {
+		return s.Version > before.Version && nodeNamed(s, "PC3") == nil && nodeNamed(s, "PC1") != nil
+	})
+	pc1, pc2 := nodeNamed(after, "PC1"), nodeNamed(after, "PC2")
+	if len(after.Nodes) != 2 || pc2 == nil || pc1.NodeID == a.ID || pc2.NodeID == b.ID || pc1.Status != gns3.NodeStopped {
+		t.Fatalf("nodes after the restore: %+v", after.Nodes)
+	}
+	if len(after.Links) != 1 || after.Links[0].LinkID == l.ID || after.Links[0].Nodes[0].NodeID != pc1.NodeID {
+		t.Fatalf("links after the restore: %+v", after.Links)
+	}
+	if _, _, _, ok := r.hub.Changes(r.pid, before.Version); ok {
+		t.Error("after a restore, changes since an older version must ask for a new snapshot")
+	}
+}
+
 // project.closed re-reads; a closed copy is never current, so readers go to GNS3.
 func TestProjectClosedRereadsAndIsNotCurrent(t *testing.T) {
 	r := newRig(t, livetopo.Options{})

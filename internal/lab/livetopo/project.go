@@ -120,6 +120,10 @@ func (p *project) resync(ctx context.Context) error {
 // errClosed is a project.closed notification: not a fault, but a gap all the same.
 var errClosed = errors.New("the project was closed")
 
+// errRestored is a snapshot.restored notification: GNS3 announced the restored nodes and links
+// under their new IDs but never the removal of the old ones, so only a full read is right.
+var errRestored = errors.New("a snapshot was restored")
+
 // errIdle ends a subscription nobody used for a while.
 var errIdle = errors.New("unused")
 
@@ -239,10 +243,10 @@ func (p *project) session() error {
 			p.heardNow()
 			if err := p.apply(l.data); err != nil {
 				level := slog.LevelWarn
-				if errors.Is(err, errClosed) {
+				if errors.Is(err, errClosed) || errors.Is(err, errRestored) {
 					level = slog.LevelDebug
 				}
-				p.hub.opts.Logger.Log(p.ctx, level, "live topology: unreadable notification, reading the project again", "project", p.id, "error", err)
+				p.hub.opts.Logger.Log(p.ctx, level, "live topology: reading the project again after a notification", "project", p.id, "why", err)
 				if err := p.reread(); err != nil {
 					return err
 				}
@@ -346,6 +350,8 @@ func (p *project) apply(data []byte) error {
 	case gns3.ActionProjectClosed:
 		// Everything may change while a project is closed and reopened: read it all again.
 		return errClosed
+	case gns3.ActionSnapshotRestored:
+		return errRestored
 	case gns3.ActionProjectUpdated:
 		var proj gns3.Project
 		if err := json.Unmarshal(n.Event, &proj); err != nil || proj.ProjectID == "" {

@@ -173,7 +173,7 @@ func (ct *captureTool) Run(ctx context.Context, env Env, raw json.RawMessage) Re
 func (ct *captureTool) read(ctx context.Context, env Env, id, name string, duration time.Duration, count, edge int) (capture.Summary, error) {
 	rctx, cancel := context.WithTimeout(ctx, duration)
 	defer cancel()
-	body, err := env.GNS3.StreamCapture(rctx, env.ProjectID, id)
+	body, err := openPcapStream(rctx, env, id)
 	if err != nil {
 		if rctx.Err() != nil && ctx.Err() == nil {
 			return capture.Empty(), nil

@@ -172,3 +172,38 @@ func TestARetriedCaptureStopsTheOneItsFirstAttemptLeft(t *testing.T) {
 		t.Errorf("retry must reuse and then stop its own capture: %v", l.fake.Counts())
 	}
 }
+
+// Right after capture/start GNS3 may answer the stream with an empty body (uBridge has not yet
+// written the pcap header). Read right after start, twenty times in a row, every capture gets
+// its packets: the empty answer is reopened, never decoded.
+func TestCaptureRightAfterStartTwentyTimesInARow(t *testing.T) {
+	l, link := captureLab(t)
+	l.fake.SetCaptureFeed(link.ID, fakegns3.CaptureFeed{Data: fakegns3.SampleCapture(), Chunk: 400, Delay: time.Millisecond, EmptyFirst: 2})
+	for i := range 20 {
+		r := l.run(t, CaptureTool, map[string]any{"link_id": link.ID, "packet_count": 41, "duration_seconds": 10})
+		if !r.Success || captureCard(t, r).Packets != 41 {
+			t.Fatalf("capture %d: %s", i+1, r.JSON())
+		}
+	}
+	if got := l.fake.Count(fakegns3.OpStreamCapture); got != 20*3 {
+		t.Fatalf("stream requests: %d, want 3 per capture (two empty answers, then the stream)", got)
+	}
+	if l.fake.Capturing(link.ID) {
+		t.Error("capture left running")
+	}
+}
+
+// A capture whose header never comes within its time saw nothing: an empty summary, not a
+// decoding error.
+func TestCaptureWithoutHeaderIsEmpty(t *testing.T) {
+	l, link := captureLab(t)
+	l.fake.SetCaptureFeed(link.ID, fakegns3.CaptureFeed{Data: fakegns3.SampleCapture(), EmptyFirst: 1 << 30})
+	r := l.run(t, CaptureTool, map[string]any{"link_id": link.ID, "duration_seconds": 1})
+	mustSucceed(t, r)
+	if c := captureCard(t, r); c.Packets != 0 || !strings.Contains(r.Data[0].Result, "0 packets") {
+		t.Errorf("no header: %+v %s", c, r.Data[0].Result)
+	}
+	if n := l.fake.Count(fakegns3.OpStreamCapture); n < 2 {
+		t.Errorf("the stream was opened %d time(s) in a second; it must be tried again", n)
+	}
+}

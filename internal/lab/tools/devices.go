@@ -3,6 +3,7 @@ package tools
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -122,21 +123,9 @@ var configModeWords = []string{"configure", "conf", "system-view", "sys", "edit"
 // topology. A non-nil Result is a whole-call failure to report as the tool's result.
 func PlanDevices(ctx context.Context, env Env, name string, args json.RawMessage, policy *devices.Policy) (DevicePlan, *Result) {
 	plan := DevicePlan{Tool: name}
-	var a deviceArgs
-	if err := decodeDeviceArgs(args, &a); err != nil {
+	a, err := deviceCallArgs(env, args)
+	if err != nil {
 		r := failWith(err)
-		return plan, &r
-	}
-	if err := a.check(env); err != nil {
-		r := failWith(err)
-		return plan, &r
-	}
-	if len(a.DeviceConfigs) == 0 {
-		r := Failure("device_configs must list at least one device")
-		return plan, &r
-	}
-	if len(a.DeviceConfigs) > maxDevicesPerCall {
-		r := Failure("at most %d devices per call (got %d)", maxDevicesPerCall, len(a.DeviceConfigs))
 		return plan, &r
 	}
 	topo, err := loadTopology(ctx, env)
@@ -147,67 +136,107 @@ func PlanDevices(ctx context.Context, env Env, name string, args json.RawMessage
 	if policy == nil {
 		policy = devices.DefaultPolicy()
 	}
-	seen := map[string]bool{}
-	templates := templateNames(ctx, env, topo, a.DeviceConfigs)
+	p := devicePlanner{tool: name, topo: topo, policy: policy, gns3Host: env.GNS3Host,
+		templates: templateNames(ctx, env, topo, a.DeviceConfigs), seen: map[string]bool{}}
 	for i, dc := range a.DeviceConfigs {
-		cmds := dc.Commands
-		if len(cmds) == 0 {
-			cmds = dc.ConfigCommands
-		}
-		reject := func(id, name, format string, args ...any) {
-			if name == "" {
-				name = fmt.Sprintf("device_configs[%d]", i)
-			}
-			if id == "" {
-				id = name
-			}
-			plan.Failed = append(plan.Failed, failed(id, name, fmt.Sprintf(format, args...)))
-		}
-		if strings.TrimSpace(dc.DeviceName) == "" {
-			reject("", "", "device_name is empty")
+		job, refused := p.plan(i, dc)
+		if refused != nil {
+			plan.Failed = append(plan.Failed, *refused)
 			continue
-		}
-		n, err := topo.findNode(dc.DeviceName)
-		if err != nil {
-			reject("", dc.DeviceName, "%v", err)
-			continue
-		}
-		if seen[n.NodeID] {
-			reject(n.NodeID, n.Name, "the device is listed twice; put all its commands in one entry")
-			continue
-		}
-		seen[n.NodeID] = true
-		lines, err := commandLines(cmds, name == ConfigCommandsTool)
-		if err != nil {
-			reject(n.NodeID, n.Name, "%v", err)
-			continue
-		}
-		job, problem := deviceJob(n, templates[n.TemplateID], env.GNS3Host, name)
-		if problem != "" {
-			reject(n.NodeID, n.Name, "%s", problem)
-			continue
-		}
-		for _, c := range lines {
-			if ok, reason := policy.Check(c); !ok {
-				job.Blocked = append(job.Blocked, BlockedCommand{Command: c, Reason: reason})
-				continue
-			}
-			if job.Platform != "" {
-				if ok, reason := policy.CheckPlatform(job.Platform, c); !ok {
-					job.Blocked = append(job.Blocked, BlockedCommand{Command: c, Reason: reason})
-					continue
-				}
-			}
-			if name == ShowCommandsTool && entersConfigMode(c) {
-				job.Blocked = append(job.Blocked, BlockedCommand{Command: c,
-					Reason: "configuration commands go through execute_multiple_device_config_commands (lab automation mode)"})
-				continue
-			}
-			job.Commands = append(job.Commands, c)
 		}
 		plan.Jobs = append(plan.Jobs, job)
 	}
 	return plan, nil
+}
+
+// deviceCallArgs decodes a device tool call and checks its size.
+func deviceCallArgs(env Env, args json.RawMessage) (deviceArgs, error) {
+	var a deviceArgs
+	if err := decodeDeviceArgs(args, &a); err != nil {
+		return a, err
+	}
+	if err := a.check(env); err != nil {
+		return a, err
+	}
+	if len(a.DeviceConfigs) == 0 {
+		return a, errors.New("device_configs must list at least one device")
+	}
+	if len(a.DeviceConfigs) > maxDevicesPerCall {
+		return a, fmt.Errorf("at most %d devices per call (got %d)", maxDevicesPerCall, len(a.DeviceConfigs))
+	}
+	return a, nil
+}
+
+// devicePlanner turns the entries of one device tool call into jobs.
+type devicePlanner struct {
+	tool      string
+	topo      *topology
+	policy    *devices.Policy
+	gns3Host  string
+	templates map[string]string // template ID → name
+	seen      map[string]bool   // node IDs already planned
+}
+
+// plan makes the job of the i-th entry, or the item that says why that device is refused.
+func (p *devicePlanner) plan(i int, dc deviceConfig) (DeviceJob, *Item) {
+	reject := func(id, name, format string, args ...any) (DeviceJob, *Item) {
+		if name == "" {
+			name = fmt.Sprintf("device_configs[%d]", i)
+		}
+		if id == "" {
+			id = name
+		}
+		it := failed(id, name, fmt.Sprintf(format, args...))
+		return DeviceJob{}, &it
+	}
+	if strings.TrimSpace(dc.DeviceName) == "" {
+		return reject("", "", "device_name is empty")
+	}
+	n, err := p.topo.findNode(dc.DeviceName)
+	if err != nil {
+		return reject("", dc.DeviceName, "%v", err)
+	}
+	if p.seen[n.NodeID] {
+		return reject(n.NodeID, n.Name, "the device is listed twice; put all its commands in one entry")
+	}
+	p.seen[n.NodeID] = true
+	cmds := dc.Commands
+	if len(cmds) == 0 {
+		cmds = dc.ConfigCommands
+	}
+	lines, err := commandLines(cmds, p.tool == ConfigCommandsTool)
+	if err != nil {
+		return reject(n.NodeID, n.Name, "%v", err)
+	}
+	job, problem := deviceJob(n, p.templates[n.TemplateID], p.gns3Host, p.tool)
+	if problem != "" {
+		return reject(n.NodeID, n.Name, "%s", problem)
+	}
+	for _, c := range lines {
+		if reason, blocked := p.screen(job.Platform, c); blocked {
+			job.Blocked = append(job.Blocked, BlockedCommand{Command: c, Reason: reason})
+			continue
+		}
+		job.Commands = append(job.Commands, c)
+	}
+	return job, nil
+}
+
+// screen tells why a command must not be sent: the safety policy, the platform's own policy,
+// or a show call that would enter configuration mode.
+func (p *devicePlanner) screen(platform, c string) (reason string, blocked bool) {
+	if ok, reason := p.policy.Check(c); !ok {
+		return reason, true
+	}
+	if platform != "" {
+		if ok, reason := p.policy.CheckPlatform(platform, c); !ok {
+			return reason, true
+		}
+	}
+	if p.tool == ShowCommandsTool && entersConfigMode(c) {
+		return "configuration commands go through execute_multiple_device_config_commands (lab automation mode)", true
+	}
+	return "", false
 }
 
 func commandLines(cmds []string, split bool) ([]string, error) {

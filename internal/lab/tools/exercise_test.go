@@ -15,8 +15,9 @@ func TestInjectionModeOffersItsOwnTools(t *testing.T) {
 	for _, tl := range reg.For(TroubleshootingInjection) {
 		names = append(names, tl.Name())
 	}
-	require.ElementsMatch(t, []string{"get_gns3_topology", ShowCommandsTool, ConfigCommandsTool, VPCSCommandsTool, RecordFaultTool}, names,
-		"it reads the lab and changes devices, never the topology")
+	require.ElementsMatch(t, []string{"get_gns3_topology", ShowCommandsTool, ConfigCommandsTool, VPCSCommandsTool, RecordFaultTool,
+		SetLinkConditionsTool, ClearLinkConditionsTool, CreateSnapshotTool, ListSnapshotsTool}, names,
+		"it reads the lab, changes devices and link conditions and takes snapshots, never the nodes and links themselves, and never restores")
 	for _, m := range []Mode{TeachingAssistant, LabAutomation} {
 		for _, tl := range reg.For(m) {
 			require.NotEqual(t, RecordFaultTool, tl.Name(), "only an injection turn records faults")

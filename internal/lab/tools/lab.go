@@ -16,6 +16,11 @@ func LabTools() []Tool {
 		newDeleteNodeTool(),
 		newDeleteLinkTool(),
 		newCaptureTool(),
+		newSetConditionsTool(),
+		newClearConditionsTool(),
+		newCreateSnapshotTool(),
+		newListSnapshotsTool(),
+		newRestoreSnapshotTool(),
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sort"
 	"strings"
 
 	"github.com/gns3-copilot/gns3-copilot/internal/domain"
@@ -197,12 +198,7 @@ func newDeleteLinkTool() Tool {
 		description: "Remove links. Identify each link by link_id, by one of its ends (node_a + port_a), " +
 			"or by the two nodes it joins (node_a + node_b, when only one link joins them).",
 		schema: `{"type":"object","properties":{"links":{"type":"array","minItems":1,"maxItems":50,"items":{"type":"object","properties":{` +
-			`"link_id":{"type":"string","description":"Link ID."},` +
-			`"node_a":{"type":"string","description":"A node of the link: node ID or name."},` +
-			`"port_a":{"type":"string","description":"The link's port on node_a: name or short name."},` +
-			`"node_b":{"type":"string","description":"The other node of the link: node ID or name."},` +
-			`"port_b":{"type":"string","description":"The link's port on node_b."}` +
-			`},"additionalProperties":false}}},"required":["links"],"additionalProperties":false}`,
+			linkSelector + `},"additionalProperties":false}}},"required":["links"],"additionalProperties":false}`,
 		modes:    labOnly,
 		mutating: true,
 	}}
@@ -241,7 +237,7 @@ func (t *topology) resolveLink(r linkRef) (*gns3.Link, error) {
 				return &t.links[i], nil
 			}
 		}
-		return nil, fmt.Errorf("no link %s in this project", r.LinkID)
+		return nil, fmt.Errorf("no link %s in this project (links: %s)", r.LinkID, t.linkNames(20))
 	}
 	a, err := t.findNode(r.NodeA)
 	if err != nil {
@@ -295,7 +291,7 @@ func (t *topology) resolveLink(r linkRef) (*gns3.Link, error) {
 	case 1:
 		return candidates[0], nil
 	case 0:
-		return nil, fmt.Errorf("no link matches %s", r.label())
+		return nil, fmt.Errorf("no link matches %s (links: %s)", r.label(), t.linkNames(20))
 	}
 	lines := make([]string, len(candidates))
 	for i, l := range candidates {
@@ -305,36 +301,12 @@ func (t *topology) resolveLink(r linkRef) (*gns3.Link, error) {
 }
 
 func (dt *deleteLinkTool) Run(ctx context.Context, env Env, raw json.RawMessage) Result {
-	var args struct {
-		projectArg
-		Links []linkRef `json:"links"`
-	}
-	if err := decodeArgs(raw, &args); err != nil {
-		return failWith(err)
-	}
-	if err := args.check(env); err != nil {
-		return failWith(err)
-	}
-	if len(args.Links) == 0 || len(args.Links) > maxLinksPerCall {
-		return Failure("links must list 1 to %d links", maxLinksPerCall)
-	}
-	for i, r := range args.Links {
-		if r.LinkID == "" && (r.NodeA == "" || (r.PortA == "" && r.NodeB == "")) {
-			return Failure("links[%d] must give link_id, or node_a with port_a, or node_a with node_b", i)
-		}
-		if r.LinkID != "" && (r.NodeA != "" || r.NodeB != "") {
-			return Failure("links[%d] must give either link_id or nodes, not both", i)
-		}
-		if r.PortB != "" && r.NodeB == "" {
-			return Failure("links[%d].port_b needs node_b", i)
-		}
-	}
-	t, err := openTopology(ctx, env)
+	refs, t, err := openLinkList(ctx, env, raw)
 	if err != nil {
 		return failWith(err)
 	}
-	items := make([]Item, 0, len(args.Links))
-	for _, ref := range args.Links {
+	items := make([]Item, 0, len(refs))
+	for _, ref := range refs {
 		l, err := t.resolveLink(ref)
 		if err != nil {
 			if env.retried() && ref.LinkID != "" {
@@ -354,6 +326,20 @@ func (dt *deleteLinkTool) Run(ctx context.Context, env Env, raw json.RawMessage)
 		items = append(items, ok(id, name, "deleted link "+name))
 	}
 	return Collect(items)
+}
+
+// linkNames lists the project's links by their ends and IDs, for an error that must say what
+// exists.
+func (t *topology) linkNames(max int) string {
+	if len(t.links) == 0 {
+		return "none"
+	}
+	names := make([]string, 0, len(t.links))
+	for i := range t.links {
+		names = append(names, t.linkLine(&t.links[i])+" (link_id "+t.links[i].LinkID+")")
+	}
+	sort.Strings(names)
+	return clipNames(names, max)
 }
 
 func (t *topology) removeLink(id string) {

@@ -54,6 +54,41 @@ func openNodeList(ctx context.Context, env Env, raw json.RawMessage) (refs []str
 	return refs, t, nil
 }
 
+// openLinkList starts a tool whose only argument is links: it checks the references, then reads
+// the project.
+func openLinkList(ctx context.Context, env Env, raw json.RawMessage) ([]linkRef, *topology, error) {
+	var args struct {
+		projectArg
+		Links []linkRef `json:"links"`
+	}
+	if err := decodeArgs(raw, &args); err != nil {
+		return nil, nil, err
+	}
+	if err := args.check(env); err != nil {
+		return nil, nil, err
+	}
+	if err := checkLinkRefs(args.Links); err != nil {
+		return nil, nil, err
+	}
+	t, err := openTopology(ctx, env)
+	if err != nil {
+		return nil, nil, err
+	}
+	return args.Links, t, nil
+}
+
+// noArgumentsSchema is the schema of a tool that takes no argument.
+const noArgumentsSchema = `{"type":"object","properties":{},"additionalProperties":false}`
+
+// noArguments checks the arguments of a tool that takes none (project_id aside).
+func noArguments(env Env, raw json.RawMessage) error {
+	var args struct{ projectArg }
+	if err := decodeArgs(raw, &args); err != nil {
+		return err
+	}
+	return args.check(env)
+}
+
 // deleteFailed is the item for a delete GNS3 refused. On a retried call "not found" means an
 // earlier attempt already deleted it, which is what was asked for.
 func deleteFailed(env Env, id, name string, err error) Item {

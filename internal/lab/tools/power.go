@@ -63,69 +63,102 @@ type pending struct {
 }
 
 func (st *startTool) Run(ctx context.Context, env Env, raw json.RawMessage) Result {
+	refs, timeout, err := startArgs(env, raw)
+	if err != nil {
+		return failWith(err)
+	}
+	t, err := openTopology(ctx, env)
+	if err != nil {
+		return failWith(err)
+	}
+	b := planStarts(t, refs, timeout, env.gns3Host())
+	waiting := b.send(ctx, env)
+	for _, res := range st.await(ctx, env, waiting, b.wait) {
+		b.results[b.index[res.ID]] = res
+	}
+	r := Collect(b.results)
+	r.Metadata["wait_limit_seconds"] = b.wait.Seconds()
+	return r
+}
+
+// startArgs checks the arguments of a start call: the requested nodes and the wait the model
+// asked for (0 when it did not say).
+func startArgs(env Env, raw json.RawMessage) ([]string, time.Duration, error) {
 	var args struct {
 		projectArg
 		NodeIDs        []string `json:"node_ids"`
 		TimeoutSeconds *float64 `json:"timeout_seconds"`
 	}
 	if err := decodeArgs(raw, &args); err != nil {
-		return failWith(err)
+		return nil, 0, err
 	}
 	if err := args.check(env); err != nil {
-		return failWith(err)
+		return nil, 0, err
 	}
 	refs, err := nodeRefs("node_ids", args.NodeIDs, maxNodesPerCall)
 	if err != nil {
-		return failWith(err)
+		return nil, 0, err
 	}
-	var wait time.Duration
-	if args.TimeoutSeconds != nil {
-		s := *args.TimeoutSeconds
-		if s < 5 || s > maxStartWait.Seconds() || s != float64(int(s)) {
-			return Failure("timeout_seconds must be a whole number between 5 and %d, got %v", int(maxStartWait.Seconds()), s)
-		}
-		wait = time.Duration(s) * time.Second
+	if args.TimeoutSeconds == nil {
+		return refs, 0, nil
 	}
-	t, err := openTopology(ctx, env)
-	if err != nil {
-		return failWith(err)
+	s := *args.TimeoutSeconds
+	if s < 5 || s > maxStartWait.Seconds() || s != float64(int(s)) {
+		return nil, 0, fmt.Errorf("timeout_seconds must be a whole number between 5 and %d, got %v", int(maxStartWait.Seconds()), s)
 	}
+	return refs, time.Duration(s) * time.Second, nil
+}
 
-	results := make([]Item, len(refs))
-	var toStart []int
-	nodes := make([]*gns3.Node, len(refs))
+// startBatch is one start call after the nodes were looked up: the items already decided
+// (unknown, built-in, already started) and the nodes still to start, by their place in the call.
+type startBatch struct {
+	results []Item
+	nodes   []*gns3.Node
+	toStart []int
+	index   map[string]int // node ID → place in the call
+	wait    time.Duration
+}
+
+// planStarts looks the nodes up. Without a timeout from the model the call waits as long as its
+// slowest node type needs.
+func planStarts(t *topology, refs []string, timeout time.Duration, host string) *startBatch {
+	b := &startBatch{results: make([]Item, len(refs)), nodes: make([]*gns3.Node, len(refs)), index: map[string]int{}, wait: timeout}
 	for i, ref := range refs {
 		n, err := t.findNode(ref)
 		switch {
 		case err != nil:
-			results[i] = failed(ref, ref, err.Error())
+			b.results[i] = failed(ref, ref, err.Error())
 		case builtinNodeType(n.NodeType):
-			results[i] = ok(n.NodeID, n.Name, fmt.Sprintf("%s is a built-in %s and always runs", n.Name, n.NodeType))
+			b.results[i] = ok(n.NodeID, n.Name, fmt.Sprintf("%s is a built-in %s and always runs", n.Name, n.NodeType))
 		case n.Status == gns3.NodeStarted:
-			results[i] = ok(n.NodeID, n.Name, fmt.Sprintf("%s was already started; console %s", n.Name, consoleText(n, env.gns3Host())))
+			b.results[i] = ok(n.NodeID, n.Name, fmt.Sprintf("%s was already started; console %s", n.Name, consoleText(n, host)))
 		default:
-			nodes[i] = n
-			toStart = append(toStart, i)
-			if args.TimeoutSeconds == nil {
+			b.nodes[i] = n
+			b.toStart = append(b.toStart, i)
+			b.index[n.NodeID] = i
+			if timeout == 0 {
 				d, known := startWaitByType[n.NodeType]
 				if !known {
 					d = defaultStartWait
 				}
-				wait = max(wait, d)
+				b.wait = max(b.wait, d)
 			}
 		}
 	}
+	return b
+}
 
-	// Send the start requests, a few at a time: GNS3 answers each only
-	// once the emulator has been launched.
+// send asks GNS3 to start the nodes, a few at a time: GNS3 answers each only once the emulator
+// has been launched. It returns the nodes GNS3 accepted; a refusal becomes the node's item.
+func (b *startBatch) send(ctx context.Context, env Env) []pending {
 	var (
 		mu      sync.Mutex
 		wg      sync.WaitGroup
 		sem     = make(chan struct{}, startParallelism)
 		waiting []pending
 	)
-	for _, i := range toStart {
-		n := nodes[i]
+	for _, i := range b.toStart {
+		n := b.nodes[i]
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -137,7 +170,7 @@ func (st *startTool) Run(ctx context.Context, env Env, raw json.RawMessage) Resu
 			defer mu.Unlock()
 			if err != nil {
 				msg := "start failed: " + describeGNS3Error(err)
-				results[i] = failed(n.NodeID, n.Name, msg)
+				b.results[i] = failed(n.NodeID, n.Name, msg)
 				env.progress(n.NodeID, n.Name, "failed", msg)
 				return
 			}
@@ -145,17 +178,7 @@ func (st *startTool) Run(ctx context.Context, env Env, raw json.RawMessage) Resu
 		}()
 	}
 	wg.Wait()
-
-	index := map[string]int{}
-	for _, i := range toStart {
-		index[nodes[i].NodeID] = i
-	}
-	for _, res := range st.await(ctx, env, waiting, wait) {
-		results[index[res.ID]] = res
-	}
-	r := Collect(results)
-	r.Metadata["wait_limit_seconds"] = wait.Seconds()
-	return r
+	return waiting
 }
 
 // await polls the node list until every waiting node reports started, the

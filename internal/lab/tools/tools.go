@@ -205,6 +205,12 @@ type Runner interface {
 	Run(ctx context.Context, env Env, args json.RawMessage) Result
 }
 
+// Previewer is a destructive tool that can say, before it runs, what its call would do to the
+// lab as it is now; the approval's plan shows it. It reads and changes nothing.
+type Previewer interface {
+	Preview(ctx context.Context, env Env, args json.RawMessage) string
+}
+
 // spec carries the static description shared by every tool here.
 type spec struct {
 	name        string
@@ -225,7 +231,8 @@ func (s spec) Idempotent() bool            { return s.idempotent }
 var (
 	bothModes = []Mode{TeachingAssistant, LabAutomation}
 	labOnly   = []Mode{LabAutomation}
-	// Injection reads the lab and changes device configurations; it never touches the topology.
+	// Injection reads the lab and changes device configurations and link conditions; it never
+	// adds, removes or restores nodes and links.
 	readingModes  = []Mode{TeachingAssistant, LabAutomation, TroubleshootingInjection}
 	changingModes = []Mode{LabAutomation, TroubleshootingInjection}
 	injectionOnly = []Mode{TroubleshootingInjection}

@@ -102,10 +102,7 @@ func (t *topology) nodeNames(max int) string {
 		names = append(names, n.Name)
 	}
 	sort.Strings(names)
-	if len(names) > max {
-		return strings.Join(names[:max], ", ") + fmt.Sprintf(" and %d more", len(names)-max)
-	}
-	return strings.Join(names, ", ")
+	return clipNames(names, max)
 }
 
 func (t *topology) nodeName(id string) string {
@@ -233,6 +230,16 @@ func (t *topology) linkLine(l *gns3.Link) string {
 		t.nodeName(b.NodeID), portName(t.byID[b.NodeID], b.AdapterNumber, b.PortNumber))
 }
 
+// linkWithConditions is a link's line followed by its conditions, when it has any, so the model
+// and the teaching assistant see a slowed, lossy or suspended link.
+func (t *topology) linkWithConditions(l *gns3.Link) string {
+	line := t.linkLine(l)
+	if c := ConditionText(l); c != "" {
+		line += " [conditions: " + c + "]"
+	}
+	return line
+}
+
 // Limits that keep the prompt context compact on big labs.
 const (
 	contextMaxNodes = 150
@@ -279,7 +286,7 @@ func (t *topology) context(host string) string {
 	}
 	lines := make([]string, 0, len(t.links))
 	for i := range t.links {
-		lines = append(lines, t.linkLine(&t.links[i]))
+		lines = append(lines, t.linkWithConditions(&t.links[i]))
 	}
 	sort.Strings(lines)
 	for i, l := range lines {
@@ -333,18 +340,14 @@ func newTopologyTool() Tool {
 		description: "Read the current GNS3 project: every node with its node_id, type, status, console (protocol host:port) " +
 			"and ports (name and short name, with what each connected port links to), and every link as node/port pairs. " +
 			"The system prompt already holds a recent summary; call this after changes made outside the chat or when you need all ports.",
-		schema:     `{"type":"object","properties":{},"additionalProperties":false}`,
+		schema:     noArgumentsSchema,
 		modes:      readingModes,
 		idempotent: true,
 	}}
 }
 
 func (tt *topologyTool) Run(ctx context.Context, env Env, raw json.RawMessage) Result {
-	var args struct{ projectArg }
-	if err := decodeArgs(raw, &args); err != nil {
-		return failWith(err)
-	}
-	if err := args.check(env); err != nil {
+	if err := noArguments(env, raw); err != nil {
 		return failWith(err)
 	}
 	t, err := loadTopology(ctx, env)
@@ -374,7 +377,11 @@ func (tt *topologyTool) Run(ctx context.Context, env Env, raw json.RawMessage) R
 		if kind == "" {
 			kind = "ethernet"
 		}
-		items = append(items, ok(l.LinkID, t.linkLine(l), kind+" link"))
+		result := kind + " link"
+		if c := ConditionText(l); c != "" {
+			result += "; conditions: " + c
+		}
+		items = append(items, ok(l.LinkID, t.linkLine(l), result))
 	}
 	r := Collect(items)
 	r.Metadata["project_id"] = t.project.ProjectID

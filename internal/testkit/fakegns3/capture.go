@@ -9,8 +9,9 @@ import (
 
 // Capture routes. Starting answers 201 with the link, now capturing, as in
 // link-capture-start-201.json; stopping answers 204; the stream serves the link's CaptureFeed
-// like GNS3 serves a capture file it is still writing: the pcap header at once, then the
-// records in pieces, and it stays open until the capture stops or the client leaves.
+// like GNS3 serves a capture file it is still writing: the pcap header at once (or, with
+// EmptyFirst, first an empty body, as before uBridge wrote the header), then the records in
+// pieces, and it stays open until the capture stops or the client leaves.
 const (
 	OpStartCapture  Op = "POST /v3/projects/{project_id}/links/{link_id}/capture/start"
 	OpStopCapture   Op = "POST /v3/projects/{project_id}/links/{link_id}/capture/stop"
@@ -34,12 +35,17 @@ type CaptureFeed struct {
 	Chunk int
 	// Delay is the pause between writes (default 5 ms).
 	Delay time.Duration
+	// EmptyFirst makes the first EmptyFirst stream requests after each start of the capture
+	// answer 200 with an empty body, as GNS3 does while uBridge has not yet written the pcap
+	// header.
+	EmptyFirst int
 }
 
 type captureState struct {
 	running  bool
 	fileName string
 	stopped  chan struct{} // closed when the running capture stops
+	streams  int           // stream requests since the capture started
 }
 
 // SetCaptureFeed sets what the capture stream of linkID serves ("" = every link without its
@@ -57,16 +63,9 @@ func (s *Server) SetCaptureFeed(linkID string, f CaptureFeed) {
 func (s *Server) StartCaptureOn(linkID string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, p := range s.projects {
-		for _, l := range p.links {
-			if l.id == linkID {
-				s.startCapture(p, l)
-				s.emitLink(p, l, "link.updated")
-				return
-			}
-		}
-	}
-	s.t.Fatalf("fakegns3: no link %s", linkID)
+	p, l := s.mustLink(linkID)
+	s.startCapture(p, l)
+	s.emitLink(p, l, "link.updated")
 }
 
 // Capturing tells whether a capture runs on the link.
@@ -154,37 +153,14 @@ func (s *Server) captureFields(p *project, l *link, out *linkOut) {
 // streamCapture is not wrapped like the other routes: it must not hold the server's lock while
 // it streams.
 func (s *Server) streamCapture(w http.ResponseWriter, r *http.Request) {
-	s.mu.Lock()
-	s.counts[OpStreamCapture]++
-	u, e := s.authUser(r)
-	var (
-		c    *captureState
-		feed CaptureFeed
-	)
-	if e == nil {
-		var l *link
-		_, l, e = s.linkFor(r, u, "Link.Capture")
-		if e == nil {
-			if f := s.takeFailure(OpStreamCapture, r); f != nil {
-				e = &httpErr{f.Status, f.Message}
-			}
-		}
-		if e == nil {
-			c = s.captures[l.id]
-			if c == nil || !c.running {
-				e = errf(http.StatusConflict, "Link %s is not capturing", l.id)
-			}
-			var ok bool
-			if feed, ok = s.feeds[l.id]; !ok {
-				if feed, ok = s.feeds[""]; !ok {
-					feed = CaptureFeed{Data: samplePcap}
-				}
-			}
-		}
-	}
-	s.mu.Unlock()
+	c, feed, empty, e := s.captureSource(r)
 	if e != nil {
 		writeErr(w, e)
+		return
+	}
+	if empty {
+		w.Header().Set("Content-Type", "application/vnd.tcpdump.pcap")
+		w.WriteHeader(http.StatusOK)
 		return
 	}
 	if feed.Chunk <= 0 {
@@ -230,4 +206,36 @@ func (s *Server) streamCapture(w http.ResponseWriter, r *http.Request) {
 	case <-r.Context().Done():
 	case <-c.stopped:
 	}
+}
+
+// captureSource checks a stream request under the lock, as every route is checked, and says what
+// it serves: the running capture, its feed, and whether this request gets the empty body GNS3
+// sends before the pcap header exists.
+func (s *Server) captureSource(r *http.Request) (c *captureState, feed CaptureFeed, empty bool, e *httpErr) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.counts[OpStreamCapture]++
+	u, e := s.authUser(r)
+	if e != nil {
+		return nil, feed, false, e
+	}
+	_, l, e := s.linkFor(r, u, "Link.Capture")
+	if e != nil {
+		return nil, feed, false, e
+	}
+	if f := s.takeFailure(OpStreamCapture, r); f != nil {
+		return nil, feed, false, &httpErr{f.Status, f.Message}
+	}
+	c = s.captures[l.id]
+	if c == nil || !c.running {
+		return nil, feed, false, errf(http.StatusConflict, "Link %s is not capturing", l.id)
+	}
+	var ok bool
+	if feed, ok = s.feeds[l.id]; !ok {
+		if feed, ok = s.feeds[""]; !ok {
+			feed = CaptureFeed{Data: samplePcap}
+		}
+	}
+	c.streams++
+	return c, feed, c.streams <= feed.EmptyFirst, nil
 }

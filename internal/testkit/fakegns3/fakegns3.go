@@ -22,6 +22,10 @@
 //     stop, suspend, reload and their bulk forms, all 204 with an empty body;
 //   - links: create (404 unknown node or port, 409 port already used,
 //     422 malformed body), list, get, delete, node links;
+//   - link conditions: available_filters, and PUT of a link's filters and suspend, normalised as
+//     GNS3 does (linkfilters.go);
+//   - snapshots: create, list, delete, restore; a restore gives every node and link a new ID
+//     as GNS3 does (snapshots.go);
 //   - link captures: start, stop, and the live pcap stream (capture.go).
 //   - a project's notification stream announcing every state change (notifications.go);
 //   - what GNS3's web UI needs to sign in and draw a project (form login, computes, drawings,
@@ -32,7 +36,8 @@
 // AddLink, SetConsole (point a node at a real vpcs process), SetStartPolls
 // (a node reports "stopped" for N status reads after start), Inject/FailNext
 // (make an operation on one ID answer an error, optionally after applying it),
-// SetLatency, Count (requests per route), Nodes/Links/Node (state read-back).
+// SetLatency, Count (requests per route), Nodes/Links/Node/Link (state read-back),
+// SetLinkConditions, TakeSnapshot and Snapshots.
 // The server is closed by t.Cleanup.
 package fakegns3
 
@@ -99,6 +104,8 @@ const (
 	OpCreateLink     Op = "POST /v3/projects/{project_id}/links"
 	OpGetLink        Op = "GET /v3/projects/{project_id}/links/{link_id}"
 	OpDeleteLink     Op = "DELETE /v3/projects/{project_id}/links/{link_id}"
+	OpUpdateLink     Op = "PUT /v3/projects/{project_id}/links/{link_id}"
+	OpLinkFilters    Op = "GET /v3/projects/{project_id}/links/{link_id}/available_filters"
 )
 
 // Node is a read-back of one node's state.
@@ -131,6 +138,10 @@ type Link struct {
 	ID        string
 	ProjectID string
 	Ends      [2]LinkEnd
+	// Filters are the link's active conditions ({"delay": [200, 20]}); Suspended tells a
+	// suspended link (linkfilters.go).
+	Filters   map[string][]any
+	Suspended bool
 }
 
 // LinkEnd is one side of a link.
@@ -218,6 +229,7 @@ type project struct {
 	nodes                   []*node
 	links                   []*link
 	names                   map[string]bool
+	snapshots               []*snapshot // oldest first (snapshots.go)
 }
 
 type template struct {
@@ -245,8 +257,10 @@ type node struct {
 }
 
 type link struct {
-	id   string
-	ends [2]LinkEnd
+	id      string
+	ends    [2]LinkEnd
+	filters map[string][]any // as GNS3 keeps them: active ones only (linkfilters.go)
+	suspend bool
 }
 
 // New starts a fake GNS3 server on 127.0.0.1 with the admin user and the
@@ -649,7 +663,7 @@ func (n *node) snapshot(projectID string) Node {
 }
 
 func (l *link) snapshot(projectID string) Link {
-	return Link{ID: l.id, ProjectID: projectID, Ends: l.ends}
+	return Link{ID: l.id, ProjectID: projectID, Ends: l.ends, Filters: cloneFilters(l.filters), Suspended: l.suspend}
 }
 
 // allocateName reproduces GNS3's node name allocation: spaces removed,

@@ -34,7 +34,7 @@ type reply struct {
 
 type handler func(r *http.Request, body []byte, u *user) (reply, *httpErr)
 
-var pathIDs = []string{"project_id", "node_id", "link_id", "template_id", "user_id"}
+var pathIDs = []string{"project_id", "node_id", "link_id", "template_id", "user_id", "snapshot_id"}
 
 func (s *Server) routes() http.Handler {
 	mux := http.NewServeMux()
@@ -69,6 +69,9 @@ func (s *Server) routes() http.Handler {
 	add(OpCreateLink, true, s.createLinkHandler)
 	add(OpGetLink, true, s.getLink)
 	add(OpDeleteLink, true, s.deleteLink)
+	add(OpUpdateLink, true, s.updateLink)
+	add(OpLinkFilters, true, s.availableFilters)
+	s.snapshotRoutes(add)
 	s.captureRoutes(mux, add)
 	s.webUIRoutes(mux, add)
 	mux.HandleFunc(string(OpNotifications), s.notifications)
@@ -347,7 +350,7 @@ func (s *Server) projectStats(r *http.Request, _ []byte, u *user) (reply, *httpE
 	if e != nil {
 		return reply{}, e
 	}
-	return reply{200, map[string]int{"nodes": len(p.nodes), "links": len(p.links), "drawings": 0, "snapshots": 0}}, nil
+	return reply{200, map[string]int{"nodes": len(p.nodes), "links": len(p.links), "drawings": 0, "snapshots": len(p.snapshots)}}, nil
 }
 
 func (s *Server) listTemplates(_ *http.Request, _ []byte, _ *user) (reply, *httpErr) {

@@ -88,20 +88,13 @@ func (s *Server) emitLink(p *project, l *link, action string) {
 func (s *Server) SetCapturing(linkID string, on bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, p := range s.projects {
-		for _, l := range p.links {
-			if l.id == linkID {
-				if on {
-					s.startCapture(p, l)
-				} else {
-					s.stopCapture(l)
-				}
-				s.emitLink(p, l, "link.updated")
-				return
-			}
-		}
+	p, l := s.mustLink(linkID)
+	if on {
+		s.startCapture(p, l)
+	} else {
+		s.stopCapture(l)
 	}
-	s.t.Fatalf("fakegns3: no link %s", linkID)
+	s.emitLink(p, l, "link.updated")
 }
 
 // MoveNode moves a node as a user dragging it in the GNS3 GUI does.

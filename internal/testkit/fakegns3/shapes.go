@@ -301,7 +301,10 @@ type linkOut struct {
 func (s *Server) linkJSON(p *project, l *link, full bool) linkOut {
 	out := linkOut{
 		Nodes: make([]linkEndOut, 0, 2), LinkStyle: map[string]any{}, Filters: map[string]any{},
-		LinkID: l.id, ProjectID: p.id, LinkType: "ethernet",
+		LinkID: l.id, ProjectID: p.id, LinkType: "ethernet", Suspend: l.suspend,
+	}
+	for k, v := range l.filters {
+		out.Filters[k] = append([]any(nil), v...)
 	}
 	for _, e := range l.ends {
 		var label any = linkLabelShort{Text: e.Label, Style: linkLabelStyle}

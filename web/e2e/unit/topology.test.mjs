@@ -1,7 +1,7 @@
 // Unit tests of the topology picture's model: snapshots, changes, port names and bounds.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { TopologyModel } from '../../static/topology.js';
+import { TopologyModel, linkState } from '../../static/topology.js';
 
 const pc = (id, name, x, status = 'stopped') => ({
   node_id: id, name, node_type: 'vpcs', status, x, y: 0, width: 60, height: 60,
@@ -56,4 +56,17 @@ test('a tool card name finds nodes by id or exact name', () => {
   assert.deepEqual(m.find('a').map((n) => n.node_id), ['a']);
   assert.deepEqual(m.find('pc2'), []);
   assert.deepEqual(m.find(''), []);
+});
+
+test('a conditioned or suspended link says so, clipped for the picture', () => {
+  const plain = linkState(link('l', 'a', 'b'));
+  assert.deepEqual(plain, { capturing: false, suspended: false, conditioned: false, text: '', label: '' });
+  const long = 'delay 200 ms ±20 ms, 20 % packet loss; suspended (no packet passes)';
+  const s = linkState({ ...link('l', 'a', 'b'), suspend: true, filters: { delay: [200, 20], packet_loss: [20] }, conditions: long });
+  assert.equal(s.conditioned, true);
+  assert.equal(s.suspended, true);
+  assert.equal(s.text, long);
+  assert.equal(s.label.length, 40);
+  assert.ok(s.label.endsWith('…') && long.startsWith(s.label.slice(0, 39)));
+  assert.equal(linkState({ ...link('l', 'a', 'b'), suspend: true, conditions: 'suspended (no packet passes)' }).conditioned, false);
 });
