@@ -263,14 +263,6 @@ func annotate(it *tools.Item, ch DeviceChange) {
 		for i, l := range ch.NotTaken {
 			quoted[i] = fmt.Sprintf("%q", l)
 		}
-		msg := "accepted but not in effect when read back: " + strings.Join(quoted, ", ")
-		if it.Error != "" {
-			it.Error += "; " + msg
-		} else {
-			it.Error = msg
-		}
-		if it.Status == tools.StatusSuccess {
-			it.Status = tools.StatusPartial
-		}
+		markPartial(it, "accepted but not in effect when read back: "+strings.Join(quoted, ", "))
 	}
 }

@@ -351,6 +351,8 @@ func judgeDevice(it *tools.Item, ch *DeviceChange, job tools.DeviceJob, undo *do
 	it.Result += b.String()
 }
 
+// markPartial adds a problem to a device's result item; a device that succeeded is then
+// partial_success.
 func markPartial(it *tools.Item, msg string) {
 	if it.Error != "" {
 		it.Error += "; " + msg

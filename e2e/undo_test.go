@@ -37,6 +37,22 @@ func toolMetadata(t *testing.T, frames []e2eenv.Frame) map[string]map[string]any
 	return out
 }
 
+// approveJobThenAskUndo approves the turn's first configuration job and returns the frames so
+// far, the session, and the undo's approval with its first device's lines.
+func approveJobThenAskUndo(t *testing.T, env *e2eenv.Env, s *e2eenv.Stream) (seen []e2eenv.Frame, sessionID string, undo approvalJSON, lines []string) {
+	t.Helper()
+	seen = until(t, s, "approval_required")
+	sessionID, _ = startedIDs(t, seen)
+	decide(t, env, sessionID, approvalOf(t, seen[len(seen)-1]).ApprovalID, "approve", "")
+	more := until(t, s, "approval_required")
+	seen = append(seen, more...)
+	undo = approvalOf(t, more[len(more)-1])
+	for _, l := range undo.Plan.Devices[0].Lines {
+		lines = append(lines, l.Command)
+	}
+	return seen, sessionID, undo, lines
+}
+
 func decide(t *testing.T, env *e2eenv.Env, sessionID, approvalID, decision, comment string) {
 	t.Helper()
 	code, body := env.Do(http.MethodPost, env.ChatPath("/sessions/"+sessionID+"/approvals/"+approvalID), map[string]any{"decision": decision, "comment": comment})
@@ -57,25 +73,15 @@ func TestUndoTakesAVPCSJobBackOnlyOnceApproved(t *testing.T) {
 	)
 	before := showIP(t, lab.Nodes[0])
 	s := env.OpenStream(http.MethodPost, env.ChatPath("/stream"), map[string]any{"message": "address PC1, then undo it", "approval_cards": true}, "")
-	seen := until(t, s, "approval_required")
-	sessionID, _ := startedIDs(t, seen)
-	decide(t, env, sessionID, approvalOf(t, seen[len(seen)-1]).ApprovalID, "approve", "")
-
-	more := until(t, s, "approval_required")
-	seen = append(seen, more...)
-	a := approvalOf(t, more[len(more)-1])
+	seen, sessionID, a, lines := approveJobThenAskUndo(t, env, s)
 	require.Equal(t, "c_undo1", a.ToolCallID)
 	require.Len(t, a.Plan.Devices, 1)
-	var lines []string
-	for _, l := range a.Plan.Devices[0].Lines {
-		lines = append(lines, l.Command)
-	}
 	require.Equal(t, []string{"clear ip", "set pcname PC1"}, lines, "the lines that bring PC1 back, as a normal plan")
 	require.Contains(t, a.Plan.Devices[0].CurrentConfig, "10.7.0.1/24")
 	decide(t, env, sessionID, a.ApprovalID, "reject", "not yet")
 	require.Contains(t, showIP(t, lab.Nodes[0]), "10.7.0.1/24", "a rejected undo changes nothing")
 
-	more = until(t, s, "approval_required")
+	more := until(t, s, "approval_required")
 	seen = append(seen, more...)
 	a = approvalOf(t, more[len(more)-1])
 	require.Equal(t, "c_undo2", a.ToolCallID)
@@ -207,18 +213,9 @@ func TestUndoTakesAnFRRJobBackOnRealRouters(t *testing.T) {
 		fakeopenai.Text("Both routers are back as they were."),
 	)
 	s := env.OpenStream(http.MethodPost, env.ChatPath("/stream"), map[string]any{"message": "configure the link, then undo it", "approval_cards": true}, "")
-	seen := until(t, s, "approval_required")
-	sessionID, _ := startedIDs(t, seen)
-	decide(t, env, sessionID, approvalOf(t, seen[len(seen)-1]).ApprovalID, "approve", "")
-	more := until(t, s, "approval_required")
-	seen = append(seen, more...)
-	a := approvalOf(t, more[len(more)-1])
+	seen, sessionID, a, r1 := approveJobThenAskUndo(t, env, s)
 	require.Equal(t, "c_undo", a.ToolCallID)
 	require.Len(t, a.Plan.Devices, 2)
-	var r1 []string
-	for _, l := range a.Plan.Devices[0].Lines {
-		r1 = append(r1, l.Command)
-	}
 	require.Equal(t, []string{"no ip route 10.9.0.0/16 10.1.0.2", "interface eth0", "no ip address 10.1.0.1/24", "no ip ospf cost 10", "exit",
 		"no router ospf", "ip route 10.99.0.0/16 Null0", "interface eth0", "description lab link", "exit"}, r1)
 	require.Contains(t, running()[0], "router ospf", "nothing is undone before the decision")

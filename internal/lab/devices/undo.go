@@ -535,14 +535,8 @@ type rosLine struct {
 func parseROS(line string) (rosLine, bool) {
 	w := quotedFields(line)
 	r := rosLine{line: line}
-	verb := -1
-	for i, x := range w {
-		if x == "add" || x == "set" {
-			verb = i
-			break
-		}
-	}
-	if verb < 1 || !strings.HasPrefix(w[0], "/") {
+	verb := routerOSVerb(w)
+	if verb < 1 {
 		return r, false
 	}
 	r.path, r.verb = strings.Join(w[:verb], " "), w[verb]
