@@ -24,7 +24,7 @@ func ChatTurn(ctx workflow.Context, in ChatTurnInput) (ChatTurnResult, error) {
 	if maxSteps <= 0 {
 		maxSteps = DefaultMaxSteps
 	}
-	for step := 1; step <= maxSteps; step++ {
+	for step := 1; step <= maxSteps && t.startingPoint(ctx, step); step++ {
 		if !t.step(ctx, step, step == maxSteps) {
 			break
 		}
@@ -101,6 +101,27 @@ func startTurn(ctx workflow.Context, in ChatTurnInput) (*chatTurn, error) {
 		t.renewal.start(ctx)
 	}
 	return t, nil
+}
+
+// startingPoint saves the lab before an injection turn's first step, so its exercise can be
+// reset to how the lab was (since "injection-snapshot"); a lab that cannot be saved is not
+// broken. It reports whether the turn goes on; other turns and later steps always do.
+func (t *chatTurn) startingPoint(ctx workflow.Context, step int) bool {
+	if step > 1 || t.in.Mode != domain.ModeTroubleshootingInjection ||
+		workflow.GetVersion(ctx, "injection-snapshot", workflow.DefaultVersion, 1) < 1 {
+		return true
+	}
+	err := workflow.ExecuteActivity(summarized(workflow.WithActivityOptions(ctx, toolOptions()), "snapshot the lab before the injection"),
+		SnapshotInjectionActivity, InjectionSnapshotInput{Turn: t.ref}).Get(ctx, nil)
+	switch {
+	case err == nil:
+		return true
+	case isCancel(ctx, err):
+		t.res.Status = domain.TurnCancelled
+	default:
+		t.res.Status, t.res.Error = domain.TurnFailed, "Nothing was injected: the lab could not be saved first, so the exercise could not be reset. "+failureMessage(err)
+	}
+	return false
 }
 
 // step makes one model call and runs the tools it asks for; it reports whether the turn goes on.

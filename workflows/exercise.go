@@ -39,10 +39,16 @@ type ExerciseInput struct {
 	TTL time.Duration
 }
 
-// ExerciseRequest is a check, hint or give-up. CredentialKey names the asking user's GNS3
+// ExerciseRequest is a check, hint, give-up or reset. CredentialKey names the asking user's GNS3
 // credential, stored for a few minutes, which a check needs to reach the lab's consoles.
 type ExerciseRequest struct {
 	CredentialKey string
+	// A reset's: the turn the API opened for it (whose credential it acts with), the snapshot
+	// to restore, and the operator's approval setting and timeout.
+	TurnID          string        `json:",omitempty"`
+	Snapshot        string        `json:",omitempty"`
+	Approval        string        `json:",omitempty"`
+	ApprovalTimeout time.Duration `json:",omitempty"`
 }
 
 // ExerciseAnswer is what the student is told.
@@ -107,7 +113,7 @@ func Exercise(ctx workflow.Context, in ExerciseInput) (ExerciseAnswer, error) {
 	if ttl <= 0 {
 		ttl = DefaultExerciseTTL
 	}
-	e := &exercise{in: in, st: ExerciseAnswer{Status: domain.ExerciseOpen},
+	e := &exercise{in: in, st: ExerciseAnswer{Status: domain.ExerciseOpen}, ctx: ctx,
 		verifyCtx: workflow.WithActivityOptions(ctx, exerciseCheckOptions()),
 		dbCtx:     workflow.WithActivityOptions(ctx, exerciseRecordOptions()),
 		one:       workflow.NewMutex(ctx)}
@@ -124,8 +130,9 @@ func Exercise(ctx workflow.Context, in ExerciseInput) (ExerciseAnswer, error) {
 		e.st.Status, e.st.Message = domain.ExerciseExpired, "The exercise expired."
 	}
 	dctx, _ := workflow.NewDisconnectedContext(ctx)
-	// A check that was running still answers its student before the workflow closes.
-	_ = workflow.Await(dctx, func() bool { return workflow.AllHandlersFinished(dctx) })
+	// A check that was running still answers its student, and a reset its turn, before the
+	// workflow closes.
+	_ = workflow.Await(dctx, func() bool { return workflow.AllHandlersFinished(dctx) && e.resets == 0 })
 	fctx := workflow.WithActivityOptions(dctx, exerciseFinishOptions())
 	if err := workflow.ExecuteActivity(summarized(fctx, "ended: "+e.st.Status), ExerciseFinishActivity, e.progress()).Get(dctx, nil); err != nil {
 		return e.st, err
@@ -141,6 +148,13 @@ type exercise struct {
 	verifyCtx, dbCtx workflow.Context
 	// one answers requests one at a time, in order: two hints asked at once are the next two.
 	one workflow.Mutex
+	// ctx is the workflow's own, for the work a reset goes on with after its update answered;
+	// gate takes the reset's decision; resetting is set while a reset is asked or applied, and
+	// resets counts the resets whose answer is not stored yet.
+	ctx       workflow.Context
+	gate      *approvalGate
+	resetting bool
+	resets    int
 }
 
 func (e *exercise) register(ctx workflow.Context) error {
@@ -152,8 +166,17 @@ func (e *exercise) register(ctx workflow.Context) error {
 		workflow.UpdateHandlerOptions{Validator: e.validateOpen}); err != nil {
 		return err
 	}
-	return workflow.SetUpdateHandlerWithOptions(ctx, ExerciseGiveUpUpdate, e.giveUp,
-		workflow.UpdateHandlerOptions{Validator: e.validateOpen})
+	if err := workflow.SetUpdateHandlerWithOptions(ctx, ExerciseGiveUpUpdate, e.giveUp,
+		workflow.UpdateHandlerOptions{Validator: e.validateOpen}); err != nil {
+		return err
+	}
+	gate, err := newApprovalGate(ctx, WorkRef{SessionID: e.in.SessionID, ProjectID: e.in.ProjectID, UserID: e.in.UserID})
+	if err != nil {
+		return err
+	}
+	e.gate = gate
+	return workflow.SetUpdateHandlerWithOptions(ctx, ExerciseResetUpdate, e.reset,
+		workflow.UpdateHandlerOptions{Validator: e.validateReset})
 }
 
 // validateOpen refuses any request once the exercise is over.

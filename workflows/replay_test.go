@@ -69,3 +69,21 @@ func TestRecordedLeanTurnWithoutLocalActivitiesReplaysOnTheCurrentCode(t *testin
 	r.RegisterWorkflowWithOptions(workflows.ChatTurn, workflow.RegisterOptions{Name: workflows.ChatTurnWorkflow})
 	require.NoError(t, r.ReplayWorkflowHistoryFromJSONFile(nil, "testdata/chat_turn_lean_history.json"))
 }
+
+// An injection turn since "injection-snapshot": its snapshot first, then the model, a device
+// fault on a real VPCS, a link fault and their records; recorded by
+// e2e.TestInjectWithCountRecordsItAndSaysWhenFewer.
+func TestRecordedInjectionTurnReplaysOnTheCurrentCode(t *testing.T) {
+	r := worker.NewWorkflowReplayer()
+	r.RegisterWorkflowWithOptions(workflows.ChatTurn, workflow.RegisterOptions{Name: workflows.ChatTurnWorkflow})
+	require.NoError(t, r.ReplayWorkflowHistoryFromJSONFile(nil, "testdata/chat_turn_injection_history.json"))
+}
+
+// An exercise reset twice: rejected (through the question the reset asked in the chat), then
+// approved, restoring the snapshot and ending the exercise; recorded by
+// e2e.TestResetAfterApprovalRestoresTheExercisesSnapshot.
+func TestRecordedExerciseResetReplaysOnTheCurrentCode(t *testing.T) {
+	r := worker.NewWorkflowReplayer()
+	r.RegisterWorkflowWithOptions(workflows.Exercise, workflow.RegisterOptions{Name: workflows.ExerciseWorkflow})
+	require.NoError(t, r.ReplayWorkflowHistoryFromJSONFile(nil, "testdata/exercise_reset_history.json"))
+}
