@@ -85,6 +85,7 @@ func writeQuestionDevice(b *strings.Builder, d PlanDevice) {
 	for _, l := range blocked {
 		fmt.Fprintf(b, "- blocked, will not be sent: `%s` (%s)\n", clipLine(l.Command), l.Reason)
 	}
+	writeUndoNotes(b, d)
 	switch {
 	case d.ReadError != "":
 		fmt.Fprintf(b, "\nIts current configuration could not be read: %s\n", d.ReadError)
@@ -99,6 +100,39 @@ func writeQuestionDevice(b *strings.Builder, d PlanDevice) {
 		} else {
 			fmt.Fprintf(b, "\n%s:\n\n```\n%s\n```\n", what, part)
 		}
+	}
+}
+
+// writeUndoNotes says, on an undo, what its lines leave and how the device changed since the
+// job: approving applies the lines on top of those changes, so they must be seen first.
+func writeUndoNotes(b *strings.Builder, d PlanDevice) {
+	for _, l := range d.NotUndone {
+		fmt.Fprintf(b, "- not undone by these lines: %s\n", l)
+	}
+	c := d.ChangedSince
+	switch {
+	case c == nil:
+	case c.Unknown != "":
+		fmt.Fprintf(b, "\n**Changed since the job?** %s.\n", c.Unknown)
+	default:
+		b.WriteString("\n**Changed since the job** (by someone else, or by hand): these lines differ from what the job left, " +
+			"and approving applies the undo on top of them.\n\n```\n")
+		shown := 0
+		for _, group := range []struct {
+			mark  string
+			lines []string
+		}{{"- ", c.Removed}, {"+ ", c.Added}} {
+			for _, l := range group.lines {
+				if shown < questionLinesPer {
+					b.WriteString(group.mark + clipLine(l) + "\n")
+				}
+				shown++
+			}
+		}
+		if shown > questionLinesPer {
+			fmt.Fprintf(b, "# …%d more line(s) not shown\n", shown-questionLinesPer)
+		}
+		b.WriteString("```\n")
 	}
 }
 

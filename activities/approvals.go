@@ -29,6 +29,8 @@ type ApprovalPlan struct {
 	Failed    []tools.Item    `json:"failed,omitempty"`
 	Arguments json.RawMessage `json:"arguments,omitempty"`
 	JobID     string          `json:"job_id,omitempty"`
+	// UndoOf names the job an undo takes back.
+	UndoOf string `json:"undo_of,omitempty"`
 }
 
 // PlanDevice is one device of a configuration plan.
@@ -40,6 +42,10 @@ type PlanDevice struct {
 	ReadCommand   string     `json:"read_command,omitempty"`
 	CurrentConfig string     `json:"current_config"`
 	ReadError     string     `json:"read_error,omitempty"`
+	// On an undo: how the device changed since the job (nil: it did not), and the job's
+	// changes the lines cannot take back.
+	ChangedSince *ConfigDrift `json:"changed_since,omitempty"`
+	NotUndone    []string     `json:"not_undone,omitempty"`
 }
 
 // PlanLine is one line and the safety policy's verdict: "change" (will be sent and changes the
@@ -168,6 +174,11 @@ func (a *Activities) approvalPlan(ctx context.Context, req workflows.ApprovalReq
 		p.Devices = append(p.Devices, d)
 	}
 	p.Summary = fmt.Sprintf("Send %d line(s) to %d device(s)", lines, len(plan.Jobs))
+	if plan.Undo != nil {
+		if err := a.describeUndo(ctx, req, &p); err != nil {
+			return p, err
+		}
+	}
 	return p, nil
 }
 

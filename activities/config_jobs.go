@@ -76,6 +76,11 @@ type DeviceChange struct {
 	Removed     []string `json:"removed"`
 	NotTaken    []string `json:"not_taken,omitempty"`
 	Error       string   `json:"error,omitempty"`
+	// On an undo: whether the read-back equals the configuration before the undone job, the
+	// lines by which it still differs, and the job's changes the undo could not take back.
+	BackToBefore *bool    `json:"back_to_before,omitempty"`
+	StillDiffers []string `json:"still_differs,omitempty"`
+	NotUndone    []string `json:"not_undone,omitempty"`
 }
 
 // FinishConfigJob builds the job's tool result from the device records: per device the lines'
@@ -127,6 +132,9 @@ func (a *Activities) FinishConfigJob(ctx context.Context, in workflows.FinishCon
 			changes = append(changes, ch)
 		}
 		waited = reportWaits(res.Data, plan, in.Waits, byNode)
+		if err := a.judgeUndo(ctx, plan, res.Data, changes, byNode); err != nil {
+			return workflows.FinishConfigJobResult{}, err
+		}
 		res = tools.Collect(res.Data)
 		switch {
 		case res.Failed == 0:
@@ -141,6 +149,9 @@ func (a *Activities) FinishConfigJob(ctx context.Context, in workflows.FinishCon
 		"config_job_status": status, "changes": changes}
 	if waited != nil {
 		res.Metadata["wait_for"] = waited
+	}
+	if plan.Undo != nil {
+		res.Metadata["undo_of"] = plan.Undo.JobID
 	}
 	if in.Approval.ApprovalID != "" {
 		res.Metadata["approval"] = map[string]any{"approval_id": in.Approval.ApprovalID, "status": in.Approval.Status,
@@ -257,14 +268,6 @@ func annotate(it *tools.Item, ch DeviceChange) {
 		for i, l := range ch.NotTaken {
 			quoted[i] = fmt.Sprintf("%q", l)
 		}
-		msg := "accepted but not in effect when read back: " + strings.Join(quoted, ", ")
-		if it.Error != "" {
-			it.Error += "; " + msg
-		} else {
-			it.Error = msg
-		}
-		if it.Status == tools.StatusSuccess {
-			it.Status = tools.StatusPartial
-		}
+		markPartial(it, "accepted but not in effect when read back: "+strings.Join(quoted, ", "))
 	}
 }

@@ -43,6 +43,10 @@ func (a *Activities) PlanDeviceTool(ctx context.Context, in workflows.ToolInput)
 	if err != nil {
 		r := tools.Failure("%v", err)
 		fail = &r
+	} else if in.Call.Name == tools.UndoConfigTool {
+		if plan, fail, err = a.planUndo(ctx, env, in, args); err != nil {
+			return workflows.DevicePlanResult{}, err
+		}
 	} else {
 		plan, fail = tools.PlanDevices(ctx, env, in.Call.Name, args, a.Devices.Policy)
 	}

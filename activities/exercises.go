@@ -47,15 +47,23 @@ func (a *Activities) faultRecorder(ref workflows.WorkRef, call workflows.ToolCal
 			ttl = workflows.DefaultExerciseTTL
 		}
 		ex := &models.Exercise{ID: models.ExerciseID(ref.SessionID, turn.Seq), SessionID: ref.SessionID, TurnID: ref.TurnID,
-			Seq: turn.Seq, ProjectID: ref.ProjectID, UserID: ref.UserID, ExpiresAt: time.Now().UTC().Add(ttl)}
+			Seq: turn.Seq, ProjectID: ref.ProjectID, UserID: ref.UserID, ExpiresAt: time.Now().UTC().Add(ttl), Requested: 1}
+		if plan, err := a.Exercises.Plan(ctx, ref.TurnID); err == nil {
+			ex.Requested, ex.SnapshotID, ex.SnapshotName, ex.SnapshotAt = plan.Requested, plan.SnapshotID, plan.SnapshotName, plan.SnapshotAt
+		}
 		hints, err := a.scenarioHints(f)
 		if err != nil {
 			return err
 		}
-		rec := &models.InjectedFault{ToolCallID: call.ID, NodeID: f.NodeID, Device: f.Device, Lines: models.StringListJSON(f.Lines),
-			Description: f.Description, VerifyCommand: f.VerifyCommand, VerifyExpect: f.VerifyExpect, Hints: models.StringListJSON(hints),
-			Scenario: f.Scenario}
-		created, err := a.Exercises.RecordFault(ctx, ex, rec)
+		rec := faultRecord(call, f)
+		rec.Hints, rec.Scenario = models.StringListJSON(hints), f.Scenario
+		if err := a.admitFault(ctx, ref, ex, rec, ex.Requested); err != nil {
+			return err
+		}
+		created, err := a.Exercises.RecordFaultWithin(ctx, ex, rec, ex.Requested)
+		if errors.Is(err, models.ErrFaultLimit) {
+			return fmt.Errorf("the exercise asked for %s and all are recorded: do not inject more; answer the student", plural(ex.Requested, "fault"))
+		}
 		if err != nil {
 			return fmt.Errorf("storing the fault: %w", err)
 		}
@@ -71,6 +79,17 @@ func (a *Activities) faultRecorder(ref workflows.WorkRef, call workflows.ToolCal
 		}
 		return nil
 	}
+}
+
+// faultRecord is a fault as the private table keeps it.
+func faultRecord(call workflows.ToolCall, f tools.InjectedFault) *models.InjectedFault {
+	rec := &models.InjectedFault{ToolCallID: call.ID, NodeID: f.NodeID, Device: f.Device, Lines: models.StringListJSON(f.Lines),
+		Description: f.Description, VerifyCommand: f.VerifyCommand, VerifyExpect: f.VerifyExpect, Hints: models.StringListJSON(f.Hints)}
+	if l := f.Link; l != nil {
+		rec.LinkNodes, rec.LinkID, rec.Conditions = models.StringListJSON([]string{l.NodeA, l.NodeB}), l.LinkID, l.Conditions
+		rec.ConditionKinds = models.StringListJSON(l.Kinds)
+	}
+	return rec
 }
 
 // VerifyExercise re-runs every fault's verification command on its device, through the same
@@ -94,7 +113,24 @@ func (a *Activities) VerifyExercise(ctx context.Context, in workflows.ExerciseVe
 	env := tools.Env{ProjectID: in.ProjectID, GNS3: a.GNS3.WithToken(token), GNS3Host: a.GNS3.Host(), Attempt: attempt(ctx), Topology: a.Live}
 	out.Total = len(faults)
 	for _, f := range faults {
-		args, _ := json.Marshal(map[string]any{"device_configs": []map[string]any{{"device_name": f.NodeID, "commands": []string{f.VerifyCommand}}}})
+		if f.IsLink() {
+			fixed, left, err := linkFixed(ctx, env, f)
+			switch {
+			case err != nil:
+				out.Problems = append(out.Problems, fmt.Sprintf("the link %s could not be checked: %v", f.Device, err))
+			case fixed:
+				out.Passed++
+			default:
+				a.logger(ctx).Debug("a link fault is not repaired yet", "link", f.Device, "conditions", left)
+			}
+			continue
+		}
+		// By name first: a restored snapshot gives every node a new id.
+		device := f.Device
+		if device == "" {
+			device = f.NodeID
+		}
+		args, _ := json.Marshal(map[string]any{"device_configs": []map[string]any{{"device_name": device, "commands": []string{f.VerifyCommand}}}})
 		plan, fail := tools.PlanDevices(ctx, env, tools.ShowCommandsTool, args, a.Devices.Policy)
 		if fail != nil || len(plan.Jobs) == 0 {
 			out.Problems = append(out.Problems, fmt.Sprintf("%s could not be checked: %s", f.Device, planProblem(plan, fail)))
@@ -176,14 +212,18 @@ func ExerciseHints(faults []models.InjectedFault) []string {
 			}
 		}
 	}
-	var devs []string
+	var places []string
 	for _, f := range faults {
-		if !slices.Contains(devs, f.Device) {
-			devs = append(devs, f.Device)
+		place := f.Device
+		if f.IsLink() {
+			place = "the link " + f.Device
+		}
+		if !slices.Contains(places, place) {
+			places = append(places, place)
 		}
 	}
-	if len(devs) > 0 {
-		out = append(out, "Look closely at "+strings.Join(devs, " and ")+".")
+	if len(places) > 0 {
+		out = append(out, "Look closely at "+strings.Join(places, " and ")+".")
 	}
 	return out
 }

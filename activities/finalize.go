@@ -53,6 +53,9 @@ func (a *Activities) finalize(ctx context.Context, in workflows.FinalizeInput) e
 	}
 	if applied {
 		a.turnEnded(ctx, in)
+		if isInjectionMode(in.Turn.Mode) {
+			a.injectionOutcome(ctx, in.Turn) // before an error, which ends a panel's stream
+		}
 	}
 	a.markTopology(ctx, in.Turn)
 	if err := a.Credentials.Delete(ctx, in.Turn.TurnID); err != nil {

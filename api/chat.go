@@ -33,6 +33,9 @@ type chatRequest struct {
 	// then stays open while a turn waits for a decision. Without it the question comes as
 	// content and the stream ends (approval_reply.go).
 	ApprovalCards *bool `json:"approval_cards"`
+	// Count is how many faults an injection is asked for (1 to MaxInjectedFaults, or "random");
+	// only the inject route takes it.
+	Count json.RawMessage `json:"count"`
 }
 
 func (req chatRequest) cards() bool { return req.ApprovalCards != nil && *req.ApprovalCards }
@@ -57,7 +60,7 @@ func (s *Server) startTurn(c *gin.Context, forcedMode, defaultMessage string) {
 
 	u := currentUser(c)
 	project := currentProject(c)
-	if forcedMode == "" && s.answerTypedRequest(c, u, project.ProjectID, sessionID, *req.Message) {
+	if forcedMode == "" && s.answerTypedRequest(c, u, project.ProjectID, sessionID, *req.Message, req.cards()) {
 		return
 	}
 	if forcedMode == "" && s.answerApprovalByReply(c, u, project.ProjectID, sessionID, *req.Message, req.cards()) {
@@ -72,6 +75,15 @@ func (s *Server) startTurn(c *gin.Context, forcedMode, defaultMessage string) {
 	ctx := context.WithoutCancel(c.Request.Context())
 	t, ok := s.newChatTurn(ctx, c, u, forcedMode)
 	if !ok {
+		return
+	}
+	if t.mode == domain.ModeTroubleshootingInjection {
+		if t.faults, status, problem = faultCount(*req.Message, req.Count); status != 0 {
+			abort(c, status, problem)
+			return
+		}
+	} else if len(req.Count) > 0 && string(req.Count) != "null" {
+		abort(c, http.StatusUnprocessableEntity, "count is for fault injections (…/chat/inject) only.")
 		return
 	}
 	t.params = models.StartTurnParams{
@@ -113,8 +125,10 @@ type chatTurn struct {
 	llm      llmconfig.Settings
 	mode     string
 	approval string
-	// skipApproval marks an injection turn (workflows.ChatTurnInput.SkipApproval).
+	// skipApproval marks an injection turn (workflows.ChatTurnInput.SkipApproval), faults how
+	// many faults it must record.
 	skipApproval bool
+	faults       int
 	projectName  string
 	params       models.StartTurnParams
 
@@ -192,6 +206,9 @@ func (t *chatTurn) Start(ctx context.Context) error {
 	if _, err := s.deps.Events.Append(ctx, turn.ID, relay.TypeTurnStarted, started); err != nil {
 		return &durable.StepError{What: "The event log is unavailable", Err: err}
 	}
+	if err := t.planInjection(ctx); err != nil {
+		return &durable.StepError{What: "The exercise could not be planned", Err: err}
+	}
 	w := s.deps.Work
 	t.in = workflows.ChatTurnInput{SessionID: sess.ThreadID, TurnID: turn.ID, ProjectID: t.params.ProjectID, UserID: t.user.ID,
 		Mode: t.mode, DeviceConcurrency: w.DeviceConcurrency, Approval: t.approval, ApprovalTimeout: w.ApprovalTimeout,
@@ -260,6 +277,9 @@ func (s *Server) abortTurn(c *gin.Context) {
 	}
 	if err != nil {
 		s.internalError(c, err, "Loading the session's turn failed")
+		return
+	}
+	if s.abortReset(c, sess, t) {
 		return
 	}
 	if closed, err := s.closeIfStale(c.Request.Context(), t); err != nil {

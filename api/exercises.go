@@ -48,20 +48,28 @@ func (s *Server) postInject(c *gin.Context) {
 }
 
 func (s *Server) getExercise(c *gin.Context) {
+	if _, ex, ok := s.sessionExercise(c); ok {
+		c.JSON(http.StatusOK, exerciseView(ex))
+	}
+}
+
+// sessionExercise loads the route's session and its latest exercise; false means the answer
+// (not found, or a failure) has been sent.
+func (s *Server) sessionExercise(c *gin.Context) (*models.ChatSession, *models.Exercise, bool) {
 	sess, ok := s.session(c)
 	if !ok {
-		return
+		return nil, nil, false
 	}
 	ex, err := s.deps.Exercises.Repo.Latest(c.Request.Context(), sess.ThreadID)
 	if errors.Is(err, models.ErrNotFound) {
 		abort(c, http.StatusNotFound, "This session has no exercise; start one with POST …/chat/inject.")
-		return
+		return nil, nil, false
 	}
 	if err != nil {
 		s.internalError(c, err, "Loading the exercise failed")
-		return
+		return nil, nil, false
 	}
-	c.JSON(http.StatusOK, exerciseView(ex))
+	return sess, ex, true
 }
 
 func exerciseView(ex *models.Exercise) gin.H { return ex.View() }
@@ -139,7 +147,7 @@ func (s *Server) askExercise(ctx context.Context, u *auth.Caller, sessionID, upd
 }
 
 // typedExerciseRequest tells whether a chat message is a request to the session's exercise:
-// "check", "hint" or "give up", alone.
+// "check", "hint", "give up" or "reset", alone.
 func typedExerciseRequest(msg string) string {
 	switch strings.Trim(strings.ToLower(strings.Join(strings.Fields(msg), " ")), ".!?") {
 	case "check":
@@ -148,6 +156,8 @@ func typedExerciseRequest(msg string) string {
 		return workflows.ExerciseHintUpdate
 	case "give up":
 		return workflows.ExerciseGiveUpUpdate
+	case "reset":
+		return workflows.ExerciseResetUpdate
 	}
 	return ""
 }
@@ -157,7 +167,7 @@ func typedExerciseRequest(msg string) string {
 // shows), exercise_checked for clients that show the exercise, then done. The request and the
 // answer join the transcript, so a reload shows both. It reports false when the message is not
 // for an exercise and the turn should start as usual.
-func (s *Server) answerTypedRequest(c *gin.Context, u *auth.Caller, projectID, sessionID, message string) bool {
+func (s *Server) answerTypedRequest(c *gin.Context, u *auth.Caller, projectID, sessionID, message string, cards bool) bool {
 	update := typedExerciseRequest(message)
 	if update == "" || sessionID == "" || s.deps.Exercises == nil {
 		return false
@@ -169,6 +179,11 @@ func (s *Server) answerTypedRequest(c *gin.Context, u *auth.Caller, projectID, s
 	ex, err := s.deps.Exercises.Repo.Latest(ctx, sessionID)
 	if err != nil || ex.Status != domain.ExerciseOpen {
 		return false
+	}
+	if update == workflows.ExerciseResetUpdate {
+		// A reset waits for a decision: it is a turn of its own, whose stream says what happened.
+		s.startReset(c, u, projectID, ex, message, cards)
+		return true
 	}
 	ans, status, msg := s.askExercise(ctx, u, sessionID, update)
 	if status != http.StatusOK {
@@ -222,6 +237,14 @@ type faultView struct {
 	VerifyExpect  string   `json:"verify_expect"`
 	Hints         []string `json:"hints"`
 	CreatedAt     string   `json:"created_at"`
+	// Link is set on a fault put on a link's conditions.
+	Link *faultLinkView `json:"link,omitempty"`
+}
+
+type faultLinkView struct {
+	Nodes      []string `json:"nodes"`
+	LinkID     string   `json:"link_id"`
+	Conditions string   `json:"conditions"`
 }
 
 func (s *Server) exerciseRecord(ctx context.Context, ex *models.Exercise) (gin.H, error) {
@@ -235,6 +258,9 @@ func (s *Server) exerciseRecord(ctx context.Context, ex *models.Exercise) (gin.H
 	for i, f := range faults {
 		fs[i] = faultView{Device: f.Device, NodeID: f.NodeID, Lines: f.LinesList(), Description: f.Description,
 			VerifyCommand: f.VerifyCommand, VerifyExpect: f.VerifyExpect, Hints: f.HintList(), CreatedAt: isoTime(f.CreatedAt)}
+		if f.IsLink() {
+			fs[i].Link = &faultLinkView{Nodes: f.LinkNodeList(), LinkID: f.LinkID, Conditions: f.Conditions}
+		}
 	}
 	v["faults"] = fs
 	return v, nil

@@ -58,6 +58,7 @@ func (s *Server) chatRoutes(r *gin.Engine) {
 			g.POST("/sessions/:session_id/exercise/check", s.exerciseRequest(workflows.ExerciseCheckUpdate))
 			g.POST("/sessions/:session_id/exercise/hint", s.exerciseRequest(workflows.ExerciseHintUpdate))
 			g.POST("/sessions/:session_id/exercise/give-up", s.exerciseRequest(workflows.ExerciseGiveUpUpdate))
+			g.POST("/sessions/:session_id/exercise/reset", s.postExerciseReset)
 		}
 	}
 }

@@ -255,9 +255,14 @@ func TestInjectedFaultExerciseOnRealVPCS(t *testing.T) {
 	require.NotContains(t, string(last.Raw), "ZEBRA-SECRET")
 
 	// An open exercise of a session that is deleted stops waiting; the teacher keeps its record.
+	// (Another fault: the same one again would be refused, this student had it already.)
+	const otherLine = "ip 10.0.0.98/24 10.0.0.254"
+	other, _ := json.Marshal(map[string]any{"device_name": "PC1", "lines": []string{otherLine},
+		"description": "PC1 got a wrong address (10.0.0.98)", "verify_command": "show ip", "verify_expect": "10.0.0.1/24",
+		"hints": []string{"One PC cannot reach the others."}})
 	env.LLM.Enqueue(
-		fakeopenai.Calls(vpcsCall("c_break2", map[string][]string{"PC1": {secretLine}})),
-		fakeopenai.Calls(fakeopenai.ToolCall{ID: "c_record2", Name: "record_injected_fault", Arguments: string(record)}),
+		fakeopenai.Calls(vpcsCall("c_break2", map[string][]string{"PC1": {otherLine}})),
+		fakeopenai.Calls(fakeopenai.ToolCall{ID: "c_record2", Name: "record_injected_fault", Arguments: string(other)}),
 		fakeopenai.Text("Done."),
 	)
 	frames = env.OpenStream(http.MethodPost, env.ChatPath("/inject"), map[string]any{}, "").UntilDone(t, true)

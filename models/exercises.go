@@ -29,10 +29,20 @@ type Exercise struct {
 	HintsUsed int    `gorm:"not null;default:0"`
 	// LastCheck is what the last check told the student.
 	LastCheck string `gorm:"type:text;not null;default:''"`
-	CreatedAt time.Time
-	UpdatedAt time.Time
-	ExpiresAt time.Time
-	EndedAt   *time.Time
+	// Requested is how many faults the injection was asked for (0 in exercises from before it
+	// was recorded), Faults how many it recorded; Note says so when it recorded fewer.
+	Requested int    `gorm:"not null;default:0"`
+	Faults    int    `gorm:"not null;default:0"`
+	Note      string `gorm:"type:text;not null;default:''"`
+	// SnapshotID is the GNS3 snapshot the injection turn took before it changed anything, which
+	// a reset restores ("" in exercises from before snapshots were taken).
+	SnapshotID   string `gorm:"size:64;not null;default:''"`
+	SnapshotName string `gorm:"size:200;not null;default:''"`
+	SnapshotAt   *time.Time
+	CreatedAt    time.Time
+	UpdatedAt    time.Time
+	ExpiresAt    time.Time
+	EndedAt      *time.Time
 }
 
 // View is what the student may know of an exercise: status and counters, never its faults.
@@ -42,6 +52,13 @@ func (ex *Exercise) View() map[string]any {
 		"expires_at": ClientTime(ex.ExpiresAt), "ended_at": nil}
 	if ex.EndedAt != nil {
 		v["ended_at"] = ClientTime(*ex.EndedAt)
+	}
+	// How many faults, and where a reset goes back to: the student asked for both, and neither
+	// says what is broken.
+	v["faults_requested"], v["faults_injected"], v["note"] = ex.Requested, ex.Faults, ex.Note
+	v["reset_available"] = ex.SnapshotID != ""
+	if ex.SnapshotAt != nil {
+		v["snapshot"] = map[string]any{"snapshot_id": ex.SnapshotID, "name": ex.SnapshotName, "created_at": ClientTime(*ex.SnapshotAt)}
 	}
 	return v
 }
@@ -61,9 +78,25 @@ type InjectedFault struct {
 	VerifyExpect  string `gorm:"type:text;not null"`
 	Hints         string `gorm:"type:text;not null"` // JSON array of strings, vague first
 	// Scenario is the skills' scenario the fault was made from ("" when the model chose freely).
-	Scenario  string `gorm:"size:300;not null;default:'';index"`
-	CreatedAt time.Time
+	Scenario string `gorm:"size:300;not null;default:'';index"`
+	// Link is set on a fault put on a link (its conditions) rather than into a device: the two
+	// nodes it joins, by name, and its id when recorded. Device then names the link ("R1–R2").
+	LinkNodes  string `gorm:"type:text;not null;default:''"` // JSON array of the two node names
+	LinkID     string `gorm:"size:64;not null;default:''"`
+	Conditions string `gorm:"type:text;not null;default:''"` // the conditions, in words
+	// ConditionKinds are the link's condition types (delay, packet_loss, suspend, …), a JSON array.
+	ConditionKinds string `gorm:"type:text;not null;default:''"`
+	CreatedAt      time.Time
 }
+
+// ConditionKindList decodes ConditionKinds.
+func (f InjectedFault) ConditionKindList() []string { return stringList(f.ConditionKinds) }
+
+// IsLink reports whether the fault is a link's conditions.
+func (f InjectedFault) IsLink() bool { return f.LinkNodes != "" }
+
+// LinkNodeList decodes LinkNodes.
+func (f InjectedFault) LinkNodeList() []string { return stringList(f.LinkNodes) }
 
 // LinesList decodes Lines.
 func (f InjectedFault) LinesList() []string { return stringList(f.Lines) }
@@ -94,15 +127,24 @@ func ExerciseID(sessionID string, turnSeq int) string {
 
 // MigrateExercises creates the exercise tables.
 func MigrateExercises(db *gorm.DB) error {
-	return db.AutoMigrate(&Exercise{}, &InjectedFault{})
+	return db.AutoMigrate(&Exercise{}, &InjectedFault{}, &InjectionPlan{})
 }
 
 // ExerciseRepository reads and writes exercises and their private fault records.
 type ExerciseRepository struct{ DB *gorm.DB }
 
+// ErrFaultLimit means the exercise already holds as many faults as it may.
+var ErrFaultLimit = errors.New("the exercise already holds every fault it was asked for")
+
 // RecordFault stores a fault and, with the first one, its exercise. It reports whether the
 // exercise was created by this call. A fault already stored for the same tool call is kept.
 func (r ExerciseRepository) RecordFault(ctx context.Context, ex *Exercise, f *InjectedFault) (created bool, err error) {
+	return r.RecordFaultWithin(ctx, ex, f, 0)
+}
+
+// RecordFaultWithin is RecordFault for an exercise that may hold at most limit faults (0: no
+// limit): a fault beyond it is not stored (ErrFaultLimit), also when two arrive at once.
+func (r ExerciseRepository) RecordFaultWithin(ctx context.Context, ex *Exercise, f *InjectedFault, limit int) (created bool, err error) {
 	err = r.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		now := time.Now().UTC()
 		if ex.CreatedAt.IsZero() {
@@ -120,7 +162,19 @@ func (r ExerciseRepository) RecordFault(ctx context.Context, ex *Exercise, f *In
 		if f.CreatedAt.IsZero() {
 			f.CreatedAt = now
 		}
-		return tx.Clauses(clause.OnConflict{DoNothing: true}).Create(f).Error
+		res = tx.Clauses(clause.OnConflict{DoNothing: true}).Create(f)
+		if res.Error != nil || res.RowsAffected == 0 {
+			return res.Error
+		}
+		count := tx.Model(&Exercise{}).Where("id = ?", ex.ID)
+		if limit > 0 {
+			count = count.Where("faults < ?", limit)
+		}
+		res = count.UpdateColumn("faults", gorm.Expr("faults + 1"))
+		if res.Error == nil && res.RowsAffected == 0 {
+			return ErrFaultLimit
+		}
+		return res.Error
 	})
 	return created, err
 }

@@ -69,13 +69,17 @@ func Register(r interface {
 		workflows.ReadConfigActivity:      acts.ReadDeviceConfig,
 		workflows.ConfigJobStatusActivity: acts.SaveConfigJobStatus,
 		workflows.FinishConfigJobActivity: acts.FinishConfigJob,
+		workflows.CheckUndoActivity:       acts.CheckUndoDrift,
 		// MCP calls.
 		workflows.FinishMCPCallActivity: acts.FinishMCPCall,
 		// Fault-injection exercises.
-		workflows.ExerciseVerifyActivity:   acts.VerifyExercise,
-		workflows.ExerciseHintActivity:     acts.ExerciseHint,
-		workflows.ExerciseProgressActivity: acts.SaveExerciseProgress,
-		workflows.ExerciseFinishActivity:   acts.FinishExercise,
+		workflows.ExerciseVerifyActivity:     acts.VerifyExercise,
+		workflows.ExerciseHintActivity:       acts.ExerciseHint,
+		workflows.ExerciseProgressActivity:   acts.SaveExerciseProgress,
+		workflows.ExerciseFinishActivity:     acts.FinishExercise,
+		workflows.SnapshotInjectionActivity:  acts.SnapshotBeforeInjection,
+		workflows.ExerciseResetActivity:      acts.ResetExercise,
+		workflows.ExerciseTurnFinishActivity: acts.FinishExerciseTurn,
 	} {
 		r.RegisterActivityWithOptions(fn, activity.RegisterOptions{Name: name})
 	}

@@ -148,7 +148,7 @@ func ConfigJob(ctx workflow.Context, in ConfigJobInput) (ConfigJobResult, error)
 	}
 
 	outcome := ApprovalOutcome{Status: domain.ApprovalApproved}
-	if in.Approval == domain.ApprovalChanges || in.Approval == domain.ApprovalConfig {
+	if in.Approval == domain.ApprovalChanges || in.Approval == domain.ApprovalConfig || undoMustAsk(ctx, in.Call, ref, planned.Plan) {
 		if err := status(domain.JobWaiting, ApprovalID(in.Turn.TurnID, in.Call.ID)); err != nil {
 			return ConfigJobResult{}, err
 		}

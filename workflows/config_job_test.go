@@ -22,6 +22,7 @@ type jobActs struct {
 	mu        sync.Mutex
 	log       []string
 	changes   bool
+	undo      *domain.UndoOf // the plan's, when the job is an undo
 	requests  []workflows.ApprovalRequest
 	decisions []workflows.DecisionRecord
 	finished  []workflows.FinishConfigJobInput
@@ -48,7 +49,7 @@ func (j *jobActs) register(env *testsuite.TestWorkflowEnvironment) {
 			return workflows.DevicePlanResult{Changes: j.changes, Plan: domain.DevicePlan{Tool: in.Call.Name, Jobs: []domain.DeviceJob{
 				{NodeID: "n1", Name: "PC1", Platform: "vpcs", Commands: []string{"ip 10.0.0.1/24"}},
 				{NodeID: "n2", Name: "PC2", Platform: "vpcs", Commands: []string{"ip 10.0.0.2/24"}},
-			}}}, nil
+			}, Undo: j.undo}}, nil
 		},
 		workflows.ReadConfigActivity: func(_ context.Context, in workflows.ReadConfigInput) error {
 			j.add("read_" + in.Phase + ":" + in.Job.NodeID)

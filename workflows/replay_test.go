@@ -36,6 +36,15 @@ func TestRecordedConfigJobReplaysOnTheCurrentCode(t *testing.T) {
 	}
 }
 
+// The undo of a job on a real VPCS that was changed by hand since, under --approval never: the
+// "undo-job" path compares the PC with the job's read after and asks before it applies;
+// recorded by e2e.TestUndoAsksWhenTheDeviceChangedSinceTheJob.
+func TestRecordedUndoJobReplaysOnTheCurrentCode(t *testing.T) {
+	r := worker.NewWorkflowReplayer()
+	r.RegisterWorkflowWithOptions(workflows.ConfigJob, workflow.RegisterOptions{Name: workflows.ConfigJobWorkflow})
+	require.NoError(t, r.ReplayWorkflowHistoryFromJSONFile(nil, "testdata/config_job_undo_history.json"))
+}
+
 // An exercise that waited across a restart of the copilot and of Temporal: a failing check, a
 // hint, then the check that found it fixed; recorded by e2e.TestInjectedFaultExerciseOnRealVPCS.
 func TestRecordedExerciseReplaysOnTheCurrentCode(t *testing.T) {
@@ -59,4 +68,22 @@ func TestRecordedLeanTurnWithoutLocalActivitiesReplaysOnTheCurrentCode(t *testin
 	r := worker.NewWorkflowReplayer()
 	r.RegisterWorkflowWithOptions(workflows.ChatTurn, workflow.RegisterOptions{Name: workflows.ChatTurnWorkflow})
 	require.NoError(t, r.ReplayWorkflowHistoryFromJSONFile(nil, "testdata/chat_turn_lean_history.json"))
+}
+
+// An injection turn since "injection-snapshot": its snapshot first, then the model, a device
+// fault on a real VPCS, a link fault and their records; recorded by
+// e2e.TestInjectWithCountRecordsItAndSaysWhenFewer.
+func TestRecordedInjectionTurnReplaysOnTheCurrentCode(t *testing.T) {
+	r := worker.NewWorkflowReplayer()
+	r.RegisterWorkflowWithOptions(workflows.ChatTurn, workflow.RegisterOptions{Name: workflows.ChatTurnWorkflow})
+	require.NoError(t, r.ReplayWorkflowHistoryFromJSONFile(nil, "testdata/chat_turn_injection_history.json"))
+}
+
+// An exercise reset twice: rejected (through the question the reset asked in the chat), then
+// approved, restoring the snapshot and ending the exercise; recorded by
+// e2e.TestResetAfterApprovalRestoresTheExercisesSnapshot.
+func TestRecordedExerciseResetReplaysOnTheCurrentCode(t *testing.T) {
+	r := worker.NewWorkflowReplayer()
+	r.RegisterWorkflowWithOptions(workflows.Exercise, workflow.RegisterOptions{Name: workflows.ExerciseWorkflow})
+	require.NoError(t, r.ReplayWorkflowHistoryFromJSONFile(nil, "testdata/exercise_reset_history.json"))
 }

@@ -14,17 +14,19 @@ const TaskQueue = "gns3-copilot"
 // Workflow and activity names. Activities are registered under these names so the workflow
 // does not depend on the activities package.
 const (
-	ChatTurnWorkflow    = "ChatTurn"
-	LLMActivity         = "LLMCall"
-	ToolActivity        = "RunTool"
-	ToolFailedActivity  = "RecordToolFailure"
-	TitleActivity       = "GenerateTitle"
-	FinalizeActivity    = "FinalizeTurn"
-	DefaultMaxSteps     = 12
-	SearchAttrProjectID = "ProjectId"
-	SearchAttrSessionID = "SessionId"
-	SearchAttrUserID    = "UserId"
-	SearchAttrToolName  = "ToolName"
+	ChatTurnWorkflow   = "ChatTurn"
+	LLMActivity        = "LLMCall"
+	ToolActivity       = "RunTool"
+	ToolFailedActivity = "RecordToolFailure"
+	TitleActivity      = "GenerateTitle"
+	FinalizeActivity   = "FinalizeTurn"
+	// SnapshotInjectionActivity saves the lab before an injection turn changes it.
+	SnapshotInjectionActivity = "SnapshotBeforeInjection"
+	DefaultMaxSteps           = 12
+	SearchAttrProjectID       = "ProjectId"
+	SearchAttrSessionID       = "SessionId"
+	SearchAttrUserID          = "UserId"
+	SearchAttrToolName        = "ToolName"
 )
 
 // WorkflowID makes a turn readable in the Temporal UI and unique per turn.
@@ -140,6 +142,11 @@ type ToolFailureInput struct {
 	Call         ToolCall
 	MessageIndex int
 	Error        string
+}
+
+// InjectionSnapshotInput asks for the snapshot an injection turn's exercise can be reset to.
+type InjectionSnapshotInput struct {
+	Turn WorkRef
 }
 
 // TitleInput asks for a session title after a completed turn.

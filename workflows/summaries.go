@@ -74,7 +74,7 @@ func toolSummary(call ToolCall) string {
 }
 
 // targetKeys are the argument fields that name a node, device or link, in the tools' schemas.
-var targetKeys = []string{"node_ids", "node_id", "nodes", "name", "device_configs", "device_name", "node_a", "node_b", "links", "link_id", "link_ids"}
+var targetKeys = []string{"node_ids", "node_id", "nodes", "name", "device_configs", "device_name", "device_names", "job", "node_a", "node_b", "links", "link_id", "link_ids"}
 
 func callTargets(arguments string) []string {
 	var args map[string]any

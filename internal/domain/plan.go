@@ -12,6 +12,17 @@ type DevicePlan struct {
 	Tool   string       `json:"tool"`
 	Jobs   []DeviceJob  `json:"jobs"`
 	Failed []ResultItem `json:"failed,omitempty"`
+	// Undo is set on the plan of an undo: the job it takes back.
+	Undo *UndoOf `json:"undo,omitempty"`
+}
+
+// UndoOf names the configuration job an undo takes back, and for each device of the undo (by
+// its node id now) the node id the job knew it by: a restored snapshot gives nodes new ids.
+type UndoOf struct {
+	JobID string            `json:"job_id"`
+	Nodes map[string]string `json:"nodes"`
+	// Left are, by node id, the job's changes the undo's lines cannot take back, each saying why.
+	Left map[string][]string `json:"left,omitempty"`
 }
 
 // DeviceJob is what one device is asked to do within a tool call.

@@ -68,5 +68,7 @@ const (
 	ExerciseOpen    = "open"
 	ExerciseFixed   = "fixed"
 	ExerciseGivenUp = "given_up"
+	// ExerciseReset ended with the lab restored to the snapshot taken before the injection.
+	ExerciseReset   = "reset"
 	ExerciseExpired = "expired"
 )

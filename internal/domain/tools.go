@@ -6,6 +6,9 @@ const (
 	ShowCommandsTool   = "execute_multiple_device_commands"
 	ConfigCommandsTool = "execute_multiple_device_config_commands"
 	VPCSCommandsTool   = "execute_vpcs_commands"
+	// UndoConfigTool takes a configuration job back: a configuration job of its own, whose
+	// lines are computed from the job's reads before and after.
+	UndoConfigTool = "undo_device_config"
 
 	// The destructive lab tools lose state or take the lab apart.
 	DeleteNodeTool = "delete_gns3_node"
@@ -24,7 +27,7 @@ func IsDeviceTool(name string) bool {
 // IsConfigJobTool reports whether a device tool may change configuration, so that it runs as a
 // configuration job (a VPCS call that only pings finds out in its plan and asks nothing).
 func IsConfigJobTool(name string) bool {
-	return name == ConfigCommandsTool || name == VPCSCommandsTool
+	return name == ConfigCommandsTool || name == VPCSCommandsTool || name == UndoConfigTool
 }
 
 // IsDestructiveTool reports whether a tool is a destructive lab tool, which waits for a decision

@@ -383,14 +383,8 @@ func verifyUCI(line string, cfg []string) Verdict {
 // properties it gave (the export also lists computed ones, such as an address's network).
 func verifyRouterOS(line string, cfg []string) Verdict {
 	w := strings.Fields(line)
-	verb := -1
-	for i, x := range w {
-		if x == "add" || x == "set" {
-			verb = i
-			break
-		}
-	}
-	if verb < 1 || !strings.HasPrefix(w[0], "/") {
+	verb := routerOSVerb(w)
+	if verb < 1 {
 		return VerdictUnknown // a relative command ("add …" inside a menu) has no path to compare
 	}
 	path := strings.Join(w[:verb], " ")
@@ -416,6 +410,20 @@ func verifyRouterOS(line string, cfg []string) Verdict {
 		}
 	}
 	return VerdictNotTook
+}
+
+// routerOSVerb finds the add or set of a RouterOS line split into words, after its menu path;
+// -1 when the line has no path ("add …" typed inside a menu) or no such verb.
+func routerOSVerb(w []string) int {
+	if len(w) == 0 || !strings.HasPrefix(w[0], "/") {
+		return -1
+	}
+	for i, x := range w {
+		if x == "add" || x == "set" {
+			return i
+		}
+	}
+	return -1
 }
 
 // frrCanonical are FRR lines that vtysh stores exactly as they are typed in full: when such a

@@ -5,7 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sort"
 	"strings"
+
+	"github.com/gns3-copilot/gns3-copilot/internal/lab/gns3"
 )
 
 // RecordFaultTool is how the model of an injection turn reports what it broke. Its arguments
@@ -34,21 +37,39 @@ type InjectedFault struct {
 	// Scenario is the skills' scenario the fault was made from, "" when the model chose freely;
 	// its hints come first in the exercise.
 	Scenario string
+	// Link is set for a fault put on a link's conditions (set_gns3_link_conditions): it is
+	// repaired when the link has no conditions left. Device then names the link.
+	Link *FaultLink
 }
+
+// FaultLink is the link a fault was put on: its two nodes by name (ids change when a snapshot is
+// restored), its id when recorded, and its conditions in words.
+type FaultLink struct {
+	NodeA, NodeB string
+	LinkID       string
+	Conditions   string
+	// Kinds are the condition types set (GNS3's filter types, and "suspend"), sorted.
+	Kinds []string
+}
+
+// LinkName names a link by its nodes, as hints and records do.
+func LinkName(a, b string) string { return a + "–" + b }
 
 // FaultRecorder stores a fault for the turn the tool runs in; the caller (the worker's tool
 // activity) binds it to the turn and the tool call, so a retried call stores it once.
 type FaultRecorder func(ctx context.Context, f InjectedFault) error
 
 const recordFaultSchema = `{"type":"object","properties":{` +
-	`"device_name":{"type":"string","description":"The node you changed, by name or node_id."},` +
-	`"lines":{"type":"array","minItems":1,"maxItems":50,"items":{"type":"string"},"description":"The exact commands you sent to break it."},` +
+	`"device_name":{"type":"string","description":"A device fault: the node you changed, by name or node_id."},` +
+	`"lines":{"type":"array","minItems":1,"maxItems":50,"items":{"type":"string"},"description":"A device fault: the exact commands you sent to break it."},` +
+	`"link":{"type":"object","description":"A link fault (instead of device_name and lines): the link whose conditions you set with set_gns3_link_conditions.",` +
+	`"properties":{"node_a":{"type":"string"},"node_b":{"type":"string"},"link_id":{"type":"string"}},"additionalProperties":false},` +
 	`"description":{"type":"string","description":"One or two sentences for the teacher: what is broken and what the student will notice."},` +
-	`"verify_command":{"type":"string","description":"A read-only command (show/display, or show ip on VPCS) run on the device to check the repair."},` +
-	`"verify_expect":{"type":"string","description":"Text the command's output contains only once the fault is fixed, e.g. 10.0.0.1/24."},` +
+	`"verify_command":{"type":"string","description":"A device fault: a read-only command (show/display, or show ip on VPCS) run on the device to check the repair."},` +
+	`"verify_expect":{"type":"string","description":"A device fault: text the command's output contains only once the fault is fixed, e.g. 10.0.0.1/24."},` +
 	`"hints":{"type":"array","maxItems":5,"items":{"type":"string"},"description":"Hints from vague to nearly the answer (optional with a scenario, whose hints come first)."},` +
 	`"scenario":{"type":"string","description":"The id of the fault scenario you injected, when you chose one from the list in your instructions."}},` +
-	`"required":["device_name","lines","description","verify_command","verify_expect"],"additionalProperties":false}`
+	`"required":["description"],"additionalProperties":false}`
 
 type recordFaultTool struct{ spec }
 
@@ -56,8 +77,10 @@ func newRecordFaultTool() Runner {
 	return &recordFaultTool{spec{
 		name: RecordFaultTool,
 		description: "Record a fault you injected, for the exercise: the device, the lines you sent, a description for the teacher, " +
-			"how to verify the repair (a read-only command and text its output contains once fixed) and escalating hints. " +
-			"Call it once per fault, after the device tools applied it. The student never sees this record.",
+			"how to verify the repair (a read-only command and text its output contains once fixed) and escalating hints; " +
+			"or, for conditions you put on a link, the link instead of the device, lines and verification (the check then " +
+			"verifies the link's conditions are cleared). Call it once per fault, after the tools applied it. The student " +
+			"never sees this record.",
 		schema: recordFaultSchema,
 		modes:  injectionOnly,
 	}}
@@ -73,6 +96,7 @@ func (rt *recordFaultTool) Run(ctx context.Context, env Env, raw json.RawMessage
 	var a struct {
 		DeviceName    string   `json:"device_name"`
 		Lines         []string `json:"lines"`
+		Link          *linkRef `json:"link"`
 		Description   string   `json:"description"`
 		VerifyCommand string   `json:"verify_command"`
 		VerifyExpect  string   `json:"verify_expect"`
@@ -82,12 +106,15 @@ func (rt *recordFaultTool) Run(ctx context.Context, env Env, raw json.RawMessage
 	if err := decodeArgs(raw, &a); err != nil {
 		return failWith(err)
 	}
-	f, err := checkFault(a.DeviceName, a.Lines, a.Description, a.VerifyCommand, a.VerifyExpect, a.Hints, strings.TrimSpace(a.Scenario))
-	if err != nil {
-		return Failure("%v", err)
-	}
 	if env.RecordFault == nil {
 		return Failure("%v", ErrNoFaultRecorder)
+	}
+	if a.Link != nil {
+		return rt.recordLink(ctx, env, a.Link, a.DeviceName, a.Lines, a.VerifyCommand, a.VerifyExpect, a.Description, a.Hints, a.Scenario)
+	}
+	f, err := checkFault(a.DeviceName, a.Lines, a.Description, a.VerifyCommand, a.VerifyExpect, a.Hints, a.Scenario)
+	if err != nil {
+		return Failure("%v", err)
 	}
 	topo, err := loadTopology(ctx, env)
 	if err != nil {
@@ -107,12 +134,76 @@ func (rt *recordFaultTool) Run(ctx context.Context, env Env, raw json.RawMessage
 	return Collect([]Item{ok(n.NodeID, n.Name, "fault recorded for the exercise")})
 }
 
+// recordLink records conditions put on a link: the link must have some, and the record names
+// it by its nodes. A link fault has no device, lines or verification of its own.
+func (rt *recordFaultTool) recordLink(ctx context.Context, env Env, ref *linkRef, device string, lines []string, cmd, expect, desc string, hints []string, scenario string) Result {
+	if device != "" || len(lines) > 0 || cmd != "" || expect != "" {
+		return Failure("a link fault gives link only: leave device_name, lines, verify_command and verify_expect out (the check verifies the link's conditions are cleared)")
+	}
+	if ref.LinkID == "" && (ref.NodeA == "" || ref.NodeB == "") {
+		return Failure("link must give link_id, or node_a and node_b")
+	}
+	f, problems := faultTexts(desc, hints, scenario)
+	if len(problems) > 0 {
+		return Failure("%s", strings.Join(problems, "; "))
+	}
+	topo, err := loadTopology(ctx, env)
+	if err != nil {
+		return Failure("could not read the project: %v", explain(err))
+	}
+	l, err := topo.resolveLink(*ref)
+	if err != nil {
+		return Failure("%v", err)
+	}
+	if fresh, err := env.GNS3.GetLink(ctx, env.ProjectID, l.LinkID); err == nil {
+		l = fresh // the live copy may not have heard of the conditions yet
+	}
+	cond := ConditionText(l)
+	if cond == "" {
+		return Failure("link %s has no conditions: set them with set_gns3_link_conditions first, then record the fault", topo.linkLine(l))
+	}
+	a, b := topo.nodeName(l.Nodes[0].NodeID), topo.nodeName(l.Nodes[1].NodeID)
+	f.Device = LinkName(a, b)
+	f.Link = &FaultLink{NodeA: a, NodeB: b, LinkID: l.LinkID, Conditions: cond, Kinds: conditionKinds(l)}
+	if err := env.RecordFault(ctx, f); err != nil {
+		return Failure("the fault could not be recorded: %v", err)
+	}
+	return Collect([]Item{ok(l.LinkID, f.Device, "link fault recorded for the exercise")})
+}
+
+func conditionKinds(l *gns3.Link) []string {
+	var kinds []string
+	for k, v := range l.Filters {
+		if len(v) > 0 {
+			kinds = append(kinds, k)
+		}
+	}
+	if l.Suspend {
+		kinds = append(kinds, "suspend")
+	}
+	sort.Strings(kinds)
+	return kinds
+}
+
+// LinkConditions reads the conditions of the link between two nodes, found by their names (a
+// restored snapshot gives links new ids): "" when it has none.
+func LinkConditions(ctx context.Context, env Env, nodeA, nodeB string) (string, error) {
+	topo, err := readTopology(ctx, env.GNS3, env.ProjectID)
+	if err != nil {
+		return "", fmt.Errorf("could not read the project: %w", explain(err))
+	}
+	l, err := topo.resolveLink(linkRef{NodeA: nodeA, NodeB: nodeB})
+	if err != nil {
+		return "", err
+	}
+	return ConditionText(l), nil
+}
+
 func checkFault(device string, lines []string, desc, cmd, expect string, hints []string, scenario string) (InjectedFault, error) {
-	f := InjectedFault{Device: strings.TrimSpace(device), Description: strings.TrimSpace(desc),
-		VerifyCommand: strings.TrimSpace(cmd), VerifyExpect: strings.TrimSpace(expect), Scenario: scenario}
-	var problems []string
+	f, problems := faultTexts(desc, hints, scenario)
+	f.Device, f.VerifyCommand, f.VerifyExpect = strings.TrimSpace(device), strings.TrimSpace(cmd), strings.TrimSpace(expect)
 	if f.Device == "" {
-		problems = append(problems, "device_name is empty")
+		problems = append([]string{"device_name is empty (or give link, for a link fault)"}, problems...)
 	}
 	for _, l := range lines {
 		if l = strings.TrimSpace(l); l != "" {
@@ -122,14 +213,25 @@ func checkFault(device string, lines []string, desc, cmd, expect string, hints [
 	if len(f.Lines) == 0 || len(f.Lines) > maxFaultLines {
 		problems = append(problems, fmt.Sprintf("lines must hold 1 to %d commands", maxFaultLines))
 	}
-	if f.Description == "" || len(f.Description) > maxFaultText {
-		problems = append(problems, fmt.Sprintf("description must be 1 to %d characters", maxFaultText))
-	}
 	if f.VerifyCommand == "" || strings.ContainsAny(f.VerifyCommand, "\r\n") || len(f.VerifyCommand) > maxCommandLength {
 		problems = append(problems, "verify_command must be one command on one line")
 	}
 	if f.VerifyExpect == "" || len(f.VerifyExpect) > maxFaultExpect {
 		problems = append(problems, fmt.Sprintf("verify_expect must be 1 to %d characters", maxFaultExpect))
+	}
+	if len(problems) > 0 {
+		return f, errors.New(strings.Join(problems, "; "))
+	}
+	return f, nil
+}
+
+// faultTexts checks what every fault record has, device or link: the teacher's description
+// and the hints, which a fault made from a skills scenario may leave to the scenario's.
+func faultTexts(desc string, hints []string, scenario string) (InjectedFault, []string) {
+	f := InjectedFault{Description: strings.TrimSpace(desc), Scenario: strings.TrimSpace(scenario)}
+	var problems []string
+	if f.Description == "" || len(f.Description) > maxFaultText {
+		problems = append(problems, fmt.Sprintf("description must be 1 to %d characters", maxFaultText))
 	}
 	for _, h := range hints {
 		if h = strings.TrimSpace(h); h != "" && len(h) <= maxFaultText {
@@ -139,8 +241,5 @@ func checkFault(device string, lines []string, desc, cmd, expect string, hints [
 	if (len(f.Hints) == 0 && f.Scenario == "") || len(f.Hints) > maxFaultHints {
 		problems = append(problems, fmt.Sprintf("hints must hold 1 to %d hints of at most %d characters (none are needed with a scenario)", maxFaultHints, maxFaultText))
 	}
-	if len(problems) > 0 {
-		return f, errors.New(strings.Join(problems, "; "))
-	}
-	return f, nil
+	return f, problems
 }

@@ -24,8 +24,9 @@ func LabTools() []Tool {
 	}
 }
 
-// DeviceTools returns the tools that run commands on the devices' consoles.
-func DeviceTools() []Tool { return newDeviceTools() }
+// DeviceTools returns the tools that run commands on the devices' consoles, and the undo of a
+// configuration job.
+func DeviceTools() []Tool { return append(newDeviceTools(), newUndoTool()) }
 
 // AllTools is every tool the copilot offers.
 func AllTools() []Tool { return append(append(LabTools(), DeviceTools()...), ExerciseTools()...) }

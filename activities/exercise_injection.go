@@ -1,0 +1,246 @@
+package activities
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/gns3-copilot/gns3-copilot/internal/domain"
+	"github.com/gns3-copilot/gns3-copilot/internal/lab/gns3"
+	"github.com/gns3-copilot/gns3-copilot/internal/lab/tools"
+	"github.com/gns3-copilot/gns3-copilot/internal/relay"
+	"github.com/gns3-copilot/gns3-copilot/models"
+	"github.com/gns3-copilot/gns3-copilot/workflows"
+)
+
+// An injection turn, beyond its model and tools: the snapshot it takes first, the number of
+// faults it must record and the faults it must not repeat (both told to the model and held by
+// record_injected_fault), and, at its end, what it recorded against what was asked.
+
+// SnapshotBeforeInjection saves the lab before the injection turn changes anything, with the
+// user's own credential, and records the snapshot on the turn's plan (and so on its exercise).
+// A retry finds the snapshot an earlier attempt took, by the plan or by its name.
+func (a *Activities) SnapshotBeforeInjection(ctx context.Context, in workflows.InjectionSnapshotInput) error {
+	ref := in.Turn
+	plan, err := a.Exercises.Plan(ctx, ref.TurnID)
+	if errors.Is(err, models.ErrNotFound) {
+		// Started by an API that stored no plan: one fault, as injections were.
+		plan = &models.InjectionPlan{TurnID: ref.TurnID, SessionID: ref.SessionID, ProjectID: ref.ProjectID, UserID: ref.UserID, Requested: 1}
+		err = a.Exercises.PlanInjection(ctx, plan)
+	}
+	if err != nil {
+		return fmt.Errorf("loading the injection's plan: %w", err)
+	}
+	if plan.SnapshotID != "" {
+		return nil
+	}
+	token, err := a.Credentials.Get(ctx, ref.TurnID)
+	if err != nil {
+		return credentialsError(err)
+	}
+	turn, err := a.Repo.Turn(ctx, ref.TurnID)
+	if err != nil {
+		return fmt.Errorf("loading the turn: %w", err)
+	}
+	stop := keepAlive(ctx, 2*time.Second)
+	defer stop()
+	client := a.GNS3.WithToken(token)
+	name := fmt.Sprintf("exercise-%s-%d-start", shortSession(ref.SessionID), turn.Seq)
+	snap, err := client.CreateSnapshot(ctx, ref.ProjectID, name)
+	if errors.Is(err, gns3.ErrConflict) {
+		snap, err = snapshotNamed(ctx, client, ref.ProjectID, name)
+	}
+	if err != nil {
+		if gns3.Retryable(err) {
+			return fmt.Errorf("saving the lab: %w", err)
+		}
+		return temporal.NewNonRetryableApplicationError("GNS3 refused the snapshot: "+err.Error(), "SnapshotRefused", err)
+	}
+	return a.Exercises.SetSnapshot(ctx, ref.TurnID, snap.SnapshotID, snap.Name, snap.Created())
+}
+
+// snapshotNamed finds the snapshot an earlier attempt took under name.
+func snapshotNamed(ctx context.Context, c *gns3.Client, projectID, name string) (*gns3.Snapshot, error) {
+	list, err := c.ListSnapshots(ctx, projectID)
+	if err != nil {
+		return nil, err
+	}
+	for i := range list {
+		if list[i].Name == name {
+			return &list[i], nil
+		}
+	}
+	return nil, fmt.Errorf("a snapshot named %q exists, yet it is not listed", name)
+}
+
+func shortSession(id string) string {
+	if len(id) > 8 {
+		return id[:8]
+	}
+	return id
+}
+
+// injectionBrief tells the model of an injection turn how many faults to inject and which
+// faults this user already had on this project, which it must not inject again.
+func (a *Activities) injectionBrief(ctx context.Context, ref workflows.WorkRef) string {
+	requested := 1
+	if plan, err := a.Exercises.Plan(ctx, ref.TurnID); err == nil && plan.Requested > 0 {
+		requested = plan.Requested
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "\n\n## This exercise\n\nInject exactly %s, each on a different device or link where the lab allows, "+
+		"and record every one with record_injected_fault before you answer: a fault that is not recorded does not count, "+
+		"and a record beyond %d is refused.\n", plural(requested, "fault"), requested)
+	past, err := a.pastFaults(ctx, ref)
+	if err != nil {
+		a.logger(ctx).Warn("listing the user's past faults", "error", err)
+	}
+	if len(past) == 0 {
+		return b.String()
+	}
+	b.WriteString("\nFaults this student already had in this project (do not inject any of them again; a repeat is refused):\n")
+	if len(past) > maxPastFaultsShown {
+		past = past[len(past)-maxPastFaultsShown:]
+	}
+	for _, f := range past {
+		fmt.Fprintf(&b, "- %s\n", describeFault(f.InjectedFault))
+	}
+	return b.String()
+}
+
+// maxPastFaultsShown bounds the list of past faults in the prompt to the most recent.
+const maxPastFaultsShown = 20
+
+// describeFault says what a fault was, for the model and the teacher.
+func describeFault(f models.InjectedFault) string {
+	if f.IsLink() {
+		return fmt.Sprintf("the link %s: %s (%s)", f.Device, f.Conditions, f.Description)
+	}
+	return fmt.Sprintf("%s: %s (%s)", f.Device, strings.Join(f.LinesList(), " / "), f.Description)
+}
+
+// pastFaults are the faults of the user's other exercises on the project.
+func (a *Activities) pastFaults(ctx context.Context, ref workflows.WorkRef) ([]models.PastFault, error) {
+	turn, err := a.Repo.Turn(ctx, ref.TurnID)
+	if err != nil {
+		return nil, err
+	}
+	return a.Exercises.PastFaults(ctx, ref.ProjectID, ref.UserID, models.ExerciseID(ref.SessionID, turn.Seq))
+}
+
+// faultSignature is what makes two faults the same: the device and its lines, or the link and
+// the kinds of its conditions, whatever the case and order.
+func faultSignature(f models.InjectedFault) string {
+	if f.IsLink() {
+		nodes := f.LinkNodeList()
+		for i := range nodes {
+			nodes[i] = strings.ToLower(nodes[i])
+		}
+		sort.Strings(nodes)
+		kinds := f.ConditionKindList()
+		sort.Strings(kinds)
+		return "link|" + strings.Join(nodes, "|") + "|" + strings.Join(kinds, ",")
+	}
+	lines := f.LinesList()
+	for i := range lines {
+		lines[i] = strings.ToLower(strings.Join(strings.Fields(lines[i]), " "))
+	}
+	sort.Strings(lines)
+	return "device|" + strings.ToLower(f.Device) + "|" + strings.Join(lines, "\n")
+}
+
+// admitFault refuses a fault the turn must not record: one more than asked, or one the user
+// already had on this project. A retried record of the same call is admitted (it is kept once).
+func (a *Activities) admitFault(ctx context.Context, ref workflows.WorkRef, ex *models.Exercise, rec *models.InjectedFault, requested int) error {
+	have, err := a.Exercises.Faults(ctx, ex.ID)
+	if err != nil {
+		return fmt.Errorf("loading the exercise's faults: %w", err)
+	}
+	if slices.ContainsFunc(have, func(f models.InjectedFault) bool { return f.ToolCallID == rec.ToolCallID }) {
+		return nil
+	}
+	if len(have) >= requested {
+		return fmt.Errorf("the exercise asked for %s and %d %s recorded: do not inject more; answer the student", plural(requested, "fault"),
+			len(have), map[bool]string{true: "is", false: "are"}[len(have) == 1])
+	}
+	past, err := a.Exercises.PastFaults(ctx, ref.ProjectID, ref.UserID, ex.ID)
+	if err != nil {
+		return fmt.Errorf("loading the user's past faults: %w", err)
+	}
+	sig := faultSignature(*rec)
+	for _, p := range append(have, pastOnly(past)...) {
+		if faultSignature(p) == sig || (rec.Scenario != "" && p.Scenario == rec.Scenario) {
+			return fmt.Errorf("this student already had this fault in this project (%s); undo it on the device and inject a different one", describeFault(p))
+		}
+	}
+	return nil
+}
+
+func pastOnly(past []models.PastFault) []models.InjectedFault {
+	out := make([]models.InjectedFault, len(past))
+	for i, p := range past {
+		out[i] = p.InjectedFault
+	}
+	return out
+}
+
+// injectionOutcome tells the student, at the end of an injection turn, how many faults were
+// injected against how many were asked for, and keeps the same words on the exercise. A turn
+// started without a plan says nothing more.
+func (a *Activities) injectionOutcome(ctx context.Context, ref workflows.WorkRef) {
+	plan, err := a.Exercises.Plan(ctx, ref.TurnID)
+	if err != nil || plan.Requested <= 0 {
+		return
+	}
+	injected := 0
+	ex, err := a.Exercises.ByTurn(ctx, ref.TurnID)
+	if err == nil {
+		injected = ex.Faults
+	}
+	note := countNote(plan.Requested, injected)
+	if ex != nil && injected < plan.Requested {
+		if err := a.Exercises.SetNote(ctx, ex.ID, note); err != nil {
+			a.logger(ctx).Warn("storing the exercise's note", "error", err)
+		}
+	}
+	a.publish(ctx, ref.TurnID, relay.Payload{Type: relay.TypeContent, SessionID: ref.SessionID, Content: "\n\n" + note})
+}
+
+// countNote says plainly how many faults an injection recorded against the number asked for.
+func countNote(requested, injected int) string {
+	switch {
+	case injected == 0:
+		return fmt.Sprintf("No fault was injected (%s asked for): there is nothing to find. Ask for an injection again.", plural(requested, "fault"))
+	case injected < requested:
+		verb := "were"
+		if injected == 1 {
+			verb = "was"
+		}
+		return fmt.Sprintf("Only %d of the %d faults asked for %s injected: the exercise has %s.", injected, requested, verb, plural(injected, "fault"))
+	case requested == 1:
+		return "One fault was injected, as asked."
+	}
+	return fmt.Sprintf("%d faults were injected, as asked.", injected)
+}
+
+// linkFixed checks a link fault: its link, found by its nodes' names, has no conditions left.
+func linkFixed(ctx context.Context, env tools.Env, f models.InjectedFault) (bool, string, error) {
+	nodes := f.LinkNodeList()
+	if len(nodes) != 2 {
+		return false, "", fmt.Errorf("the fault names no link")
+	}
+	cond, err := tools.LinkConditions(ctx, env, nodes[0], nodes[1])
+	if err != nil {
+		return false, "", err
+	}
+	return cond == "", cond, nil
+}
+
+// isInjectionMode reports whether a turn injects faults.
+func isInjectionMode(mode string) bool { return mode == domain.ModeTroubleshootingInjection }
