@@ -182,7 +182,8 @@ func TestProjectCheckReadsTheLiveCopy(t *testing.T) {
 	require.Equal(t, "topology_snapshot", s.next(t).event)
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		if _, fresh := r.hub.Topology(context.Background(), r.pid); fresh {
+		// Connected: the live copy's own first read is done too, so no read of it comes later.
+		if _, fresh := r.hub.Topology(context.Background(), r.pid); fresh && r.hub.Stats().Connected == 1 {
 			break
 		}
 		require.True(t, time.Now().Before(deadline), "the live copy never became current")
