@@ -3,6 +3,8 @@ package e2e
 import (
 	"encoding/json"
 	"net/http"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -239,4 +241,47 @@ func TestUndoTakesAnFRRJobBackOnRealRouters(t *testing.T) {
 		require.Empty(t, added, "%s:\n%s", lab.Routers[i].Name, after)
 		require.Empty(t, removed, "%s:\n%s", lab.Routers[i].Name, after)
 	}
+}
+
+// The undo on a real Linux host (bash in a network namespace, a Docker node to the copilot):
+// a job adds an address and a route; its undo deletes both, route first, and the host's
+// addresses and routes, read on the host itself, are what they were.
+func TestUndoTakesALinuxHostJobBack(t *testing.T) {
+	lab := frrlab.Start(t, frrlab.Options{Routers: 1, Hosts: 1})
+	h := lab.Hosts[0]
+	env := e2eenv.Start(t, e2eenv.Options{Mode: "lab_automation_assistant", Approval: "changes"})
+	env.LLM.SetHandler(titleReplies("Linux undo"))
+	tpl := env.GNS3.AddTemplate("", "Debian", "docker", "host{0}", []fakegns3.Port{{Name: "eth0", ShortName: "eth0", LinkType: "ethernet"}})
+	n := env.GNS3.AddNode(env.ProjectID, fakegns3.NodeSpec{Template: tpl, Name: "host1", Status: "started"})
+	_, p, _ := strings.Cut(h.Addr(), ":")
+	port, err := strconv.Atoi(p)
+	require.NoError(t, err)
+	env.GNS3.SetConsole(n.ID, "127.0.0.1", port)
+	state := func() string {
+		out, err := h.Shell("ip -br addr show dev eth0; ip route")
+		require.NoError(t, err)
+		return out
+	}
+	before := state()
+
+	env.LLM.Enqueue(
+		fakeopenai.Calls(fakeopenai.ToolCall{ID: "c_cfg", Name: "execute_multiple_device_config_commands",
+			Arguments: `{"device_configs": [{"device_name": "host1", "commands": ["ip address add 10.5.0.10/24 dev eth0", "ip route add 10.50.0.0/16 via 10.5.0.1"]}]}`}),
+		fakeopenai.Calls(undoCall("c_undo", `{}`)),
+		fakeopenai.Text("host1 is back as it was."),
+	)
+	s := env.OpenStream(http.MethodPost, env.ChatPath("/stream"), map[string]any{"message": "address host1, then undo it", "approval_cards": true}, "")
+	seen, sessionID, a, lines := approveJobThenAskUndo(t, env, s)
+	require.Equal(t, []string{"ip route del 10.50.0.0/16 via 10.5.0.1 dev eth0", "ip address del 10.5.0.10/24 dev eth0"}, lines)
+	require.Contains(t, state(), "10.50.0.0/16", "nothing is undone before the decision")
+	decide(t, env, sessionID, a.ApprovalID, "approve", "")
+	rest := s.UntilDone(t, true)
+	require.Equal(t, "completed", rest[len(rest)-1].Data["status"])
+
+	ends := deviceToolEnds(t, append(seen, rest...))
+	require.Len(t, ends, 2)
+	require.True(t, ends[1].Success, "%+v", ends[1])
+	_, res, _ := itemByName(t, ends[1], "host1")
+	require.Contains(t, res, "the read-back equals it")
+	require.Equal(t, before, state())
 }

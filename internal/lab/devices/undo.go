@@ -13,7 +13,8 @@ import (
 // the one it found (read before it). Each platform says how its configuration is taken back:
 // IOS-like and FRR negate with "no" inside the section a line belongs to, Huawei with "undo",
 // Junos and VyOS delete what "set" added, RouterOS removes what "add" added, OpenWrt deletes and
-// sets uci keys, VPCS sets its address and name again.
+// sets uci keys, VPCS sets its address and name again, a Linux host adds and deletes its
+// addresses and routes.
 
 // UndoPlan is how a device's configuration goes back.
 type UndoPlan struct {
@@ -42,6 +43,7 @@ var undoers = map[string]undoer{
 	"vyos":              setUndo{},
 	"mikrotik_routeros": routerOSUndo{},
 	"openwrt":           uciUndo{},
+	"linux":             shellUndo{},
 }
 
 // Undoable reports whether a job on this platform can be undone.

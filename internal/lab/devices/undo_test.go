@@ -197,14 +197,53 @@ func TestVPCSUndoSetsAddressGatewayDNSAndName(t *testing.T) {
 }
 
 func TestUndoNeedsAReadBack(t *testing.T) {
-	p, err := ProfileByName("linux")
-	require.NoError(t, err)
-	require.False(t, p.Undoable())
-	_, err = p.UndoLines("a", "b")
-	require.ErrorIs(t, err, ErrNoUndo)
 	for _, p := range Profiles() {
-		if p.ConfigCommand() != "" {
-			require.True(t, p.Undoable(), "%s reads its configuration back, so its jobs can be undone", p.Name)
-		}
+		require.True(t, p.ConfigCommand() != "" && p.Undoable(), "%s reads its configuration back, so its jobs can be undone", p.Name)
 	}
+	_, err := (&Profile{Name: "unknown"}).UndoLines("a", "b")
+	require.ErrorIs(t, err, ErrNoUndo, "a platform without an undoer")
+}
+
+// A Linux host's job is taken back with ip commands, from its address listing and route table
+// (as iproute2's brief listing and BusyBox's one-line one print them): what the job added goes
+// first, then what it removed comes back, addresses before the routes through them; the
+// kernel's own routes and link-local addresses follow by themselves.
+func TestLinuxUndoPutsBackAddressesAndRoutes(t *testing.T) {
+	before := "lo               UNKNOWN        127.0.0.1/8 ::1/128\n" +
+		"eth0@if12        UP             10.0.0.10/24 fe80::a8c1:abff:fe4e:1/64\n" +
+		"eth1@if14        DOWN           \n" +
+		"default via 10.0.0.1 dev eth0\n" +
+		"10.0.0.0/24 dev eth0 proto kernel scope link src 10.0.0.10\n" +
+		"192.168.5.0/24 via 10.0.0.2 dev eth0 metric 20\n"
+	after := "lo               UNKNOWN        127.0.0.1/8 ::1/128\n" +
+		"eth0@if12        UP             10.0.0.11/24 fe80::a8c1:abff:fe4e:1/64\n" +
+		"eth1@if14        UP             172.16.0.1/30\n" +
+		"default via 10.0.0.254 dev eth0\n" +
+		"10.0.0.0/24 dev eth0 proto kernel scope link src 10.0.0.11\n" +
+		"172.16.0.0/30 dev eth1 proto kernel scope link src 172.16.0.1\n"
+	u := undoOf(t, "linux", before, after)
+	require.Equal(t, []string{
+		"ip route del default via 10.0.0.254 dev eth0",
+		"ip address del 10.0.0.11/24 dev eth0",
+		"ip address del 172.16.0.1/30 dev eth1",
+		"ip link set dev eth1 down",
+		"ip address add 10.0.0.10/24 dev eth0",
+		"ip route add default via 10.0.0.1 dev eth0",
+		"ip route add 192.168.5.0/24 via 10.0.0.2 dev eth0 metric 20",
+	}, u.Lines)
+	require.Empty(t, u.Left)
+
+	// BusyBox's listing has no link state; an interface the host lost is said, not written.
+	busyBefore := "1: lo    inet 127.0.0.1/8 scope host lo\n" +
+		"5: eth0    inet 10.0.0.10/24 brd 10.0.0.255 scope global eth0\n" +
+		"7: eth9    inet 10.9.0.1/24 scope global eth9\n"
+	busyAfter := "1: lo    inet 127.0.0.1/8 scope host lo\n" +
+		"5: eth0    inet 10.0.0.10/24 brd 10.0.0.255 scope global eth0\n" +
+		"5: eth0    inet 10.0.0.99/24 scope global secondary eth0\n"
+	u = undoOf(t, "linux", busyBefore, busyAfter)
+	require.Equal(t, []string{"ip address del 10.0.0.99/24 dev eth0"}, u.Lines)
+	require.Equal(t, []string{"address 10.9.0.1/24 was on eth9, which the host no longer has"}, u.Left)
+
+	// Nothing changed: nothing to send.
+	require.Empty(t, undoOf(t, "linux", before, before).Lines)
 }
