@@ -216,6 +216,9 @@ type jobRecordView struct {
 	Error      string  `json:"error,omitempty"`
 	Reason     string  `json:"reason,omitempty"`
 	SentAt     *string `json:"sent_at"`
+	// HostKey is the fingerprint of the SSH console's host key the record went through: GNS3
+	// makes a new key at every node start, so the audit says which one each line reached.
+	HostKey string `json:"host_key,omitempty"`
 }
 
 func recordKind(seq int) string {
@@ -284,7 +287,7 @@ func (h *approvalAPI) configJobs(c *gin.Context) {
 		}
 		for _, r := range records[models.CallRef{TurnID: j.TurnID, CallID: j.ToolCallID}] {
 			rv := jobRecordView{NodeID: r.NodeID, DeviceName: r.DeviceName, Origin: r.Origin, Kind: recordKind(r.Seq), Seq: r.Seq, Command: r.Command,
-				Status: r.Status, Output: r.Output, Error: r.Error, Reason: r.Reason}
+				Status: r.Status, Output: r.Output, Error: r.Error, Reason: r.Reason, HostKey: r.HostKey}
 			if r.SentAt != nil {
 				t := isoTime(*r.SentAt)
 				rv.SentAt = &t

@@ -524,6 +524,15 @@ func (s *Server) SetConsole(nodeID, host string, port int) {
 	s.emitNode(p, n, "node.updated")
 }
 
+// SetConsoleType sets a node's console type ("telnet", "ssh" as GNS3 3.1 offers, "vnc", "none"…).
+func (s *Server) SetConsoleType(nodeID, consoleType string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p, n := s.mustNode(nodeID)
+	n.consoleType = consoleType
+	s.emitNode(p, n, "node.updated")
+}
+
 // SetStatus sets a node's status directly.
 func (s *Server) SetStatus(nodeID, status string) {
 	s.mu.Lock()
