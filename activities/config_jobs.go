@@ -88,86 +88,115 @@ type DeviceChange struct {
 // the device partial_success). A job that sent nothing says why. The result is stored as the
 // tool's answer and the job's summary.
 func (a *Activities) FinishConfigJob(ctx context.Context, in workflows.FinishConfigJobInput) (workflows.FinishConfigJobResult, error) {
-	plan := in.Plan
-	var res tools.Result
-	var changes []DeviceChange
-	var status string
-	var waited map[string][]WaitReport
+	var out jobOutcome
 	if !in.Applied {
-		msg := workflows.RejectionMessage(in.Approval)
-		status = map[string]string{domain.ApprovalExpired: domain.JobExpired, domain.ApprovalRejected: domain.JobRejected}[in.Approval.Status]
-		if msg == "" || (in.Approval.Status == domain.ApprovalRejected && in.Approval.Comment == workflows.CommentTurnAborted) {
-			msg, status = "Nothing was sent: the turn was cancelled before the change was approved.", domain.JobCancelled
-		}
-		items := append([]tools.Item(nil), plan.Failed...)
-		for _, job := range plan.Jobs {
-			items = append(items, tools.Item{ID: job.NodeID, Name: job.Name, Status: tools.StatusFailed, Error: msg})
-			changes = append(changes, DeviceChange{NodeID: job.NodeID, Name: job.Name, Status: tools.StatusFailed, Error: msg})
-		}
-		res = tools.Collect(items)
-		res.Error = msg
+		out = notApplied(in)
 	} else {
-		recs, err := a.DeviceRecords.Commands(ctx, in.Turn.TurnID, in.Call.ID, "")
-		if err != nil {
-			return workflows.FinishConfigJobResult{}, fmt.Errorf("loading device records: %w", err)
-		}
-		byNode := map[string][]models.DeviceCommand{}
-		for _, r := range recs {
-			byNode[r.NodeID] = append(byNode[r.NodeID], r)
-		}
-		outcomes := planOutcomes(plan, byNode, in.Errors)
-		res = tools.DeviceResult(plan, outcomes)
-		byID := map[string]int{}
-		for i, it := range res.Data {
-			byID[it.ID] = i
-		}
-		for k, job := range plan.Jobs {
-			i, ok := byID[job.NodeID]
-			if !ok {
-				continue
-			}
-			ch := compareReads(job, outcomes[k], byNode[job.NodeID], in.ReadErrors)
-			annotate(&res.Data[i], ch)
-			ch.Status, ch.Error = res.Data[i].Status, res.Data[i].Error
-			changes = append(changes, ch)
-		}
-		waited = reportWaits(res.Data, plan, in.Waits, byNode)
-		if err := a.judgeUndo(ctx, plan, res.Data, changes, byNode); err != nil {
+		var err error
+		if out, err = a.applied(ctx, in); err != nil {
 			return workflows.FinishConfigJobResult{}, err
 		}
-		res = tools.Collect(res.Data)
-		switch {
-		case res.Failed == 0:
-			status = domain.JobCompleted
-		case res.Successful == 0 && !anyPartial(res.Data):
-			status = domain.JobFailed
-		default:
-			status = domain.JobPartial
-		}
 	}
-	res.Metadata = map[string]any{"tool_name": in.Call.Name, "version": tools.FormatVersion, "config_job_id": in.JobID,
-		"config_job_status": status, "changes": changes}
-	if waited != nil {
-		res.Metadata["wait_for"] = waited
-	}
-	if plan.Undo != nil {
-		res.Metadata["undo_of"] = plan.Undo.JobID
-	}
-	if in.Approval.ApprovalID != "" {
-		res.Metadata["approval"] = map[string]any{"approval_id": in.Approval.ApprovalID, "status": in.Approval.Status,
-			"decided_by": in.Approval.DecidedBy, "comment": in.Approval.Comment}
-	}
-	summary, _ := json.Marshal(changes)
+	out.describe(in)
+	summary, _ := json.Marshal(out.changes)
 	now := time.Now().UTC()
-	row := configJobRow(in.JobID, in.Turn, in.Call, in.Approval.ApprovalID, status, len(in.Plan.Jobs))
+	row := configJobRow(in.JobID, in.Turn, in.Call, in.Approval.ApprovalID, out.status, len(in.Plan.Jobs))
 	row.Summary, row.FinishedAt = string(summary), &now
 	if err := a.ConfigJobs.Save(ctx, row); err != nil {
 		return workflows.FinishConfigJobResult{}, fmt.Errorf("storing the job: %w", err)
 	}
-	if err := a.storeToolResult(ctx, in.Turn, in.Call, in.MessageIndex, res); err != nil {
+	if err := a.storeToolResult(ctx, in.Turn, in.Call, in.MessageIndex, out.res); err != nil {
 		return workflows.FinishConfigJobResult{}, err
 	}
-	return workflows.FinishConfigJobResult{Status: status}, nil
+	return workflows.FinishConfigJobResult{Status: out.status}, nil
+}
+
+// jobOutcome is what a finished job reports: its tool result, each device's change, the job's
+// status and the devices' wait_for outcomes.
+type jobOutcome struct {
+	res     tools.Result
+	changes []DeviceChange
+	status  string
+	waited  map[string][]WaitReport
+}
+
+// notApplied is the outcome of a job that sent nothing: rejected, expired or cancelled before
+// its decision, every device failed with the reason.
+func notApplied(in workflows.FinishConfigJobInput) jobOutcome {
+	msg := workflows.RejectionMessage(in.Approval)
+	out := jobOutcome{status: map[string]string{domain.ApprovalExpired: domain.JobExpired, domain.ApprovalRejected: domain.JobRejected}[in.Approval.Status]}
+	if msg == "" || (in.Approval.Status == domain.ApprovalRejected && in.Approval.Comment == workflows.CommentTurnAborted) {
+		msg, out.status = "Nothing was sent: the turn was cancelled before the change was approved.", domain.JobCancelled
+	}
+	items := append([]tools.Item(nil), in.Plan.Failed...)
+	for _, job := range in.Plan.Jobs {
+		items = append(items, tools.Item{ID: job.NodeID, Name: job.Name, Status: tools.StatusFailed, Error: msg})
+		out.changes = append(out.changes, DeviceChange{NodeID: job.NodeID, Name: job.Name, Status: tools.StatusFailed, Error: msg})
+	}
+	out.res = tools.Collect(items)
+	out.res.Error = msg
+	return out
+}
+
+// applied is the outcome of a job that was sent, from its device records: each device's lines,
+// the diff of its reads, its wait_for checks and, on an undo, whether it is back.
+func (a *Activities) applied(ctx context.Context, in workflows.FinishConfigJobInput) (jobOutcome, error) {
+	plan := in.Plan
+	recs, err := a.DeviceRecords.Commands(ctx, in.Turn.TurnID, in.Call.ID, "")
+	if err != nil {
+		return jobOutcome{}, fmt.Errorf("loading device records: %w", err)
+	}
+	byNode := map[string][]models.DeviceCommand{}
+	for _, r := range recs {
+		byNode[r.NodeID] = append(byNode[r.NodeID], r)
+	}
+	outcomes := planOutcomes(plan, byNode, in.Errors)
+	out := jobOutcome{res: tools.DeviceResult(plan, outcomes)}
+	byID := map[string]int{}
+	for i, it := range out.res.Data {
+		byID[it.ID] = i
+	}
+	for k, job := range plan.Jobs {
+		i, ok := byID[job.NodeID]
+		if !ok {
+			continue
+		}
+		ch := compareReads(job, outcomes[k], byNode[job.NodeID], in.ReadErrors)
+		annotate(&out.res.Data[i], ch)
+		ch.Status, ch.Error = out.res.Data[i].Status, out.res.Data[i].Error
+		out.changes = append(out.changes, ch)
+	}
+	out.waited = reportWaits(out.res.Data, plan, in.Waits, byNode)
+	if err := a.judgeUndo(ctx, plan, out.res.Data, out.changes, byNode); err != nil {
+		return jobOutcome{}, err
+	}
+	out.res = tools.Collect(out.res.Data)
+	switch {
+	case out.res.Failed == 0:
+		out.status = domain.JobCompleted
+	case out.res.Successful == 0 && !anyPartial(out.res.Data):
+		out.status = domain.JobFailed
+	default:
+		out.status = domain.JobPartial
+	}
+	return out, nil
+}
+
+// describe puts the job in the result's metadata: its id and status, the changes, the checks
+// that waited, the job an undo took back, and the decision.
+func (o *jobOutcome) describe(in workflows.FinishConfigJobInput) {
+	o.res.Metadata = map[string]any{"tool_name": in.Call.Name, "version": tools.FormatVersion, "config_job_id": in.JobID,
+		"config_job_status": o.status, "changes": o.changes}
+	if o.waited != nil {
+		o.res.Metadata["wait_for"] = o.waited
+	}
+	if in.Plan.Undo != nil {
+		o.res.Metadata["undo_of"] = in.Plan.Undo.JobID
+	}
+	if in.Approval.ApprovalID != "" {
+		o.res.Metadata["approval"] = map[string]any{"approval_id": in.Approval.ApprovalID, "status": in.Approval.Status,
+			"decided_by": in.Approval.DecidedBy, "comment": in.Approval.Comment}
+	}
 }
 
 func anyPartial(items []tools.Item) bool {
