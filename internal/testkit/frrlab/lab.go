@@ -128,17 +128,7 @@ func Require(tb testing.TB, extra ...string) (ipPath, vtyshPath string) {
 func Start(tb testing.TB, opts Options) *Lab {
 	tb.Helper()
 	ip, vtysh := Require(tb, opts.ExtraDaemons...)
-	if opts.Routers <= 0 {
-		opts.Routers = 2
-	}
-	if opts.Links == nil {
-		for k := 0; 2*k+1 < opts.Routers; k++ {
-			opts.Links = append(opts.Links, Link{A: 2 * k, B: 2*k + 1})
-		}
-		for k := 0; k < opts.Hosts; k++ {
-			opts.Links = append(opts.Links, Link{A: opts.Routers + k, B: k % opts.Routers})
-		}
-	}
+	opts = opts.withDefaults()
 	// Not tb.TempDir: its parent is private to root, and the daemons run as the frr user.
 	root, err := os.MkdirTemp("", "frrlab-")
 	if err == nil {
@@ -150,6 +140,35 @@ func Start(tb testing.TB, opts Options) *Lab {
 	tb.Cleanup(func() { os.RemoveAll(root) })
 	lab := &Lab{tb: tb}
 	tb.Cleanup(lab.stop) // before the directory goes: cleanups run last first
+	lab.addMembers(ip, root, opts)
+	lab.link(ip, opts)
+	if err := lab.boot(ip, vtysh, opts.Login); err != nil {
+		tb.Fatalf("frrlab: %v", err)
+	}
+	return lab
+}
+
+// withDefaults fills in two routers and, by default, router 2k linked to 2k+1 and host k+1 to
+// router k+1 (modulo the routers).
+func (o Options) withDefaults() Options {
+	if o.Routers <= 0 {
+		o.Routers = 2
+	}
+	if o.Links == nil {
+		for k := 0; 2*k+1 < o.Routers; k++ {
+			o.Links = append(o.Links, Link{A: 2 * k, B: 2*k + 1})
+		}
+		for k := 0; k < o.Hosts; k++ {
+			o.Links = append(o.Links, Link{A: o.Routers + k, B: k % o.Routers})
+		}
+	}
+	return o
+}
+
+// addMembers makes the routers' and hosts' namespaces and directories.
+func (l *Lab) addMembers(ip, root string, opts Options) {
+	tb := l.tb
+	tb.Helper()
 	// A prefix of this process and a random tag keeps parallel test binaries apart, and
 	// names every namespace this lab may delete.
 	prefix := fmt.Sprintf("gc-frr-%d-%04x", os.Getpid(), rand.IntN(0x10000))
@@ -160,34 +179,40 @@ func Start(tb testing.TB, opts Options) *Lab {
 			tb.Fatalf("frrlab: %v", err)
 		}
 		_ = os.Chmod(r.Dir, 0o777) // past the umask: frr writes its pid and sockets here
-		lab.addNamespace(ip, r.Namespace)
-		lab.Routers = append(lab.Routers, r)
+		l.addNamespace(ip, r.Namespace)
+		l.Routers = append(l.Routers, r)
 	}
 	for i := 0; i < opts.Hosts; i++ {
 		h := &Host{Name: fmt.Sprintf("host%d", i+1), Namespace: fmt.Sprintf("%s-h%d", prefix, i+1), Dir: filepath.Join(root, fmt.Sprintf("h%d", i+1))}
 		if err := os.Mkdir(h.Dir, 0o755); err != nil {
 			tb.Fatalf("frrlab: %v", err)
 		}
-		lab.addNamespace(ip, h.Namespace)
-		lab.Hosts = append(lab.Hosts, h)
+		l.addNamespace(ip, h.Namespace)
+		l.Hosts = append(l.Hosts, h)
 	}
-	// Every member of the lab by its index in Links: the routers, then the hosts.
+}
+
+// link joins the members by veth pairs as opts.Links says, each member by its index: the
+// routers, then the hosts.
+func (l *Lab) link(ip string, opts Options) {
+	tb := l.tb
+	tb.Helper()
 	type member struct {
 		ns  string
 		ifs *[]string
 	}
 	var members []member
-	for _, r := range lab.Routers {
+	for _, r := range l.Routers {
 		members = append(members, member{r.Namespace, &r.Interfaces})
 	}
-	for _, h := range lab.Hosts {
+	for _, h := range l.Hosts {
 		members = append(members, member{h.Namespace, &h.Interfaces})
 	}
-	for _, l := range opts.Links {
-		if l.A < 0 || l.B < 0 || l.A >= len(members) || l.B >= len(members) || l.A == l.B {
-			tb.Fatalf("frrlab: bad link %+v for %d routers and %d hosts", l, opts.Routers, opts.Hosts)
+	for _, lk := range opts.Links {
+		if lk.A < 0 || lk.B < 0 || lk.A >= len(members) || lk.B >= len(members) || lk.A == lk.B {
+			tb.Fatalf("frrlab: bad link %+v for %d routers and %d hosts", lk, opts.Routers, opts.Hosts)
 		}
-		a, b := members[l.A], members[l.B]
+		a, b := members[lk.A], members[lk.B]
 		ia, ib := fmt.Sprintf("eth%d", len(*a.ifs)), fmt.Sprintf("eth%d", len(*b.ifs))
 		// Both ends are made inside their namespaces: the host's own links are never touched.
 		if err := run(ip, "link", "add", ia, "netns", a.ns, "type", "veth", "peer", "name", ib, "netns", b.ns); err != nil {
@@ -200,27 +225,20 @@ func Start(tb testing.TB, opts Options) *Lab {
 			}
 		}
 	}
+}
+
+// boot starts every router's daemons and console and every host's shell, all at once.
+func (l *Lab) boot(ip, vtysh string, login *Login) error {
 	var wg sync.WaitGroup
-	errs := make([]error, len(lab.Routers)+len(lab.Hosts))
-	for i, r := range lab.Routers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			errs[i] = r.start(ip, vtysh)
-		}()
+	errs := make([]error, len(l.Routers)+len(l.Hosts))
+	for i, r := range l.Routers {
+		wg.Go(func() { errs[i] = r.start(ip, vtysh) })
 	}
-	for i, h := range lab.Hosts {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			errs[len(lab.Routers)+i] = h.start(ip, opts.Login)
-		}()
+	for i, h := range l.Hosts {
+		wg.Go(func() { errs[len(l.Routers)+i] = h.start(ip, login) })
 	}
 	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		tb.Fatalf("frrlab: %v", err)
-	}
-	return lab
+	return errors.Join(errs...)
 }
 
 // addNamespace makes a network namespace with its loopback up, for the lab to delete when it ends.
