@@ -166,15 +166,7 @@ func annotateWait(it *tools.Item, reports []WaitReport) {
 	if len(failed) == 0 {
 		return
 	}
-	msg := "wait_for did not hold: " + strings.Join(failed, "; ")
-	if it.Error != "" {
-		it.Error += "; " + msg
-	} else {
-		it.Error = msg
-	}
-	if it.Status == tools.StatusSuccess {
-		it.Status = tools.StatusPartial
-	}
+	markPartial(it, "wait_for did not hold: "+strings.Join(failed, "; "))
 }
 
 func indent(s, prefix string) string {

@@ -132,13 +132,9 @@ func PlanDevices(ctx context.Context, env Env, name string, args json.RawMessage
 		r := failWith(err)
 		return plan, &r
 	}
-	topo, err := loadTopology(ctx, env)
-	if err != nil {
-		r := Failure("could not read the project: %v", explain(err))
-		return plan, &r
-	}
-	if policy == nil {
-		policy = devices.DefaultPolicy()
+	topo, policy, fail := planningContext(ctx, env, policy)
+	if fail != nil {
+		return plan, fail
 	}
 	waits, err := checkWaits(a, policy)
 	if err != nil {
@@ -157,6 +153,20 @@ func PlanDevices(ctx context.Context, env Env, name string, args json.RawMessage
 		plan.Jobs = append(plan.Jobs, job)
 	}
 	return plan, nil
+}
+
+// planningContext is what planning devices needs beside the call: the project's topology, to
+// resolve names, and the command policy (the default one when none is given).
+func planningContext(ctx context.Context, env Env, policy *devices.Policy) (*topology, *devices.Policy, *Result) {
+	topo, err := loadTopology(ctx, env)
+	if err != nil {
+		r := Failure("could not read the project: %v", explain(err))
+		return nil, nil, &r
+	}
+	if policy == nil {
+		policy = devices.DefaultPolicy()
+	}
+	return topo, policy, nil
 }
 
 // deviceCallArgs decodes a device tool call and checks its size.

@@ -89,13 +89,9 @@ func PlanUndo(ctx context.Context, env Env, src UndoSource, names []string, poli
 		r := Failure("%v", err)
 		return plan, &r
 	}
-	topo, err := loadTopology(ctx, env)
-	if err != nil {
-		r := Failure("could not read the project: %v", explain(err))
-		return plan, &r
-	}
-	if policy == nil {
-		policy = devices.DefaultPolicy()
+	topo, policy, fail := planningContext(ctx, env, policy)
+	if fail != nil {
+		return plan, fail
 	}
 	listed := make([]deviceConfig, len(chosen))
 	for i, d := range chosen {
