@@ -268,7 +268,7 @@ func (h *approvalAPI) hand(ctx context.Context, a *models.Approval, d workflows.
 		return 0, ""
 	case errors.As(err, &refused):
 		if now, gerr := h.Repo.Get(ctx, a.ID); gerr == nil && now.Status != domain.ApprovalPending {
-			return http.StatusConflict, alreadyDecided(now)
+			return http.StatusConflict, now.AlreadyDecided()
 		}
 		return http.StatusConflict, "The decision was refused: " + refused.Message
 	case errors.Is(err, durable.ErrNotWaiting):

@@ -143,7 +143,7 @@ func (h *approvalAPI) decideLoaded(c *gin.Context, a *models.Approval) {
 		return
 	}
 	if a.Status != domain.ApprovalPending {
-		abort(c, http.StatusConflict, alreadyDecided(a))
+		abort(c, http.StatusConflict, a.AlreadyDecided())
 		return
 	}
 	if time.Now().After(a.ExpiresAt) {
@@ -168,20 +168,6 @@ func (h *approvalAPI) decideLoaded(c *gin.Context, a *models.Approval) {
 		return
 	}
 	c.JSON(http.StatusOK, a.View())
-}
-
-func alreadyDecided(a *models.Approval) string {
-	switch a.Status {
-	case domain.ApprovalExpired:
-		return "This approval expired without an answer; nothing was done, and the decision cannot change."
-	case domain.ApprovalPending:
-		return "This approval is still pending."
-	}
-	by := ""
-	if a.DecidedBy != "" {
-		by = " by " + a.DecidedBy
-	}
-	return "This approval was already " + a.Status + by + "; the first decision stands."
 }
 
 // configJobView is one configuration job in the audit, with its device records: the reads

@@ -169,7 +169,7 @@ func (s *session) decideApproval(ctx context.Context, req *sdk.CallToolRequest) 
 	meta := sdk.Meta{"call_id": call.ID, "workflow_id": call.WorkflowID, "approval_id": a.ID}
 	switch {
 	case a.Status != domain.ApprovalPending:
-		return failureMeta(decideToolName, alreadyDecided(a)+" get_mcp_call_result with call_id "+call.ID+" returns the call's result.", meta), nil
+		return failureMeta(decideToolName, a.AlreadyDecided()+" get_mcp_call_result with call_id "+call.ID+" returns the call's result.", meta), nil
 	case time.Now().After(a.ExpiresAt):
 		return failureMeta(decideToolName, "This approval expired at "+a.ExpiresAt.UTC().Format(time.RFC3339)+"; nothing was done. Call the tool again.", meta), nil
 	}
@@ -216,18 +216,6 @@ func (f *frontDoor) ownApproval(ctx context.Context, caller auth.Caller, id stri
 	return a, call, nil
 }
 
-func alreadyDecided(a *models.Approval) string {
-	switch a.Status {
-	case domain.ApprovalExpired:
-		return "This approval expired without an answer; nothing was done, and the decision cannot change."
-	}
-	by := ""
-	if a.DecidedBy != "" {
-		by = " by " + a.DecidedBy
-	}
-	return "This approval was already " + a.Status + by + "; the first decision stands."
-}
-
 // hand gives a decision to the workflow that waits for it; "" when it was taken, else what a
 // person reads.
 func (f *frontDoor) hand(ctx context.Context, a *models.Approval, d workflows.ApprovalDecision) string {
@@ -240,7 +228,7 @@ func (f *frontDoor) hand(ctx context.Context, a *models.Approval, d workflows.Ap
 		return ""
 	case errors.As(err, &refused):
 		if now, gerr := f.d.Approvals.Get(ctx, a.ID); gerr == nil && now.Status != domain.ApprovalPending {
-			return alreadyDecided(now)
+			return now.AlreadyDecided()
 		}
 		return "The decision was refused: " + refused.Message
 	case errors.Is(err, durable.ErrNotWaiting):

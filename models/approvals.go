@@ -216,6 +216,22 @@ type ApprovalView struct {
 	StandingOf string `json:"standing_of,omitempty"`
 }
 
+// AlreadyDecided says, in words a person reads, why a decision on this approval changes
+// nothing now: it expired, it is still pending, or it was decided (by whom).
+func (a *Approval) AlreadyDecided() string {
+	switch a.Status {
+	case domain.ApprovalExpired:
+		return "This approval expired without an answer; nothing was done, and the decision cannot change."
+	case domain.ApprovalPending:
+		return "This approval is still pending."
+	}
+	by := ""
+	if a.DecidedBy != "" {
+		by = " by " + a.DecidedBy
+	}
+	return "This approval was already " + a.Status + by + "; the first decision stands."
+}
+
 // View renders the approval for clients.
 func (a *Approval) View() ApprovalView {
 	plan := json.RawMessage(a.Plan)
