@@ -19,16 +19,9 @@ import (
 // timer waits, and the model's next step reads the result the check stored. A call beside it
 // that can run is checked, then asked about as before.
 func TestDestructiveCallThatCannotRunIsRefusedWithoutAsking(t *testing.T) {
-	f := &fakeActs{}
-	f.llm = func(_ context.Context, in workflows.LLMInput) (workflows.LLMResult, error) {
-		if in.Step == 1 {
-			return workflows.LLMResult{ToolCalls: []workflows.ToolCall{
-				{ID: "c_nope", Name: domain.RestoreSnapshotTool, Arguments: `{"snapshot":"nope"}`},
-				{ID: "c_pc1", Name: domain.DeleteNodeTool, Arguments: `{"node_ids":["PC1"]}`},
-			}}, nil
-		}
-		return workflows.LLMResult{}, nil
-	}
+	f := firstStepCalls(
+		workflows.ToolCall{ID: "c_nope", Name: domain.RestoreSnapshotTool, Arguments: `{"snapshot":"nope"}`},
+		workflows.ToolCall{ID: "c_pc1", Name: domain.DeleteNodeTool, Arguments: `{"node_ids":["PC1"]}`})
 	env := newEnv(t, f)
 	j := turnApprovalActs(env)
 	j.refuse = map[string]bool{"c_nope": true}
@@ -37,10 +30,7 @@ func TestDestructiveCallThatCannotRunIsRefusedWithoutAsking(t *testing.T) {
 	env.RegisterDelayedCallback(func() {
 		decide(env, workflows.ApprovalDecision{ApprovalID: workflows.ApprovalID("t1", "c_pc1"), Decision: workflows.DecisionApprove, UserID: "u1", Username: "alice"})
 	}, time.Minute)
-	in := input
-	in.Mode = domain.ModeLabAutomation
-	in.Approval = domain.ApprovalChanges
-	env.ExecuteWorkflow(workflows.ChatTurnWorkflow, in)
+	runLabTurn(env)
 	r := result(t, env)
 	require.Equal(t, domain.TurnCompleted, r.Status)
 	require.ElementsMatch(t, []string{"check:c_nope", "check:c_pc1", "ask", "decided:approved"}, j.events())
@@ -62,20 +52,11 @@ func TestARefusedOrFailedCheckNeverAsks(t *testing.T) {
 		"failed":  {checkErr: temporal.NewNonRetryableApplicationError("the turn's GNS3 credential is gone", domain.ErrTypeNoCredentials, nil)},
 	} {
 		t.Run(name, func(t *testing.T) {
-			f := &fakeActs{}
-			f.llm = func(_ context.Context, in workflows.LLMInput) (workflows.LLMResult, error) {
-				if in.Step == 1 {
-					return workflows.LLMResult{ToolCalls: []workflows.ToolCall{{ID: "c1", Name: domain.DeleteLinkTool, Arguments: `{"links":[{"link_id":"x"}]}`}}}, nil
-				}
-				return workflows.LLMResult{}, nil
-			}
+			f := firstStepCalls(workflows.ToolCall{ID: "c1", Name: domain.DeleteLinkTool, Arguments: `{"links":[{"link_id":"x"}]}`})
 			env := newEnv(t, f)
 			j.registerApprovals(env)
 			start := env.Now()
-			in := input
-			in.Mode = domain.ModeLabAutomation
-			in.Approval = domain.ApprovalChanges
-			env.ExecuteWorkflow(workflows.ChatTurnWorkflow, in)
+			runLabTurn(env)
 			require.Equal(t, domain.TurnCompleted, result(t, env).Status)
 			require.Equal(t, []string{"check:c1"}, j.events())
 			require.Empty(t, f.toolCalls)
@@ -117,13 +98,7 @@ func TestMCPCallThatCannotRunIsRefusedWithoutAsking(t *testing.T) {
 // A workflow recorded before the check asks without it, so its history replays: the check
 // runs only on the path GetVersion records.
 func TestTheCheckIsBehindItsVersion(t *testing.T) {
-	f := &fakeActs{}
-	f.llm = func(_ context.Context, in workflows.LLMInput) (workflows.LLMResult, error) {
-		if in.Step == 1 {
-			return workflows.LLMResult{ToolCalls: []workflows.ToolCall{{ID: "c1", Name: domain.StopNodeTool, Arguments: `{"node_ids":["PC1"]}`}}}, nil
-		}
-		return workflows.LLMResult{}, nil
-	}
+	f := firstStepCalls(workflows.ToolCall{ID: "c1", Name: domain.StopNodeTool, Arguments: `{"node_ids":["PC1"]}`})
 	env := newEnv(t, f)
 	j := turnApprovalActs(env)
 	j.refuse = map[string]bool{"c1": true}
@@ -131,10 +106,25 @@ func TestTheCheckIsBehindItsVersion(t *testing.T) {
 	env.RegisterDelayedCallback(func() {
 		decide(env, workflows.ApprovalDecision{ApprovalID: workflows.ApprovalID("t1", "c1"), Decision: workflows.DecisionReject, UserID: "u1", Username: "alice"})
 	}, time.Minute)
+	runLabTurn(env)
+	require.Equal(t, domain.TurnCompleted, result(t, env).Status)
+	require.Equal(t, []string{"ask", "decided:rejected"}, j.events(), "the old path asks without checking")
+}
+
+// firstStepCalls is a turn whose model asks for calls in its first step and then answers.
+func firstStepCalls(calls ...workflows.ToolCall) *fakeActs {
+	return &fakeActs{llm: func(_ context.Context, in workflows.LLMInput) (workflows.LLMResult, error) {
+		if in.Step == 1 {
+			return workflows.LLMResult{ToolCalls: calls}, nil
+		}
+		return workflows.LLMResult{}, nil
+	}}
+}
+
+// runLabTurn runs the test turn in lab automation mode under --approval changes.
+func runLabTurn(env *testsuite.TestWorkflowEnvironment) {
 	in := input
 	in.Mode = domain.ModeLabAutomation
 	in.Approval = domain.ApprovalChanges
 	env.ExecuteWorkflow(workflows.ChatTurnWorkflow, in)
-	require.Equal(t, domain.TurnCompleted, result(t, env).Status)
-	require.Equal(t, []string{"ask", "decided:rejected"}, j.events(), "the old path asks without checking")
 }
