@@ -135,8 +135,9 @@ func (a *Activities) approvalPlan(ctx context.Context, req workflows.ApprovalReq
 		}
 		p.Arguments = args
 		p.Summary = destructiveSummary(req.Call.Name, args)
-		if preview := a.labToolPreview(ctx, req.Turn, req.Call.Name, args); preview != "" {
-			p.Summary = preview
+		// Without the credential the summary says less; the call itself reports the credential.
+		if check, err := a.labToolCheck(ctx, req.Turn, req.Call); err == nil && check.Summary != "" {
+			p.Summary = check.Summary
 		}
 		return p, nil
 	}

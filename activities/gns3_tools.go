@@ -2,7 +2,6 @@ package activities
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -74,21 +73,41 @@ func (a *Activities) startTool(ctx context.Context, in workflows.ToolInput) (too
 	return env, mode, nil
 }
 
-// labToolPreview asks a destructive lab tool what its call would do to the lab as it is now,
-// with the user's own credential, for the approval's plan; "" when the tool cannot say (it has
-// no preview, or the turn's credential is gone).
-func (a *Activities) labToolPreview(ctx context.Context, ref workflows.WorkRef, tool string, args json.RawMessage) string {
-	t, found := a.Tools.Lookup(tool)
-	pv, previews := t.(tools.Previewer)
-	if !found || !previews || a.GNS3 == nil {
-		return ""
+// CheckDestructiveTool resolves a destructive lab tool's call against the lab as it is now,
+// with the user's own credential, before anyone is asked about it. A call that cannot run as
+// asked (an unknown snapshot, node or link, arguments it refuses) fails here as any other tool
+// failure, its error naming what exists, and is reported Refused: nobody is asked to approve
+// it. A call that can run, or whose lab could not be read to tell, goes on to its approval.
+func (a *Activities) CheckDestructiveTool(ctx context.Context, in workflows.ToolInput) (workflows.DestructiveCheckResult, error) {
+	stop := keepAlive(ctx, 2*time.Second)
+	defer stop()
+	check, err := a.labToolCheck(ctx, in.Turn, in.Call)
+	if err != nil {
+		return workflows.DestructiveCheckResult{}, err
+	}
+	if check.Refusal == nil {
+		return workflows.DestructiveCheckResult{}, nil
+	}
+	a.publishTurn(ctx, in.Turn, relay.Payload{Type: relay.TypeToolStart, SessionID: in.Turn.SessionID,
+		ToolName: in.Call.Name, ToolCallID: in.Call.ID})
+	if err := a.storeToolResult(ctx, in.Turn, in.Call, in.MessageIndex, *check.Refusal); err != nil {
+		return workflows.DestructiveCheckResult{}, err
+	}
+	return workflows.DestructiveCheckResult{Refused: true}, nil
+}
+
+// labToolCheck resolves a destructive lab tool's call with the turn's GNS3 credential (see
+// tools.Registry.Check), for its check and its approval's plan.
+func (a *Activities) labToolCheck(ctx context.Context, ref workflows.WorkRef, call workflows.ToolCall) (tools.Check, error) {
+	if a.GNS3 == nil {
+		return tools.Check{}, nil
 	}
 	token, err := a.Credentials.Get(ctx, ref.TurnID)
 	if err != nil {
-		return ""
+		return tools.Check{}, credentialsError(err)
 	}
 	env := tools.Env{ProjectID: ref.ProjectID, GNS3: a.GNS3.WithToken(token), GNS3Host: a.GNS3.Host(), Attempt: 1, Topology: a.Live}
-	return pv.Preview(ctx, env, args)
+	return a.Tools.Check(ctx, env, call.Name, call.Arguments), nil
 }
 
 // RecordToolFailure gives the model a result for a call whose activity failed for good.

@@ -182,14 +182,7 @@ func TestUndoTakesAnFRRJobBackOnRealRouters(t *testing.T) {
 	lab := frrlab.Start(t, frrlab.Options{Routers: 2})
 	env := e2eenv.Start(t, e2eenv.Options{Mode: "lab_automation_assistant", Approval: "changes"})
 	env.LLM.SetHandler(titleReplies("FRR undo"))
-	tpl := env.GNS3.AddFRRTemplate()
-	var ids []string
-	for i, r := range lab.Routers {
-		n := env.GNS3.AddNode(env.ProjectID, fakegns3.NodeSpec{Template: tpl, X: i * 300, Status: "started"})
-		env.GNS3.SetConsole(n.ID, "127.0.0.1", r.ConsolePort)
-		ids = append(ids, n.ID)
-	}
-	env.GNS3.AddLink(env.ProjectID, ids[0], 0, 0, ids[1], 0, 0)
+	frrProject(env, lab)
 	// What the routers hold before: one line the job will change and one it will remove.
 	for _, r := range lab.Routers {
 		_, err := r.Vtysh("configure terminal", "interface eth0", "description lab link", "exit", "ip route 10.99.0.0/16 Null0")

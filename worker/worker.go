@@ -70,6 +70,8 @@ func Register(r interface {
 		workflows.ConfigJobStatusActivity: acts.SaveConfigJobStatus,
 		workflows.FinishConfigJobActivity: acts.FinishConfigJob,
 		workflows.CheckUndoActivity:       acts.CheckUndoDrift,
+		// A destructive tool's call, checked before anyone is asked about it.
+		workflows.CheckDestructiveActivity: acts.CheckDestructiveTool,
 		// MCP calls.
 		workflows.FinishMCPCallActivity: acts.FinishMCPCall,
 		// Fault-injection exercises.

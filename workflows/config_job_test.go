@@ -27,6 +27,10 @@ type jobActs struct {
 	decisions []workflows.DecisionRecord
 	finished  []workflows.FinishConfigJobInput
 	failures  []workflows.ToolFailureInput
+	// refuse names the destructive calls whose check finds they cannot run; checkErr fails
+	// every check.
+	refuse   map[string]bool
+	checkErr error
 }
 
 func (j *jobActs) add(s string) {
@@ -298,8 +302,7 @@ func TestLongWaitRenewsTheCredentialUntilTheTurnEnds(t *testing.T) {
 	var mu sync.Mutex
 	var renewals []time.Time
 	finishedAt := time.Time{}
-	env.RegisterActivityWithOptions(func(context.Context, workflows.ApprovalRequest) error { return nil }, activity.RegisterOptions{Name: workflows.RequestApprovalActivity})
-	env.RegisterActivityWithOptions(func(context.Context, workflows.DecisionRecord) error { return nil }, activity.RegisterOptions{Name: workflows.RecordDecisionActivity})
+	turnApprovalActs(env)
 	env.RegisterActivityWithOptions(func(_ context.Context, in workflows.RenewCredentialInput) error {
 		mu.Lock()
 		defer mu.Unlock()
@@ -435,9 +438,16 @@ func turnApprovalActs(env *testsuite.TestWorkflowEnvironment) *jobActs {
 	return j
 }
 
-// registerApprovals records approval requests ("ask") and decisions ("decided:<status>").
+// registerApprovals records destructive calls' checks ("check:<call id>"), approval requests
+// ("ask") and decisions ("decided:<status>").
 func (j *jobActs) registerApprovals(env *testsuite.TestWorkflowEnvironment) {
 	for name, fn := range map[string]any{
+		workflows.CheckDestructiveActivity: func(_ context.Context, in workflows.ToolInput) (workflows.DestructiveCheckResult, error) {
+			j.add("check:" + in.Call.ID)
+			j.mu.Lock()
+			defer j.mu.Unlock()
+			return workflows.DestructiveCheckResult{Refused: j.refuse[in.Call.ID]}, j.checkErr
+		},
 		workflows.RequestApprovalActivity: func(_ context.Context, in workflows.ApprovalRequest) error {
 			j.mu.Lock()
 			j.requests = append(j.requests, in)

@@ -111,16 +111,7 @@ func TestMCPCallUnderTheSessionsApproveAllRunsWithoutAsking(t *testing.T) {
 	env := s.NewTestWorkflowEnvironment()
 	m := &mcpActs{}
 	m.register(env)
-	var requests []workflows.ApprovalRequest
-	var decisions []workflows.DecisionRecord
-	env.RegisterActivityWithOptions(func(_ context.Context, r workflows.ApprovalRequest) error {
-		requests = append(requests, r)
-		return nil
-	}, activity.RegisterOptions{Name: workflows.RequestApprovalActivity})
-	env.RegisterActivityWithOptions(func(_ context.Context, r workflows.DecisionRecord) error {
-		decisions = append(decisions, r)
-		return nil
-	}, activity.RegisterOptions{Name: workflows.RecordDecisionActivity})
+	j := turnApprovalActs(env)
 	env.RegisterActivityWithOptions(func(context.Context, workflows.RenewCredentialInput) error { return nil },
 		activity.RegisterOptions{Name: workflows.RenewCredentialActivity})
 	in := mcpInput(domain.DeleteNodeTool)
@@ -128,10 +119,10 @@ func TestMCPCallUnderTheSessionsApproveAllRunsWithoutAsking(t *testing.T) {
 	in.Standing = &workflows.ApprovalOutcome{ApprovalID: "a-earlier", Status: domain.ApprovalApproved, DecidedBy: "alice", Standing: true}
 	env.ExecuteWorkflow(workflows.MCPCallWorkflow, in)
 	require.NoError(t, env.GetWorkflowError())
-	require.Len(t, requests, 1)
-	require.Equal(t, "a-earlier", requests[0].StandingOf)
-	require.Len(t, decisions, 1)
-	require.Equal(t, domain.ApprovalApproved, decisions[0].Outcome.Status)
-	require.Equal(t, "a-earlier", decisions[0].Outcome.StandingOf)
+	require.Len(t, j.requests, 1)
+	require.Equal(t, "a-earlier", j.requests[0].StandingOf)
+	require.Len(t, j.decisions, 1)
+	require.Equal(t, domain.ApprovalApproved, j.decisions[0].Outcome.Status)
+	require.Equal(t, "a-earlier", j.decisions[0].Outcome.StandingOf)
 	require.Len(t, m.tools, 1, "the destructive tool ran")
 }

@@ -97,6 +97,14 @@ func jobPlanOptions() workflow.ActivityOptions {
 	return o
 }
 
+// destructiveCheckOptions: a destructive call's check reads the topology (or the snapshots)
+// once, with a tool's retries; it answers before anyone is asked, so it is bounded short.
+func destructiveCheckOptions() workflow.ActivityOptions {
+	o := toolOptions()
+	o.StartToCloseTimeout = 2 * time.Minute
+	return o
+}
+
 // readConfigOptions: reading one device's configuration is one show command.
 func readConfigOptions() workflow.ActivityOptions {
 	return deviceOptions(2 * time.Minute)

@@ -87,3 +87,13 @@ func TestRecordedExerciseResetReplaysOnTheCurrentCode(t *testing.T) {
 	r.RegisterWorkflowWithOptions(workflows.Exercise, workflow.RegisterOptions{Name: workflows.ExerciseWorkflow})
 	require.NoError(t, r.ReplayWorkflowHistoryFromJSONFile(nil, "testdata/exercise_reset_history.json"))
 }
+
+// A turn since "destructive-check": a restore of a snapshot that does not exist and a delete of
+// an unknown link, refused by their checks without asking, then a restore of the snapshot that
+// exists, checked, asked about and rejected; recorded by
+// e2e.TestDestructiveCallThatCannotRunIsRefusedAtOnce.
+func TestRecordedDestructiveCheckTurnReplaysOnTheCurrentCode(t *testing.T) {
+	r := worker.NewWorkflowReplayer()
+	r.RegisterWorkflowWithOptions(workflows.ChatTurn, workflow.RegisterOptions{Name: workflows.ChatTurnWorkflow})
+	require.NoError(t, r.ReplayWorkflowHistoryFromJSONFile(nil, "testdata/chat_turn_destructive_check_history.json"))
+}

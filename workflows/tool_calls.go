@@ -113,9 +113,13 @@ func (r *toolRunner) configJob(ctx workflow.Context, call ToolCall, slot int) wo
 	})
 }
 
-// approved asks the owner before a destructive lab tool runs; a refusal (or silence) becomes
-// the tool's result, with the owner's comment, so the model can answer it.
+// approved asks the owner before a destructive lab tool runs, once its check found that it can
+// run as asked; a refusal (or silence) becomes the tool's result, with the owner's comment, so
+// the model can answer it.
 func (r *toolRunner) approved(ctx workflow.Context, call ToolCall, slot int) error {
+	if refused, err := r.refusedBeforeAsking(ctx, call, slot); err != nil || refused {
+		return err
+	}
 	out, err := r.gate.ask(ctx, ApprovalRequest{Call: call, Kind: domain.ApprovalKindDestructive, MessageIndex: slot}, r.approvalTimeout)
 	if err != nil {
 		return err

@@ -300,6 +300,24 @@ func (t *topology) resolveLink(r linkRef) (*gns3.Link, error) {
 	return nil, fmt.Errorf("%d links match %s; say which port: %s", len(candidates), r.label(), strings.Join(lines, "; "))
 }
 
+// Preview names the links a delete would remove, or each reference that matches none (naming
+// the links there are).
+func (dt *deleteLinkTool) Preview(ctx context.Context, env Env, raw json.RawMessage) (string, error) {
+	refs, t, err := openLinkList(ctx, env, raw)
+	if err != nil {
+		return "Delete links", err
+	}
+	links, err := resolveAll(refs, t.resolveLink)
+	if err != nil {
+		return "Delete links", err
+	}
+	names := make([]string, 0, len(links))
+	for _, l := range links {
+		names = append(names, t.linkLine(l))
+	}
+	return "Delete links: " + clipNames(names, 10), nil
+}
+
 func (dt *deleteLinkTool) Run(ctx context.Context, env Env, raw json.RawMessage) Result {
 	refs, t, err := openLinkList(ctx, env, raw)
 	if err != nil {

@@ -54,6 +54,38 @@ func openNodeList(ctx context.Context, env Env, raw json.RawMessage) (refs []str
 	return refs, t, nil
 }
 
+// resolveNodeList is openNodeList with every requested node found, for a preview: the nodes, or
+// why some cannot be (each unknown or ambiguous reference, naming the nodes there are).
+func resolveNodeList(ctx context.Context, env Env, raw json.RawMessage) ([]*gns3.Node, *topology, error) {
+	refs, t, err := openNodeList(ctx, env, raw)
+	if err != nil {
+		return nil, nil, err
+	}
+	nodes, err := resolveAll(refs, t.findNode)
+	if err != nil {
+		return nil, nil, err
+	}
+	return nodes, t, nil
+}
+
+// resolveAll resolves every reference of a call, or says why each one that cannot be is not.
+func resolveAll[R, T any](refs []R, resolve func(R) (T, error)) ([]T, error) {
+	out := make([]T, 0, len(refs))
+	var unknown []string
+	for _, ref := range refs {
+		v, err := resolve(ref)
+		if err != nil {
+			unknown = append(unknown, err.Error())
+			continue
+		}
+		out = append(out, v)
+	}
+	if len(unknown) > 0 {
+		return nil, errors.New(strings.Join(unknown, "; "))
+	}
+	return out, nil
+}
+
 // openLinkList starts a tool whose only argument is links: it checks the references, then reads
 // the project.
 func openLinkList(ctx context.Context, env Env, raw json.RawMessage) ([]linkRef, *topology, error) {
@@ -551,6 +583,31 @@ func newDeleteNodeTool() Tool {
 	}}
 }
 
+// Preview names the nodes a delete would remove, each with its links.
+func (dt *deleteNodeTool) Preview(ctx context.Context, env Env, raw json.RawMessage) (string, error) {
+	nodes, t, err := resolveNodeList(ctx, env, raw)
+	if err != nil {
+		return "Delete nodes", err
+	}
+	used := t.usedPorts()
+	names := make([]string, 0, len(nodes))
+	for _, n := range nodes {
+		names = append(names, fmt.Sprintf("%s and its %d link(s)", n.Name, linkCount(n, used)))
+	}
+	return "Delete " + clipNames(names, 10) + "; this cannot be undone: their configuration and disks are lost", nil
+}
+
+// linkCount is how many of a node's ports are linked (used is topology.usedPorts).
+func linkCount(n *gns3.Node, used map[string]peer) int {
+	links := 0
+	for _, p := range n.Ports {
+		if _, ok := used[portKey(n.NodeID, p.AdapterNumber, p.PortNumber)]; ok {
+			links++
+		}
+	}
+	return links
+}
+
 func (dt *deleteNodeTool) Run(ctx context.Context, env Env, raw json.RawMessage) Result {
 	refs, t, err := openNodeList(ctx, env, raw)
 	if err != nil {
@@ -568,12 +625,7 @@ func (dt *deleteNodeTool) Run(ctx context.Context, env Env, raw json.RawMessage)
 			}
 			continue
 		}
-		links := 0
-		for _, p := range n.Ports {
-			if _, ok := used[portKey(n.NodeID, p.AdapterNumber, p.PortNumber)]; ok {
-				links++
-			}
-		}
+		links := linkCount(n, used)
 		id, name := n.NodeID, n.Name
 		if err := env.GNS3.DeleteNode(ctx, env.ProjectID, id); err != nil {
 			items = append(items, deleteFailed(env, id, name, err))

@@ -3,7 +3,9 @@ package tools
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -300,6 +302,36 @@ func newReloadTool() Tool {
 		func(c *gns3.Client) func(context.Context, string, string) error { return c.ReloadNode })
 }
 
+// builtinRefusal says why a built-in node cannot be stopped, suspended or reloaded ("" for any
+// other node).
+func (pt *powerTool) builtinRefusal(n *gns3.Node) string {
+	if !builtinNodeType(n.NodeType) {
+		return ""
+	}
+	return fmt.Sprintf("%s is a built-in %s, which always runs and cannot be %s", n.Name, n.NodeType, pt.done)
+}
+
+// Preview names the nodes the call would power-cycle or stop, or why some cannot be.
+func (pt *powerTool) Preview(ctx context.Context, env Env, raw json.RawMessage) (string, error) {
+	verb := strings.ToUpper(pt.verb[:1]) + pt.verb[1:]
+	nodes, _, err := resolveNodeList(ctx, env, raw)
+	if err != nil {
+		return verb + " nodes", err
+	}
+	names := make([]string, 0, len(nodes))
+	var builtin []string
+	for _, n := range nodes {
+		if why := pt.builtinRefusal(n); why != "" {
+			builtin = append(builtin, why)
+		}
+		names = append(names, fmt.Sprintf("%s (%s)", n.Name, statusText(n)))
+	}
+	if len(builtin) > 0 {
+		return verb + " nodes", errors.New(strings.Join(builtin, "; "))
+	}
+	return fmt.Sprintf("%s %s; unsaved device configuration is lost", verb, clipNames(names, 10)), nil
+}
+
 func (pt *powerTool) Run(ctx context.Context, env Env, raw json.RawMessage) Result {
 	refs, t, err := openNodeList(ctx, env, raw)
 	if err != nil {
@@ -313,8 +345,8 @@ func (pt *powerTool) Run(ctx context.Context, env Env, raw json.RawMessage) Resu
 			results[i] = failed(ref, ref, err.Error())
 			continue
 		}
-		if builtinNodeType(n.NodeType) {
-			results[i] = failed(n.NodeID, n.Name, fmt.Sprintf("%s is a built-in %s, which always runs and cannot be %s", n.Name, n.NodeType, pt.done))
+		if why := pt.builtinRefusal(n); why != "" {
+			results[i] = failed(n.NodeID, n.Name, why)
 			continue
 		}
 		switch {

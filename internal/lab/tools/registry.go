@@ -12,6 +12,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/gns3-copilot/gns3-copilot/internal/lab/gns3"
 )
 
 // Registry is the set of tools the copilot knows, in a stable order.
@@ -86,15 +88,7 @@ func (r *Registry) Execute(ctx context.Context, env Env, mode Mode, name, rawArg
 			slog.Error("tool panicked", "tool", name, "panic", p, "stack", string(debug.Stack()))
 			res = Failure("internal error in tool %s: %v", name, p)
 		}
-		if res.Metadata == nil {
-			res.Metadata = map[string]any{}
-		}
-		if res.Data == nil {
-			res.Data = []Item{}
-		}
-		res.Metadata["tool_name"] = name
-		res.Metadata["version"] = FormatVersion
-		res.Metadata["execution_time"] = math.Round(time.Since(start).Seconds()*1000) / 1000
+		res.stamp(name, start)
 	}()
 
 	if m, err := ParseMode(string(mode)); err == nil {
@@ -130,6 +124,63 @@ func (r *Registry) Execute(ctx context.Context, env Env, mode Mode, name, rawArg
 		return Failure("%s runs on device consoles through the device activities, one per device; it cannot run as one call", name)
 	}
 	return run.Run(ctx, env, args)
+}
+
+// stamp gives a result the metadata every tool result carries.
+func (res *Result) stamp(name string, start time.Time) {
+	if res.Metadata == nil {
+		res.Metadata = map[string]any{}
+	}
+	if res.Data == nil {
+		res.Data = []Item{}
+	}
+	res.Metadata["tool_name"] = name
+	res.Metadata["version"] = FormatVersion
+	res.Metadata["execution_time"] = math.Round(time.Since(start).Seconds()*1000) / 1000
+}
+
+// Check is a destructive call resolved against the lab as it is now, before anyone is asked
+// about it.
+type Check struct {
+	// Summary says in a sentence what the call would do, or why it cannot, for the approval's
+	// plan; "" when the tool has no preview.
+	Summary string
+	// Refusal is set when the call cannot run as asked (arguments it refuses, a closed
+	// project, an unknown snapshot, node or link): the failed result the call ends with, which
+	// names what exists. Nobody is asked to approve what cannot happen.
+	Refusal *Result
+}
+
+// Check resolves a call of a tool with a preview (see Previewer) without running it. A lab that
+// could not be read (GNS3 unreachable or failing) refuses nothing: then the summary says the
+// call could not be checked, and the call goes on to its approval, as it would have before
+// there was a check.
+func (r *Registry) Check(ctx context.Context, env Env, name, rawArgs string) Check {
+	start := time.Now()
+	t, found := r.Lookup(name)
+	pv, previews := t.(Previewer)
+	if !found || !previews || env.GNS3 == nil {
+		return Check{}
+	}
+	var what string
+	args, err := NormalizeArgs(rawArgs)
+	if err != nil {
+		err = fmt.Errorf("invalid arguments for %s: %v", name, err)
+	} else {
+		what, err = pv.Preview(ctx, env, args)
+	}
+	if err == nil {
+		return Check{Summary: what}
+	}
+	if what == "" {
+		what = name
+	}
+	if ctx.Err() != nil || gns3.Retryable(err) {
+		return Check{Summary: what + ": the lab could not be read to check it (" + err.Error() + ")"}
+	}
+	res := Failure("%s was not run, so nothing changed: %v", name, err)
+	res.stamp(name, start)
+	return Check{Summary: what + ": it cannot run as asked, " + err.Error() + "; rejecting it changes nothing", Refusal: &res}
 }
 
 // NormalizeArgs turns what models send as tool arguments into one JSON

@@ -245,12 +245,9 @@ func restoreArgs(env Env, raw json.RawMessage) (string, error) {
 	return args.Snapshot, nil
 }
 
-// restoreTarget reads what a restore needs to know first: the lab as it is and the snapshot.
-func restoreTarget(ctx context.Context, env Env, raw json.RawMessage) (*topology, *gns3.Snapshot, error) {
-	ref, err := restoreArgs(env, raw)
-	if err != nil {
-		return nil, nil, err
-	}
+// restoreTarget reads what a restore of the snapshot ref needs to know first: the lab as it is
+// and the snapshot.
+func restoreTarget(ctx context.Context, env Env, ref string) (*topology, *gns3.Snapshot, error) {
 	t, err := openTopology(ctx, env)
 	if err != nil {
 		return nil, nil, err
@@ -267,14 +264,14 @@ func restoreTarget(ctx context.Context, env Env, raw json.RawMessage) (*topology
 }
 
 // Preview says, for the approval, what the restore would lose now.
-func (rt *restoreSnapshotTool) Preview(ctx context.Context, env Env, raw json.RawMessage) string {
-	t, s, err := restoreTarget(ctx, env, raw)
+func (rt *restoreSnapshotTool) Preview(ctx context.Context, env Env, raw json.RawMessage) (string, error) {
+	ref, err := restoreArgs(env, raw)
 	if err != nil {
-		what := "Restore a snapshot"
-		if ref, aerr := restoreArgs(env, raw); aerr == nil {
-			what = fmt.Sprintf("Restore snapshot %q", strings.TrimSpace(ref))
-		}
-		return what + ": it cannot run as asked, " + explain(err).Error() + "; rejecting it changes nothing"
+		return "Restore a snapshot", err
+	}
+	t, s, err := restoreTarget(ctx, env, ref)
+	if err != nil {
+		return fmt.Sprintf("Restore snapshot %q", strings.TrimSpace(ref)), err
 	}
 	var started []string
 	for _, n := range t.nodes {
@@ -289,7 +286,7 @@ func (rt *restoreSnapshotTool) Preview(ctx context.Context, env Env, raw json.Ra
 	}
 	return fmt.Sprintf("Restore snapshot %q, taken %s. Lost: every change made since then (nodes, links and link conditions "+
 		"added, removed or changed) and all running state: %s. The lab has %d node(s) and %d link(s) now; afterwards every "+
-		"node and link has a new id and every node is stopped", s.Name, takenAt(s.Created(), time.Now()), running, len(t.nodes), len(t.links))
+		"node and link has a new id and every node is stopped", s.Name, takenAt(s.Created(), time.Now()), running, len(t.nodes), len(t.links)), nil
 }
 
 func clipNames(names []string, max int) string {
@@ -300,7 +297,11 @@ func clipNames(names []string, max int) string {
 }
 
 func (rt *restoreSnapshotTool) Run(ctx context.Context, env Env, raw json.RawMessage) Result {
-	before, s, err := restoreTarget(ctx, env, raw)
+	ref, err := restoreArgs(env, raw)
+	if err != nil {
+		return failWith(err)
+	}
+	before, s, err := restoreTarget(ctx, env, ref)
 	if err != nil {
 		return failWith(err)
 	}

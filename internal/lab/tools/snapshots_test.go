@@ -111,7 +111,10 @@ func TestRestorePreview(t *testing.T) {
 	}
 	args, _ := json.Marshal(map[string]string{"snapshot": "baseline"})
 	l.fake.ResetCounts()
-	got := pv.Preview(t.Context(), l.env, args)
+	got, err := pv.Preview(t.Context(), l.env, args)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, want := range []string{`Restore snapshot "baseline", taken on ` + s.CreatedAt.Format("2006-01-02 15:04:05") + " UTC",
 		"2 running node(s) (PC1, R1) are stopped and lose their unsaved configuration", "3 node(s) and 0 link(s) now",
 		"every node and link has a new id"} {
@@ -123,7 +126,8 @@ func TestRestorePreview(t *testing.T) {
 		t.Fatal("the preview changed something")
 	}
 	args, _ = json.Marshal(map[string]string{"snapshot": "nope"})
-	if got := pv.Preview(t.Context(), l.env, args); !strings.Contains(got, `Restore snapshot "nope": it cannot run as asked, no snapshot "nope" in this project; its snapshots are: "baseline"`) {
-		t.Fatalf("preview of an unknown snapshot: %s", got)
+	if what, err := pv.Preview(t.Context(), l.env, args); what != `Restore snapshot "nope"` || err == nil ||
+		!strings.Contains(err.Error(), `no snapshot "nope" in this project; its snapshots are: "baseline"`) {
+		t.Fatalf("preview of an unknown snapshot: %s, %v", what, err)
 	}
 }

@@ -208,10 +208,13 @@ type Runner interface {
 	Run(ctx context.Context, env Env, args json.RawMessage) Result
 }
 
-// Previewer is a destructive tool that can say, before it runs, what its call would do to the
-// lab as it is now; the approval's plan shows it. It reads and changes nothing.
+// Previewer is a destructive tool that resolves its call's targets before it runs, with the
+// same code its run resolves them with: it says what the call would do to the lab as it is now
+// (the approval's plan shows it), or returns why it cannot run as asked (an unknown snapshot,
+// node or link, naming those there are), and then text naming what was asked. It reads and
+// changes nothing. Registry.Check is how callers use it.
 type Previewer interface {
-	Preview(ctx context.Context, env Env, args json.RawMessage) string
+	Preview(ctx context.Context, env Env, args json.RawMessage) (string, error)
 }
 
 // spec carries the static description shared by every tool here.
