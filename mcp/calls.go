@@ -115,10 +115,14 @@ func (f *frontDoor) await(ctx context.Context, req *sdk.CallToolRequest, caller 
 	pctx, stop := context.WithCancel(ctx)
 	defer stop()
 	relayed := make(chan struct{})
+	// toldWaiting hears each approval the progress has announced, so that a client that gets
+	// the plan as its answer has had the announcement first.
+	var toldWaiting chan string
 	if token := req.Params.GetProgressToken(); token != nil {
+		toldWaiting = make(chan string, 8)
 		go func() {
 			defer close(relayed)
-			f.relayProgress(pctx, req.Session, token, callID, wfID)
+			f.relayProgress(pctx, req.Session, token, callID, wfID, toldWaiting)
 		}()
 	} else {
 		close(relayed)
@@ -163,6 +167,7 @@ func (f *frontDoor) await(ctx context.Context, req *sdk.CallToolRequest, caller 
 				continue // decided already (by an earlier decide_approval, the chat page)
 			}
 			if !elicits(req.Session) {
+				awaitAnnounced(pctx, toldWaiting, a.ID)
 				return f.pendingResult(ctx, a, wfID), nil
 			}
 			waiting = a
@@ -194,6 +199,28 @@ func (f *frontDoor) drainProgress(ctx context.Context, stop context.CancelFunc, 
 	}
 }
 
+// awaitAnnounced waits, briefly, until the progress relay has announced approval id; nil told
+// (no progress asked for) waits for nothing.
+func awaitAnnounced(ctx context.Context, told <-chan string, id string) {
+	if told == nil {
+		return
+	}
+	limit := time.NewTimer(2 * time.Second)
+	defer limit.Stop()
+	for {
+		select {
+		case got := <-told:
+			if got == id {
+				return
+			}
+		case <-limit.C:
+			return
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
 // resultOf is a finished call's stored result.
 func (f *frontDoor) resultOf(ctx context.Context, callID, tool string) (*sdk.CallToolResult, error) {
 	row, err := f.d.Calls.Get(ctx, callID)
@@ -215,7 +242,7 @@ func failureMeta(tool, msg string, meta sdk.Meta) *sdk.CallToolResult {
 
 // relayProgress turns the call's tool_progress and approval events into MCP progress
 // notifications: the per-device and node-start progress a chat turn streams.
-func (f *frontDoor) relayProgress(ctx context.Context, ss *sdk.ServerSession, token any, callID, wfID string) {
+func (f *frontDoor) relayProgress(ctx context.Context, ss *sdk.ServerSession, token any, callID, wfID string, told chan<- string) {
 	n := 0
 	send := func(msg string) {
 		n++
@@ -245,6 +272,10 @@ func (f *frontDoor) relayProgress(ctx context.Context, ss *sdk.ServerSession, to
 			if p.Approval != nil {
 				send(fmt.Sprintf("waiting for approval %s: decide_approval decides it, or the user on the copilot's chat page "+
 					"(pending approvals)", p.Approval.ApprovalID))
+				select {
+				case told <- p.Approval.ApprovalID:
+				default:
+				}
 			}
 		case relay.TypeApprovalResolved:
 			if p.Approval != nil {
