@@ -185,13 +185,22 @@ func TestAnUnansweredElicitationFallsBackToTheTwoPhases(t *testing.T) {
 	h := newHarness(t, func(h *harness) { h.deps.ElicitTimeout = 300 * time.Millisecond })
 	h.workflow = waitsForApproval
 	asked := make(chan string, 4)
+	// The server's cancellation of its question travels on the call's own stream, which its
+	// answer may close first; the handler must not outlive the test waiting for it, or the
+	// session's Close (which waits for its handlers) never returns.
+	gone := make(chan struct{})
 	cs := h.mustConnect(aliceToken, func(o *sdk.ClientOptions) {
 		o.ElicitationHandler = func(ctx context.Context, r *sdk.ElicitRequest) (*sdk.ElicitResult, error) {
 			asked <- r.Params.Message
-			<-ctx.Done() // the user never answers
-			return nil, ctx.Err()
+			select { // the user never answers
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			case <-gone:
+				return nil, context.Canceled
+			}
 		}
 	})
+	t.Cleanup(func() { close(gone) }) // runs before the session's Close, registered earlier
 	began := time.Now()
 	_, out := call(t, cs, tools.VPCSCommandsTool, configArgs(h.project))
 	require.Equal(t, question, <-asked, "asked first")
