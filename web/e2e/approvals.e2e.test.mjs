@@ -60,7 +60,7 @@ describe('approval card', { skip }, () => {
     await send(page, 'now delete PC2');
     const card = '.approval-card[data-status="pending"]';
     await page.waitForSelector(card, { timeout: 30000 });
-    assert.match(await page.textContent(card), /Delete nodes: PC2/);
+    assert.match(await page.textContent(card), /Delete PC2 and its 0 link\(s\); this cannot be undone/, "the card names what the delete removes");
     await page.fill(card + ' .approval-comment', 'PC2 stays');
     await page.click(card + ' button.reject');
     await page.waitForSelector('.approval-card[data-status="rejected"]');
