@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -29,80 +30,21 @@ func (s *Server) streamTurn(c *gin.Context, sessionID, turnID, afterID string, c
 		s.dropStream(err, "turn", turnID)
 		return
 	}
-
-	ctx := c.Request.Context()
 	follow, closed := s.followStream(c)
 	defer closed()
 	heartbeat, _ := json.Marshal(relay.Payload{Type: relay.TypeHeartbeat, SessionID: sessionID})
-	last := afterID
-	var failingSince time.Time
+	ts := &turnStream{s: s, w: w, ctx: c.Request.Context(), sessionID: sessionID, turnID: turnID,
+		last: afterID, cards: cards, heartbeat: heartbeat}
 	for {
-		events, err := s.deps.Events.Range(ctx, turnID, last, 256)
-		if err == nil && len(events) == 0 {
-			events, err = s.deps.Events.Wait(ctx, turnID, last, s.deps.Heartbeat)
-		}
-		if err != nil && ctx.Err() == nil && !errors.Is(err, relay.ErrInvalidID) {
-			// The log may come back (Redis restarting): keep the client, with heartbeats, and
-			// go on from the same id, for a while.
-			if failingSince.IsZero() {
-				failingSince = time.Now()
-				s.log.Warn("the event log does not answer; the stream waits for it", "turn", turnID, "error", err)
-			}
-			if time.Since(failingSince) < logOutageLimit {
-				w.frame(last, relay.TypeHeartbeat, heartbeat)
-				if err := w.send(); err != nil {
-					s.dropStream(err, "turn", turnID)
-					return
-				}
-				select {
-				case <-ctx.Done():
-					return
-				case <-time.After(logRetryEvery):
-				}
-				continue
-			}
-		}
-		if err == nil {
-			failingSince = time.Time{}
-		}
+		events, err := ts.next()
 		if err != nil {
-			if ctx.Err() == nil {
-				s.log.Error("reading a turn's events", "turn", turnID, "error", err)
-				msg, _ := json.Marshal(relay.Payload{Type: relay.TypeError, SessionID: sessionID,
-					Error: "The copilot lost its event stream; reload to rejoin the turn."})
-				w.frame(last, relay.TypeError, msg)
-				_ = w.send()
+			if ts.outage(err) {
+				continue
 			}
 			return
 		}
-		if len(events) == 0 {
-			w.frame(last, relay.TypeHeartbeat, heartbeat)
-		}
-		ended := false
 		follow.delivered(events)
-		for _, ev := range events {
-			last = ev.ID
-			if !cards {
-				frames, waiting := panelFrames(ev)
-				stop := waiting != "" && !s.decidedLater(ctx, turnID, ev.ID, waiting)
-				if waiting != "" && !stop {
-					frames = frames[:len(frames)-1] // answered since: no done, the turn goes on
-				}
-				for _, f := range frames {
-					w.frame(f.ID, f.Type, f.Data)
-				}
-				if stop {
-					ended = true
-					break
-				}
-			} else {
-				w.frame(ev.ID, ev.Type, ev.Data)
-			}
-			if relay.IsTerminal(ev.Type) {
-				ended = true
-				break
-			}
-		}
+		ended := ts.relay(events)
 		if err := w.send(); err != nil {
 			s.dropStream(err, "turn", turnID)
 			return
@@ -111,6 +53,96 @@ func (s *Server) streamTurn(c *gin.Context, sessionID, turnID, afterID string, c
 			return
 		}
 	}
+}
+
+// turnStream is one client's relay of one turn: where it is in the log, and since when the log
+// has not answered.
+type turnStream struct {
+	s                 *Server
+	w                 *sseWriter
+	ctx               context.Context
+	sessionID, turnID string
+	last              string // the id of the last event sent
+	cards             bool
+	heartbeat         []byte
+	failingSince      time.Time
+}
+
+// next is the events after last, waiting up to a heartbeat's interval for some.
+func (ts *turnStream) next() ([]relay.Event, error) {
+	events, err := ts.s.deps.Events.Range(ts.ctx, ts.turnID, ts.last, 256)
+	if err == nil && len(events) == 0 {
+		events, err = ts.s.deps.Events.Wait(ts.ctx, ts.turnID, ts.last, ts.s.deps.Heartbeat)
+	}
+	if err == nil {
+		ts.failingSince = time.Time{}
+	}
+	return events, err
+}
+
+// outage handles a failed read and reports whether to read again. The log may come back (Redis
+// restarting): the client is kept, with heartbeats, and the stream goes on from the same id,
+// for logOutageLimit; after that, or for an error that will not pass, it gets an error frame.
+func (ts *turnStream) outage(err error) (retry bool) {
+	if ts.ctx.Err() != nil {
+		return false
+	}
+	if !errors.Is(err, relay.ErrInvalidID) {
+		if ts.failingSince.IsZero() {
+			ts.failingSince = time.Now()
+			ts.s.log.Warn("the event log does not answer; the stream waits for it", "turn", ts.turnID, "error", err)
+		}
+		if time.Since(ts.failingSince) < logOutageLimit {
+			ts.w.frame(ts.last, relay.TypeHeartbeat, ts.heartbeat)
+			if err := ts.w.send(); err != nil {
+				ts.s.dropStream(err, "turn", ts.turnID)
+				return false
+			}
+			select {
+			case <-ts.ctx.Done():
+				return false
+			case <-time.After(logRetryEvery):
+				return true
+			}
+		}
+	}
+	ts.s.log.Error("reading a turn's events", "turn", ts.turnID, "error", err)
+	msg, _ := json.Marshal(relay.Payload{Type: relay.TypeError, SessionID: ts.sessionID,
+		Error: "The copilot lost its event stream; reload to rejoin the turn."})
+	ts.w.frame(ts.last, relay.TypeError, msg)
+	_ = ts.w.send()
+	return false
+}
+
+// relay queues a batch's frames (a heartbeat for an empty one) and reports whether the stream
+// has ended: the turn's terminal event, or, for a client without cards, an approval it waits
+// for that nobody has decided since.
+func (ts *turnStream) relay(events []relay.Event) (ended bool) {
+	if len(events) == 0 {
+		ts.w.frame(ts.last, relay.TypeHeartbeat, ts.heartbeat)
+	}
+	for _, ev := range events {
+		ts.last = ev.ID
+		if !ts.cards {
+			frames, waiting := panelFrames(ev)
+			stop := waiting != "" && !ts.s.decidedLater(ts.ctx, ts.turnID, ev.ID, waiting)
+			if waiting != "" && !stop {
+				frames = frames[:len(frames)-1] // answered since: no done, the turn goes on
+			}
+			for _, f := range frames {
+				ts.w.frame(f.ID, f.Type, f.Data)
+			}
+			if stop {
+				return true
+			}
+		} else {
+			ts.w.frame(ev.ID, ev.Type, ev.Data)
+		}
+		if relay.IsTerminal(ev.Type) {
+			return true
+		}
+	}
+	return false
 }
 
 // How long a stream waits for an event log that stopped answering before it gives up with an
