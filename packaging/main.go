@@ -57,21 +57,58 @@ type options struct {
 }
 
 func build(o options) (string, error) {
+	if err := checkInputs(o); err != nil {
+		return "", err
+	}
+	temporalVersion, err := temporalCLIVersion(o.temporal)
+	if err != nil {
+		return "", err
+	}
+	info := nfpm.WithDefaults(packageInfo(o, temporalVersion))
+	if err := nfpm.Validate(info); err != nil {
+		return "", err
+	}
+	return writeDeb(info, o.out)
+}
+
+// checkInputs refuses a build that would package a missing or non-executable program.
+func checkInputs(o options) error {
 	if o.binary == "" || o.version == "" {
-		return "", errors.New("-binary and -version are required")
+		return errors.New("-binary and -version are required")
 	}
 	for _, p := range []string{o.binary, o.temporal} {
 		if p == "" {
 			continue
 		}
 		if fi, err := os.Stat(p); err != nil {
-			return "", err
+			return err
 		} else if fi.Mode()&0o111 == 0 {
-			return "", fmt.Errorf("%s is not executable", p)
+			return fmt.Errorf("%s is not executable", p)
 		}
 	}
-	src := func(name string) string { return filepath.Join(o.dir, "debian", name) }
-	contents := files.Contents{
+	return nil
+}
+
+// temporalCLIVersion is the bundled CLI's module version, read from the binary itself so the
+// package's description cannot name another; "" when no CLI is bundled.
+func temporalCLIVersion(path string) (string, error) {
+	if path == "" {
+		return "", nil
+	}
+	info, err := buildinfo.ReadFile(path)
+	if err != nil || info.Main.Path != "github.com/temporalio/cli" {
+		return "", fmt.Errorf("%s is not a Temporal CLI built from github.com/temporalio/cli", path)
+	}
+	return info.Main.Version, nil
+}
+
+// debianFile is one of the package's own files (unit, sysusers, env, maintainer scripts).
+func (o options) debianFile(name string) string { return filepath.Join(o.dir, "debian", name) }
+
+// contents are the files the package installs.
+func contents(o options) files.Contents {
+	src := o.debianFile
+	c := files.Contents{
 		{Source: o.binary, Destination: binaryPath, FileInfo: &files.ContentFileInfo{Mode: 0o755}},
 		{Source: src("gns3-copilot.service"), Destination: unitPath, FileInfo: &files.ContentFileInfo{Mode: 0o644}},
 		{Source: src("sysusers.conf"), Destination: sysusersPath, FileInfo: &files.ContentFileInfo{Mode: 0o644}},
@@ -80,17 +117,14 @@ func build(o options) (string, error) {
 			FileInfo: &files.ContentFileInfo{Mode: 0o600}},
 	}
 	if o.temporal != "" {
-		contents = append(contents, &files.Content{Source: o.temporal, Destination: temporalPath, FileInfo: &files.ContentFileInfo{Mode: 0o755}})
+		c = append(c, &files.Content{Source: o.temporal, Destination: temporalPath, FileInfo: &files.ContentFileInfo{Mode: 0o755}})
 	}
-	temporalVersion := ""
-	if o.temporal != "" {
-		info, err := buildinfo.ReadFile(o.temporal)
-		if err != nil || info.Main.Path != "github.com/temporalio/cli" {
-			return "", fmt.Errorf("%s is not a Temporal CLI built from github.com/temporalio/cli", o.temporal)
-		}
-		temporalVersion = info.Main.Version
-	}
-	info := &nfpm.Info{
+	return c
+}
+
+func packageInfo(o options, temporalVersion string) *nfpm.Info {
+	src := o.debianFile
+	return &nfpm.Info{
 		Name:        "gns3-copilot",
 		Arch:        o.arch,
 		Platform:    "linux",
@@ -107,21 +141,21 @@ func build(o options) (string, error) {
 			Depends:    []string{"libc6"},
 			Recommends: []string{"systemd"},
 			Suggests:   []string{"gns3-server"},
-			Contents:   contents,
+			Contents:   contents(o),
 			Scripts: nfpm.Scripts{PostInstall: src("postinst"), PreRemove: src("prerm"),
 				PostRemove: src("postrm")},
 			Deb: nfpm.Deb{Compression: o.compression},
 		},
 	}
-	info = nfpm.WithDefaults(info)
-	if err := nfpm.Validate(info); err != nil {
-		return "", err
-	}
+}
+
+// writeDeb writes the package to out (the conventional file name when empty), removing a
+// partial file on failure.
+func writeDeb(info *nfpm.Info, out string) (string, error) {
 	pkg, err := nfpm.Get("deb")
 	if err != nil {
 		return "", err
 	}
-	out := o.out
 	if out == "" {
 		out = pkg.ConventionalFileName(info)
 	}
