@@ -99,6 +99,8 @@ bench:
 	$(GO) test -run '^$$' -bench Decode -benchtime 20x ./internal/lab/capture
 	$(GO) test -run '^$$' -bench ProxyAddedLatency -benchtime 3000x ./api
 	$(GO) test -run '^$$' -bench IdleSSEClients -benchtime 1x ./api
+	$(GO) test -run '^$$' -bench '^Benchmark(SessionList|History)$$' -benchtime 300x ./api
+	$(GO) test -run '^$$' -bench DiskPerTurn -benchtime 1x ./models
 	LOAD_TURNS=$(LOAD_TURNS) $(GO) test -run '^$$' -bench BareStartsOnTheDevServer -benchtime 1x ./e2e
 	LOAD_TURNS=$(LOAD_TURNS) $(GO) test -run '^$$' -bench ConcurrentTurns -benchtime 1x -timeout 20m ./e2e
 	LOAD_TURNS=$(LOAD_TURNS_LARGE) $(GO) test -run '^$$' -bench BareStartsOnTheDevServer -benchtime 1x ./e2e

@@ -21,7 +21,7 @@ func (s *Server) corsMiddleware() gin.HandlerFunc {
 		AllowOriginFunc:  s.originAllowed,
 		AllowMethods:     []string{"GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"},
 		AllowHeaders:     []string{"Authorization", "Content-Type", "Last-Event-ID", RequestIDHeader},
-		ExposeHeaders:    []string{RequestIDHeader},
+		ExposeHeaders:    []string{RequestIDHeader, TotalCountHeader},
 		MaxAge:           10 * time.Minute,
 		AllowCredentials: false,
 	})

@@ -85,15 +85,22 @@ func (s *Server) exportSession(c *gin.Context) {
 // studentHistory is the session's history as its owner may read it: injection turns show which
 // tools ran, never with which arguments or results (see models.RedactPrivate).
 func (s *Server) studentHistory(ctx context.Context, sessionID string, limit int) ([]models.ChatMessage, error) {
-	msgs, err := s.deps.Repo.History(ctx, sessionID, limit)
+	msgs, _, err := s.studentHistoryPage(ctx, sessionID, limit, 0)
+	return msgs, err
+}
+
+// studentHistoryPage is studentHistory of one page (models.ChatRepository.HistoryPage), with
+// the session's count of committed messages.
+func (s *Server) studentHistoryPage(ctx context.Context, sessionID string, limit, offset int) ([]models.ChatMessage, int64, error) {
+	msgs, total, err := s.deps.Repo.HistoryPage(ctx, sessionID, limit, offset)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	priv, err := s.deps.Repo.PrivateTurns(ctx, sessionID, tools.IsPrivateMode)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	return models.RedactPrivate(msgs, priv, ""), nil
+	return models.RedactPrivate(msgs, priv, ""), total, nil
 }
 
 // historyMessages renders stored messages in the OpenAIMessage shape of GNS3's chat API.

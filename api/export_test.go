@@ -19,13 +19,13 @@ import (
 // transcriptEnv is the API over a real database holding finished conversations written through
 // the repository, as the worker writes them; no turn runs, so no Temporal is needed.
 type transcriptEnv struct {
-	t       *testing.T
+	t       testing.TB
 	repo    *models.ChatRepository
 	handler http.Handler
 	project string
 }
 
-func newTranscriptEnv(t *testing.T) *transcriptEnv {
+func newTranscriptEnv(t testing.TB) *transcriptEnv {
 	t.Helper()
 	db := testdb.SQLiteWith(t, models.Open)
 	if err := models.Migrate(db); err != nil {

@@ -71,13 +71,11 @@ func (s *Server) listSessions(c *gin.Context) {
 	if !ok {
 		return
 	}
-	var list []models.ChatSession
-	var err error
-	if mode != "" {
-		list, err = s.deps.Repo.ListSessionsByMode(c.Request.Context(), u.ID, c.Param("project_id"), mode, 100)
-	} else {
-		list, err = s.deps.Repo.ListSessions(c.Request.Context(), u.ID, c.Param("project_id"), 100)
+	limit, offset, ok := queryPage(c, models.DefaultSessionPage, models.MaxSessionPage)
+	if !ok {
+		return
 	}
+	list, total, err := s.deps.Repo.ListSessionPage(c.Request.Context(), u.ID, c.Param("project_id"), mode, limit, offset)
 	if err != nil {
 		s.internalError(c, err, "Listing sessions failed")
 		return
@@ -102,6 +100,7 @@ func (s *Server) listSessions(c *gin.Context) {
 		out[i].Running = running[list[i].ThreadID]
 		out[i].HasExercise = exercises[list[i].ThreadID]
 	}
+	c.Header(TotalCountHeader, strconv.FormatInt(total, 10))
 	c.JSON(http.StatusOK, out)
 }
 
@@ -143,16 +142,39 @@ type openAIMessage struct {
 	Metadata   json.RawMessage `json:"metadata"`
 }
 
+// TotalCountHeader carries how many items a paged list holds in all (the session list, a
+// session's history), so a client knows whether more pages exist.
+const TotalCountHeader = "X-Total-Count"
+
+// MaxOffset bounds ?offset=; no list of one user comes near it.
+const MaxOffset = 1_000_000
+
 // queryLimit reads ?limit=, def when absent; anything but a whole number from 1 to most is
 // answered 422 and false.
 func queryLimit(c *gin.Context, def, most int) (int, bool) {
-	q := c.Query("limit")
+	return queryWhole(c, "limit", def, 1, most)
+}
+
+// queryPage reads a page's ?limit= (see queryLimit) and ?offset= (0 when absent, a whole number
+// from 0 to MaxOffset, else 422).
+func queryPage(c *gin.Context, def, most int) (limit, offset int, ok bool) {
+	if limit, ok = queryLimit(c, def, most); !ok {
+		return 0, 0, false
+	}
+	offset, ok = queryWhole(c, "offset", 0, 0, MaxOffset)
+	return limit, offset, ok
+}
+
+// queryWhole reads the query parameter name as a whole number from least to most, def when
+// absent; anything else is answered 422, naming the range, and false.
+func queryWhole(c *gin.Context, name string, def, least, most int) (int, bool) {
+	q := c.Query(name)
 	if q == "" {
 		return def, true
 	}
 	n, err := strconv.Atoi(q)
-	if err != nil || n < 1 || n > most {
-		abort(c, http.StatusUnprocessableEntity, "limit must be a whole number from 1 to "+strconv.Itoa(most)+".")
+	if err != nil || n < least || n > most {
+		abort(c, http.StatusUnprocessableEntity, name+" must be a whole number from "+strconv.Itoa(least)+" to "+strconv.Itoa(most)+".")
 		return 0, false
 	}
 	return n, true
@@ -163,16 +185,17 @@ func (s *Server) getHistory(c *gin.Context) {
 	if !ok {
 		return
 	}
-	limit, ok := queryLimit(c, 100, 1000)
+	limit, offset, ok := queryPage(c, models.DefaultHistoryPage, models.MaxHistoryPage)
 	if !ok {
 		return
 	}
-	msgs, err := s.studentHistory(c.Request.Context(), sess.ThreadID, limit)
+	msgs, total, err := s.studentHistoryPage(c.Request.Context(), sess.ThreadID, limit, offset)
 	if err != nil {
 		s.internalError(c, err, "Loading the history failed")
 		return
 	}
 	out := historyMessages(msgs)
+	c.Header(TotalCountHeader, strconv.FormatInt(total, 10))
 	c.JSON(http.StatusOK, gin.H{
 		"thread_id":  sess.ThreadID,
 		"title":      sess.Title,

@@ -41,14 +41,6 @@ func AsideMessageID(turnID string, idx int, part, of string) string {
 	return uuid.NewSHA1(messageNamespace, []byte(turnID+"/"+strconv.Itoa(idx)+"/"+part+"/"+of)).String()
 }
 
-// ListSessions returns a user's sessions of a project, pinned first, then most recently updated.
-func (r *ChatRepository) ListSessions(ctx context.Context, userID, projectID string, limit int) ([]ChatSession, error) {
-	var out []ChatSession
-	err := r.DB.WithContext(ctx).Where("user_id = ? AND project_id = ?", userID, projectID).
-		Order("pinned DESC").Order("updated_at DESC").Order("id DESC").Limit(limit).Find(&out).Error
-	return out, err
-}
-
 // GetSession returns the session if it belongs to this user and project.
 func (r *ChatRepository) GetSession(ctx context.Context, userID, projectID, threadID string) (*ChatSession, error) {
 	var s ChatSession
@@ -283,17 +275,6 @@ func (r *ChatRepository) LatestTurn(ctx context.Context, sessionID string) (*Cha
 func (r *ChatRepository) RunningTurns(ctx context.Context, userID string) ([]ChatTurn, error) {
 	var out []ChatTurn
 	err := r.DB.WithContext(ctx).Where("user_id = ? AND status = ?", userID, domain.TurnRunning).Order("created_at").Find(&out).Error
-	return out, err
-}
-
-// History returns the last limit committed messages of a session, oldest first.
-func (r *ChatRepository) History(ctx context.Context, sessionID string, limit int) ([]ChatMessage, error) {
-	var out []ChatMessage
-	err := r.DB.WithContext(ctx).Where("session_id = ? AND committed = ?", sessionID, true).
-		Order("turn_seq DESC").Order("idx DESC").Order("sub DESC").Limit(limit).Find(&out).Error
-	for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
-		out[i], out[j] = out[j], out[i]
-	}
 	return out, err
 }
 

@@ -44,15 +44,14 @@ func Open(databaseURL, dataDir string) (*gorm.DB, error) {
 		sqlDB.SetMaxIdleConns(PostgresMaxConns)
 		return db, nil
 	default:
-		path := strings.TrimPrefix(databaseURL, "sqlite:")
+		path := SQLitePath(databaseURL, dataDir)
 		if path == "" {
-			if dataDir == "" {
-				return nil, fmt.Errorf("no database URL and no data directory given")
-			}
+			return nil, fmt.Errorf("no database URL and no data directory given")
+		}
+		if strings.TrimPrefix(databaseURL, "sqlite:") == "" {
 			if err := os.MkdirAll(dataDir, 0o700); err != nil {
 				return nil, fmt.Errorf("creating data directory: %w", err)
 			}
-			path = filepath.Join(dataDir, "copilot.db")
 		}
 		params := "_busy_timeout=10000&_foreign_keys=on"
 		dsn := path + "?_journal_mode=WAL&_synchronous=NORMAL&_txlock=immediate&" + params
@@ -84,6 +83,19 @@ func Open(databaseURL, dataDir string) (*gorm.DB, error) {
 		}
 		return db, nil
 	}
+}
+
+// SQLitePath is the SQLite database Open uses for databaseURL and dataDir: the explicit
+// "sqlite:" path, else copilot.db in dataDir; "" when there is neither. It means nothing for a
+// PostgreSQL URL (IsPostgres).
+func SQLitePath(databaseURL, dataDir string) string {
+	if path := strings.TrimPrefix(databaseURL, "sqlite:"); path != "" {
+		return path
+	}
+	if dataDir == "" {
+		return ""
+	}
+	return filepath.Join(dataDir, "copilot.db")
 }
 
 // splitsReads reports whether a SQLite database at path gets read-only connections beside its

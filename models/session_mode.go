@@ -1,7 +1,6 @@
 package models
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -49,24 +48,6 @@ func recordMode(tx *gorm.DB, s *ChatSession, mode string) error {
 	}
 	s.Metadata = md
 	return nil
-}
-
-// ListSessionsByMode is ListSessions restricted to sessions whose latest turn ran in mode. The
-// metadata is read in Go, the same on SQLite and PostgreSQL; a user has few sessions per project.
-func (r *ChatRepository) ListSessionsByMode(ctx context.Context, userID, projectID, mode string, limit int) ([]ChatSession, error) {
-	var all []ChatSession
-	err := r.DB.WithContext(ctx).Where("user_id = ? AND project_id = ?", userID, projectID).
-		Order("pinned DESC").Order("updated_at DESC").Order("id DESC").Find(&all).Error
-	if err != nil {
-		return nil, err
-	}
-	out := all[:0]
-	for i := range all {
-		if SessionMode(&all[i]) == mode && len(out) < limit {
-			out = append(out, all[i])
-		}
-	}
-	return out, nil
 }
 
 // backfillSessionModes records the mode of sessions created before sessions recorded it, from

@@ -1,7 +1,8 @@
 // Command gns3-copilot runs the GNS3 copilot: `serve` runs the API and a worker in one process
 // (starting its own Temporal dev server unless given one), `api` and `worker` run the halves
-// separately for scaling out, `doctor` checks a configuration before the first chat, and
-// `version` says what was built. Every flag also reads an environment variable.
+// separately for scaling out, `doctor` checks a configuration before the first chat, `prune`
+// removes old transcripts, and `version` says what was built. Every flag also reads an
+// environment variable.
 package main
 
 import (
@@ -29,6 +30,9 @@ Usage:
   gns3-copilot worker [flags]   the Temporal worker only (needs --temporal-address and --redis-url)
   gns3-copilot doctor [flags]   check GNS3, the data directory, Temporal, Redis, PostgreSQL and the
                                 model with serve's flags and environment; changes nothing
+  gns3-copilot prune --before DATE [--apply] [--include-audit]
+                                remove the transcripts of sessions idle since before DATE (a dry
+                                run without --apply); approvals and exercise records stay
   gns3-copilot version          version, commit, build time, Go and Temporal CLI versions (also --version)
   gns3-copilot help             this text (also -h)
 
@@ -57,6 +61,11 @@ func main() {
 	case "version":
 		fmt.Print(readVersion().String())
 		return
+	case "prune":
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		code := runPrune(ctx, args, os.Stdout, os.Stderr, time.Now())
+		stop()
+		os.Exit(code)
 	case "serve", "doctor":
 		role = app.RoleServe
 	case "api":
