@@ -19,9 +19,11 @@ type PruneReport struct {
 	// WithAudit counts the old sessions (among Sessions) that have approvals, configuration jobs
 	// or exercise records: pruning them needs IncludeAudit.
 	WithAudit int64
-	// What stays of the old sessions, always: the audit (approvals, configuration jobs, the
-	// commands sent to devices) and the exercise records.
+	// The old sessions' audit (approvals, configuration jobs, the commands sent to devices) and
+	// exercise records: kept, unless the prune includes the audit (AuditIncluded), which removes
+	// them with their sessions.
 	Approvals, ConfigJobs, DeviceCommands, Exercises int64
+	AuditIncluded                                    bool
 	// Busy counts old sessions left alone because a turn runs in them or an exercise waits.
 	Busy int64
 }
@@ -32,13 +34,14 @@ type AuditError struct{ Sessions int64 }
 
 func (e *AuditError) Error() string {
 	return fmt.Sprintf("%d of the sessions to prune have approvals, configuration jobs or exercise records; "+
-		"their transcripts are kept unless the prune includes them (--include-audit); the records themselves are never removed", e.Sessions)
+		"they are kept unless the prune includes the audit (--include-audit), which removes those records with their sessions", e.Sessions)
 }
 
-// Pruner removes the transcripts of sessions nobody has used since a date. It removes only what
-// belongs to those sessions alone: the session rows, their turns, messages and topology marks.
-// Approvals, configuration jobs, device command records and exercise records are kept, so the
-// audit outlives the conversation it came from.
+// Pruner removes the transcripts of sessions nobody has used since a date: the session rows,
+// their turns, messages and topology marks. By default the audit outlives the conversation it
+// came from: device command records stay, and a session with approvals, configuration jobs or
+// exercise records is not touched at all. Only when told to include the audit does it remove
+// those records too, with their sessions.
 type Pruner struct {
 	DB *gorm.DB
 	// Batch is how many sessions one transaction removes (default 200), so that a prune beside a
@@ -56,8 +59,8 @@ var pruneTables = []struct {
 	{&TopologyMark{}, func(r *PruneReport) *int64 { return &r.TopologyMarks }},
 }
 
-// keptTables are the tables whose rows name a session and stay; audit marks those that make a
-// session's prune need IncludeAudit.
+// keptTables are the tables whose rows name a session and stay unless the audit is included;
+// audit marks those that make a session's prune need it.
 var keptTables = []struct {
 	model any
 	audit bool
@@ -173,8 +176,10 @@ func (p Pruner) Prune(ctx context.Context, before time.Time, includeAudit bool) 
 	if batch <= 0 {
 		batch = 200
 	}
-	done := PruneReport{Before: plan.Before, WithAudit: plan.WithAudit, Approvals: plan.Approvals,
-		ConfigJobs: plan.ConfigJobs, DeviceCommands: plan.DeviceCommands, Exercises: plan.Exercises, Busy: plan.Busy}
+	done := PruneReport{Before: plan.Before, WithAudit: plan.WithAudit, Busy: plan.Busy, AuditIncluded: includeAudit}
+	if !includeAudit { // what stays, as planned
+		done.Approvals, done.ConfigJobs, done.DeviceCommands, done.Exercises = plan.Approvals, plan.ConfigJobs, plan.DeviceCommands, plan.Exercises
+	}
 	for {
 		var n int64
 		err := p.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
@@ -187,14 +192,20 @@ func (p Pruner) Prune(ctx context.Context, before time.Time, includeAudit bool) 
 				return err
 			}
 			for _, t := range pruneTables {
-				if !tx.Migrator().HasTable(t.model) {
-					continue
+				if err := p.remove(tx, t.model, ids, t.count(&done)); err != nil {
+					return err
 				}
-				res := tx.Where("session_id IN ?", ids).Delete(t.model)
-				if res.Error != nil {
-					return res.Error
+			}
+			if includeAudit {
+				for _, k := range keptTables {
+					var removed int64
+					if err := p.remove(tx, k.model, ids, &removed); err != nil {
+						return err
+					}
+					if k.count != nil {
+						*k.count(&done) += removed
+					}
 				}
-				*t.count(&done) += res.RowsAffected
 			}
 			res := tx.Where("thread_id IN ?", ids).Delete(&ChatSession{})
 			n = res.RowsAffected
@@ -205,4 +216,14 @@ func (p Pruner) Prune(ctx context.Context, before time.Time, includeAudit bool) 
 			return done, err
 		}
 	}
+}
+
+// remove deletes a table's rows of the given sessions, adding how many to n.
+func (p Pruner) remove(tx *gorm.DB, model any, ids []string, n *int64) error {
+	if !tx.Migrator().HasTable(model) {
+		return nil
+	}
+	res := tx.Where("session_id IN ?", ids).Delete(model)
+	*n += res.RowsAffected
+	return res.Error
 }

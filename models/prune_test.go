@@ -118,17 +118,17 @@ func TestPruneRemovesOldTranscriptsAndKeepsTheAudit(t *testing.T) {
 		require.Equal(t, map[string]int64{"sessions": 4, "turns": 4, "messages": 8, "marks": 4, "approvals": 2, "jobs": 1,
 			"commands": 5, "exercises": 1}, l.rows(t))
 
-		// With the audit included the rest of the old transcripts go; every record stays.
+		// With the audit included the rest of the old sessions go, and their records with them.
 		done, err = p.Prune(ctx, dec, true)
 		require.NoError(t, err)
-		require.EqualValues(t, 2, done.Sessions)
-		require.EqualValues(t, 4, done.Messages)
+		require.Equal(t, PruneReport{Before: dec, Sessions: 2, Turns: 2, Messages: 4, TopologyMarks: 2, WithAudit: 2,
+			Approvals: 1, ConfigJobs: 1, DeviceCommands: 2, Exercises: 1, Busy: 1, AuditIncluded: true}, done)
 		require.False(t, l.exists(t, "approved"))
 		require.False(t, l.exists(t, "exercise"))
 		require.True(t, l.exists(t, "running"))
 		require.True(t, l.exists(t, "recent"))
-		require.Equal(t, map[string]int64{"sessions": 2, "turns": 2, "messages": 4, "marks": 2, "approvals": 2, "jobs": 1,
-			"commands": 5, "exercises": 1}, l.rows(t))
+		require.Equal(t, map[string]int64{"sessions": 2, "turns": 2, "messages": 4, "marks": 2, "approvals": 1, "jobs": 0,
+			"commands": 3, "exercises": 0}, l.rows(t), "the recent and running sessions' records stay, and the plain session's device audit")
 		msgs, err := l.repo.History(ctx, l.ids["recent"], 100)
 		require.NoError(t, err)
 		require.Len(t, msgs, 2, "a recent session keeps its history")

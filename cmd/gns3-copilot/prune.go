@@ -15,11 +15,12 @@ import (
 const pruneUsage = `Usage: gns3-copilot prune --before DATE [--apply] [--include-audit] [serve's flags]
 
 Removes the transcripts of chat sessions last active before DATE: the sessions, their turns,
-messages and topology marks. Approvals, configuration jobs, the commands sent to devices and
-exercise records are never removed. Without --apply it only says what it would remove.
+messages and topology marks. The audit (approvals, configuration jobs, the commands sent to
+devices) and exercise records stay unless --include-audit. Without --apply it only says what it
+would remove.
 
 If some of those sessions have approvals, configuration jobs or exercise records, prune refuses
-unless --include-audit is given: their transcripts then go and the records stay. Sessions with a
+unless --include-audit is given: those sessions then go with their records. Sessions with a
 running turn or an open exercise are always left.
 
 DATE is a day (2026-01-31, midnight UTC) or an RFC 3339 time (2026-01-31T08:00:00+01:00), not in
@@ -37,7 +38,7 @@ func runPrune(ctx context.Context, args []string, stdout, stderr io.Writer, now 
 	var apply, includeAudit bool
 	fs.StringVar(&before, "before", "", "prune sessions last active before this day (2026-01-31) or time (RFC 3339)")
 	fs.BoolVar(&apply, "apply", false, "remove them; without it prune only says what it would remove")
-	fs.BoolVar(&includeAudit, "include-audit", false, "also prune sessions that have approvals, configuration jobs or exercise records (the records stay)")
+	fs.BoolVar(&includeAudit, "include-audit", false, "also prune sessions that have approvals, configuration jobs or exercise records, and those records with them")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, pruneUsage)
 		fs.PrintDefaults()
@@ -132,7 +133,11 @@ func printPrune(w io.Writer, r models.PruneReport, verb string) {
 		}
 		fmt.Fprintf(w, "%d of them %s approvals, configuration jobs or exercise records.\n", r.WithAudit, have)
 	}
-	fmt.Fprintf(w, "Kept, of those sessions: %s, %s, %s, %s.\n", count(r.Approvals, "approval"),
+	audit := "Kept, of those sessions"
+	if r.AuditIncluded {
+		audit = "With them (--include-audit)"
+	}
+	fmt.Fprintf(w, "%s: %s, %s, %s, %s.\n", audit, count(r.Approvals, "approval"),
 		count(r.ConfigJobs, "configuration job"), count(r.DeviceCommands, "device command record"), count(r.Exercises, "exercise"))
 	if r.Busy > 0 {
 		fmt.Fprintf(w, "Left alone: %s with a running turn or an open exercise.\n", count(r.Busy, "session"))

@@ -117,13 +117,13 @@ func TestPruneDryRunApplyAndTheAuditGuard(t *testing.T) {
 	s, m, a := pruneCounts(t, dir)
 	require.Equal(t, [3]int64{2, 2, 1}, [3]int64{s, m, a})
 
-	// With the audit included the approved transcript goes and its approval stays.
+	// With the audit included the approved session goes, its approval with it.
 	out, _, code = prune(t, "--data-dir", dir, "--before", "2025-12-01", "--apply", "--include-audit")
 	require.Equal(t, 0, code, out)
 	require.Contains(t, out, ": 1 session removed")
-	require.Contains(t, out, "Kept, of those sessions: 1 approval, 0 configuration jobs")
+	require.Contains(t, out, "With them (--include-audit): 1 approval, 0 configuration jobs")
 	s, m, a = pruneCounts(t, dir)
-	require.Equal(t, [3]int64{1, 1, 1}, [3]int64{s, m, a}, "the recent session and the approval stay")
+	require.Equal(t, [3]int64{1, 1, 0}, [3]int64{s, m, a}, "the recent session stays")
 }
 
 // prune opens serve's database: the same flags and environment variables, and no database made
