@@ -1,0 +1,6 @@
+//go:build !linux
+
+package app
+
+// dropIdleCodePages is Linux-only (it reads /proc/self/smaps).
+func dropIdleCodePages() int64 { return 0 }
