@@ -44,8 +44,7 @@ func heapHeld() uint64 {
 // keeps what the last heap goal allowed, so after a class's 300 simultaneous chats serve held
 // its peak for minutes. Every interval, when the heap held exceeds threshold, it collects and
 // returns the free pages at once (debug.FreeOSMemory): one extra collection at most per
-// interval, which under load is one among many and when idle costs little. It also drops the
-// binary's pages the burst mapped (dropIdleCodePages).
+// interval, which under load is one among many and when idle costs little.
 func returnIdleMemory(ctx context.Context, every time.Duration, threshold uint64) {
 	tick := time.NewTicker(every)
 	defer tick.Stop()
@@ -56,7 +55,6 @@ func returnIdleMemory(ctx context.Context, every time.Duration, threshold uint64
 		case <-tick.C:
 			if heapHeld() > threshold {
 				debug.FreeOSMemory()
-				dropIdleCodePages()
 			}
 		}
 	}

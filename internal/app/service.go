@@ -97,8 +97,6 @@ func Run(ctx context.Context, role Role, cfg Config) error {
 	if err != nil {
 		return err
 	}
-	// Starting ran every package's initialisation; most of that code is not needed again.
-	dropIdleCodePages()
 	switch {
 	case r.listener != nil && r.proxying:
 		fmt.Printf("gns3-copilot: GNS3 web UI with the copilot on http://%s/ (GNS3 at %s), the copilot's own page on http://%s%s\n",
