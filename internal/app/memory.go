@@ -44,7 +44,8 @@ func heapHeld() uint64 {
 // keeps what the last heap goal allowed, so after a class's 300 simultaneous chats serve held
 // its peak for minutes. Every interval, when the heap held exceeds threshold, it collects and
 // returns the free pages at once (debug.FreeOSMemory): one extra collection at most per
-// interval, which under load is one among many and when idle costs little.
+// interval, which under load is one among many and when idle costs little. It also drops the
+// binary's pages the burst mapped (dropIdleCodePages).
 func returnIdleMemory(ctx context.Context, every time.Duration, threshold uint64) {
 	tick := time.NewTicker(every)
 	defer tick.Stop()
@@ -55,6 +56,7 @@ func returnIdleMemory(ctx context.Context, every time.Duration, threshold uint64
 		case <-tick.C:
 			if heapHeld() > threshold {
 				debug.FreeOSMemory()
+				dropIdleCodePages()
 			}
 		}
 	}
