@@ -72,6 +72,7 @@ func BenchmarkBareStartsOnTheDevServer(b *testing.B) {
 			}
 			single = append(single, d)
 		}
+		idle, _ := procMemory(s.PID())
 		cpu0, _ := procStat(s.PID())
 		starts := make([]time.Duration, n)
 		errs := make([]error, n)
@@ -92,6 +93,7 @@ func BenchmarkBareStartsOnTheDevServer(b *testing.B) {
 		wg.Wait()
 		wall := time.Since(t0)
 		cpu1, _ := procStat(s.PID())
+		after, _ := procMemory(s.PID())
 		for i, err := range errs {
 			if err != nil {
 				b.Fatalf("workflow %d of %d: %v", i, n, err)
@@ -104,5 +106,9 @@ func BenchmarkBareStartsOnTheDevServer(b *testing.B) {
 		fmt.Printf("start returned  p50 %5.0f ms   p99 %5.0f ms\n", ms(percentile(starts, 50)), ms(percentile(starts, 99)))
 		fmt.Printf("CPU of the dev server during the burst: %.2f s (%.1f ms per workflow)\n",
 			cpu1.cpuSeconds-cpu0.cpuSeconds, 1000*(cpu1.cpuSeconds-cpu0.cpuSeconds)/float64(n))
+		fmt.Printf("dev server resident before the burst %.0f MB (anon %.0f + file %.0f), after it %.0f MB (anon %.0f + file %.0f)\n",
+			mb(idle.rss), mb(idle.anon), mb(idle.file), mb(after.rss), mb(after.anon), mb(after.file))
+		b.ReportMetric(1000*(cpu1.cpuSeconds-cpu0.cpuSeconds)/float64(n), "devserver-cpu-ms/workflow")
+		b.ReportMetric(mb(after.rss), "devserver-after-MB")
 	}
 }

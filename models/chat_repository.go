@@ -157,13 +157,17 @@ func (r *ChatRepository) StartTurn(ctx context.Context, p StartTurnParams) (*Cha
 				return ErrNotFound
 			}
 		}
+		// fresh is a session under an id made up here: no row can name it yet, so its first turn
+		// is its only one and numbered 1 without asking.
+		fresh := false
 		if create {
 			id := p.SessionID
 			if id == "" {
-				id = uuid.NewString()
+				id, fresh = uuid.NewString(), true
 			}
+			// The mode goes in with the row rather than in an update after it.
 			sess = ChatSession{ThreadID: id, UserID: p.UserID, ProjectID: p.ProjectID,
-				Title: p.InitialTitle, Metadata: "{}", Stats: "{}", CreatedAt: now, UpdatedAt: now}
+				Title: p.InitialTitle, Metadata: withMode("{}", p.Mode), Stats: "{}", CreatedAt: now, UpdatedAt: now}
 			if err := tx.Create(&sess).Error; err != nil {
 				if errors.Is(err, gorm.ErrDuplicatedKey) && p.SessionID != "" {
 					return errSessionRace
@@ -175,16 +179,19 @@ func (r *ChatRepository) StartTurn(ctx context.Context, p StartTurnParams) (*Cha
 		if err := recordMode(tx, &sess, p.Mode); err != nil {
 			return err
 		}
-		var running int64
-		if err := tx.Model(&ChatTurn{}).Where("session_id = ? AND status = ?", sess.ThreadID, domain.TurnRunning).Count(&running).Error; err != nil {
-			return err
-		}
-		if running > 0 {
-			return ErrTurnRunning
-		}
-		seq, err := nextTurnSeq(tx, sess.ThreadID)
-		if err != nil {
-			return err
+		seq := 1
+		if !fresh {
+			var running int64
+			if err := tx.Model(&ChatTurn{}).Where("session_id = ? AND status = ?", sess.ThreadID, domain.TurnRunning).Count(&running).Error; err != nil {
+				return err
+			}
+			if running > 0 {
+				return ErrTurnRunning
+			}
+			var err error
+			if seq, err = nextTurnSeq(tx, sess.ThreadID); err != nil {
+				return err
+			}
 		}
 		turnID := uuid.NewString()
 		turn = ChatTurn{ID: turnID, SessionID: sess.ThreadID, Seq: seq, UserID: p.UserID, ProjectID: p.ProjectID,

@@ -190,6 +190,9 @@ func newFlagSet(cmd string) (*flag.FlagSet, *app.Config, func() error) {
 	str(&c.MetricsListen, "metrics-listen", "GNS3_COPILOT_METRICS_LISTEN", "", "serve /metrics on this address instead of the API's (a worker serves it here, else on --listen)")
 	str(&c.PprofListen, "pprof-listen", "GNS3_COPILOT_PPROF_LISTEN", "", "serve Go's /debug/pprof/ profiles on this address (off when empty; keep it on loopback)")
 	num(&c.MaxConcurrentActivities, "max-concurrent-activities", "GNS3_COPILOT_MAX_CONCURRENT_ACTIVITIES", 0, "activities one worker runs at once: tools and device sessions, and as many model calls (local activities); 0 keeps the Temporal SDK's defaults")
+	var memLimit string
+	str(&memLimit, "memory-limit", "GNS3_COPILOT_MEMORY_LIMIT", envString("GOMEMLIMIT", formatSize(app.DefaultMemoryLimit)),
+		"soft limit of the Go runtime's memory (heap and stacks, not the binary's code), like 128MiB, 1GiB or off: near it the collector works harder instead of letting the heap grow; the process never fails for reaching it (default: GOMEMLIMIT when set)")
 	var live bool
 	fs.BoolVar(&live, "live-topology", envBool("GNS3_COPILOT_LIVE_TOPOLOGY", true),
 		"keep opened projects' topology current from GNS3's notification stream instead of reading it per request (env GNS3_COPILOT_LIVE_TOPOLOGY)")
@@ -205,6 +208,11 @@ func newFlagSet(cmd string) (*flag.FlagSet, *app.Config, func() error) {
 		c.LLMAllowHosts = splitList(allowHosts)
 		c.DailyTokenBudget = int64(budget)
 		c.NoLiveTopology = !live
+		limit, err := parseSize(memLimit)
+		if err != nil || (limit != 0 && limit < 16<<20) {
+			return fmt.Errorf("--memory-limit must be off, 0 or a size of at least 16MiB like 128MiB or 1GiB, not %q", memLimit)
+		}
+		c.MemoryLimit = limit
 		for name, v := range map[string]int{"max-turns-per-user": c.MaxTurnsPerUser, "mcp-max-calls-per-user": c.MCPMaxCallsPerUser, "turns-per-minute": c.TurnsPerMinute, "daily-token-budget": budget, "max-open-consoles": c.MaxOpenConsoles} {
 			if v < 0 {
 				return fmt.Errorf("--%s must be 0 (no limit) or more, got %d", name, v)
@@ -269,4 +277,43 @@ func envDuration(name string, def time.Duration) time.Duration {
 		fmt.Fprintf(os.Stderr, "gns3-copilot: ignoring %s=%q: not a duration like 30s\n", name, v)
 	}
 	return def
+}
+
+// sizeUnits are the suffixes parseSize accepts: GOMEMLIMIT's (B, KiB, MiB, GiB, TiB) and the
+// decimal ones people also write.
+var sizeUnits = []struct {
+	suffix string
+	bytes  float64
+}{
+	{"TiB", 1 << 40}, {"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10},
+	{"TB", 1e12}, {"GB", 1e9}, {"MB", 1e6}, {"KB", 1e3}, {"B", 1},
+}
+
+// parseSize reads a size like 128MiB, 1.5GiB or 200MB (a bare number is bytes); "off" and "0"
+// are 0.
+func parseSize(s string) (int64, error) {
+	s = strings.TrimSpace(s)
+	if s == "" || strings.EqualFold(s, "off") {
+		return 0, nil
+	}
+	mult := 1.0
+	for _, u := range sizeUnits {
+		if strings.HasSuffix(strings.ToUpper(s), strings.ToUpper(u.suffix)) {
+			s, mult = strings.TrimSpace(s[:len(s)-len(u.suffix)]), u.bytes
+			break
+		}
+	}
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil || v < 0 || v*mult > 1<<62 {
+		return 0, fmt.Errorf("not a size: %q", s)
+	}
+	return int64(v * mult), nil
+}
+
+// formatSize writes a whole number of MiB as such (a flag's default in -h), else bytes.
+func formatSize(n int64) string {
+	if n%(1<<20) == 0 {
+		return strconv.FormatInt(n>>20, 10) + "MiB"
+	}
+	return strconv.FormatInt(n, 10)
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"strings"
 	"testing"
 )
@@ -62,5 +63,30 @@ func TestDoctorTakesServesFlagsAndALogin(t *testing.T) {
 	// serve has no login flag: it logs nobody in.
 	if _, err := parseConfig("serve", []string{"--gns3-user", "admin"}); err == nil {
 		t.Fatal("serve accepted --gns3-user")
+	}
+}
+
+func TestMemoryLimitFlag(t *testing.T) {
+	clearEnv(t)
+	t.Setenv("GOMEMLIMIT", "")
+	os.Unsetenv("GOMEMLIMIT")
+	for in, want := range map[string]int64{"": 128 << 20, "off": 0, "0": 0, "256MiB": 256 << 20, "1GiB": 1 << 30, "200MB": 200e6, "67108864": 64 << 20} {
+		args := []string{}
+		if in != "" {
+			args = []string{"--memory-limit", in}
+		}
+		c, err := parseConfig("serve", args)
+		if err != nil || c.MemoryLimit != want {
+			t.Errorf("--memory-limit %q: %d, %v; want %d", in, c.MemoryLimit, err, want)
+		}
+	}
+	for _, bad := range []string{"lots", "-5MiB", "1MiB", "12XB"} {
+		if _, err := parseConfig("serve", []string{"--memory-limit", bad}); err == nil || !strings.Contains(err.Error(), "--memory-limit") {
+			t.Errorf("--memory-limit %q: %v; want an error naming the flag", bad, err)
+		}
+	}
+	t.Setenv("GOMEMLIMIT", "300MiB")
+	if c, err := parseConfig("serve", nil); err != nil || c.MemoryLimit != 300<<20 {
+		t.Errorf("GOMEMLIMIT=300MiB: %d, %v; want it as the default", c.MemoryLimit, err)
 	}
 }

@@ -95,6 +95,9 @@ type Config struct {
 	// MaxConcurrentActivities bounds the activities one worker runs at once, and as many local
 	// activities (model calls) (0: the SDK's defaults).
 	MaxConcurrentActivities int
+	// MemoryLimit is the Go runtime's soft memory limit in bytes (runtime/debug.SetMemoryLimit);
+	// 0 is none. Run sets it for the whole process; Start leaves the process's limit alone.
+	MemoryLimit int64
 	// Heartbeat overrides the SSE heartbeat interval (tests shorten it).
 	Heartbeat time.Duration
 	// NoLiveTopology reads GNS3 per request instead of keeping a live topology (package livetopo).

@@ -92,10 +92,17 @@ func (r *Running) Temporal() client.Client { return r.temporal }
 
 // Run starts the service and stops it when ctx ends.
 func Run(ctx context.Context, role Role, cfg Config) error {
+	applyMemoryLimit(cfg.MemoryLimit)
+	_ = mapCodeInSmallPages()
+	// What initialisation mapped of the binary goes back to the page cache before starting, and
+	// again once started (below).
+	dropIdleCodePages()
 	r, err := Start(ctx, role, cfg)
 	if err != nil {
 		return err
 	}
+	// Starting ran every package's initialisation; most of that code is not needed again.
+	dropIdleCodePages()
 	switch {
 	case r.listener != nil && r.proxying:
 		fmt.Printf("gns3-copilot: GNS3 web UI with the copilot on http://%s/ (GNS3 at %s), the copilot's own page on http://%s%s\n",

@@ -50,9 +50,23 @@ type SQLite struct {
 	waiters map[string]*sqlWaiters
 	closed  bool
 
+	// writes is the queue of the one writer goroutine (groupCommit), which commits every write
+	// waiting when it gets to them in one transaction.
+	writes     chan *writeReq
+	writerDone chan struct{}
+
 	stop        chan struct{}
 	janitorDone chan struct{}
 }
+
+// writeReq is one write waiting for the writer: fn runs inside the batch's transaction.
+type writeReq struct {
+	fn   func(tx *sql.Tx, now time.Time) error
+	done chan error
+}
+
+// maxWriteBatch bounds the writes one transaction commits.
+const maxWriteBatch = 128
 
 // sqlWaiters is the wake-up channel of one stream's readers: closed by the next append.
 type sqlWaiters struct {
@@ -113,6 +127,8 @@ func OpenSQLite(path string, opts SQLiteOptions) (*SQLite, error) {
 		now:         opts.Clock,
 		waiters:     make(map[string]*sqlWaiters),
 		stmts:       make(map[string]*sql.Stmt),
+		writes:      make(chan *writeReq),
+		writerDone:  make(chan struct{}),
 		stop:        make(chan struct{}),
 		janitorDone: make(chan struct{}),
 	}
@@ -134,6 +150,7 @@ func OpenSQLite(path string, opts SQLiteOptions) (*SQLite, error) {
 		interval = time.Minute
 	}
 	go s.janitor(interval)
+	go s.groupCommit()
 	return s, nil
 }
 
@@ -153,6 +170,7 @@ func (s *SQLite) Close() error {
 	}
 	s.mu.Unlock()
 	<-s.janitorDone
+	<-s.writerDone
 	for _, st := range s.stmts {
 		_ = st.Close()
 	}
@@ -384,6 +402,7 @@ func (s *SQLite) AppendTerminal(ctx context.Context, stream, typ string, data js
 	var id string
 	added := false
 	err := s.write(ctx, func(tx *sql.Tx, now time.Time) error {
+		added = false // a batch rolled back runs its fns again
 		row, err := s.liveStream(tx, stream, now.UnixMilli())
 		if err != nil {
 			return err
@@ -410,18 +429,74 @@ func (s *SQLite) AppendTerminal(ctx context.Context, stream, typ string, data js
 	return id, added, nil
 }
 
-// write runs fn in one immediate transaction. The time is read inside it so that IDs follow
-// the order of commits.
+// write runs fn in an immediate transaction and returns once it is committed. The time is read
+// inside it so that IDs follow the order of commits. Writes that arrive while another commits
+// wait for the writer and are then committed together, each fn in turn in one transaction (group
+// commit): a burst of turns appending their first events paid one commit each, on the one
+// connection, where a batch pays one. If a fn of a batch fails, the batch is rolled back and
+// its writes are run again one transaction each, so one write's failure is never another's.
 func (s *SQLite) write(ctx context.Context, fn func(tx *sql.Tx, now time.Time) error) error {
 	// The commit must not be cut short half-way by a caller that gives up: it either happens or
-	// not, and a started write is quick.
-	tx, err := s.db.BeginTx(context.WithoutCancel(ctx), nil)
+	// not, and a started write is quick; so the caller waits for the writer whatever ctx says.
+	_ = ctx
+	req := &writeReq{fn: fn, done: make(chan error, 1)}
+	select {
+	case s.writes <- req:
+	case <-s.stop:
+		return ErrClosed
+	}
+	return <-req.done
+}
+
+// groupCommit is the one writer: it takes a write, and with it every write already waiting (up
+// to maxWriteBatch), and commits them in one transaction. It answers every write it took and
+// returns once the log is closed.
+func (s *SQLite) groupCommit() {
+	defer close(s.writerDone)
+	batch := make([]*writeReq, 0, maxWriteBatch)
+	for {
+		select {
+		case req := <-s.writes:
+			batch = append(batch[:0], req)
+		case <-s.stop:
+			return
+		}
+	gather:
+		for len(batch) < maxWriteBatch {
+			select {
+			case req := <-s.writes:
+				batch = append(batch, req)
+			default:
+				break gather
+			}
+		}
+		if len(batch) == 1 {
+			batch[0].done <- s.commit(batch)
+			continue
+		}
+		if err := s.commit(batch); err == nil {
+			for _, req := range batch {
+				req.done <- nil
+			}
+			continue
+		}
+		for _, req := range batch {
+			req.done <- s.commit([]*writeReq{req})
+		}
+	}
+}
+
+// commit runs the writes' fns in one transaction and commits it.
+func (s *SQLite) commit(batch []*writeReq) error {
+	tx, err := s.db.BeginTx(context.Background(), nil)
 	if err != nil {
 		return err
 	}
 	defer tx.Rollback()
-	if err := fn(tx, s.now()); err != nil {
-		return err
+	for _, req := range batch {
+		if err := req.fn(tx, s.now()); err != nil {
+			return err
+		}
 	}
 	return tx.Commit()
 }

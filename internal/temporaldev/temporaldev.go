@@ -24,8 +24,11 @@ import (
 	"time"
 
 	"go.temporal.io/api/enums/v1"
+	namespacepb "go.temporal.io/api/namespace/v1"
+	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	sdklog "go.temporal.io/sdk/log"
+	"google.golang.org/protobuf/types/known/durationpb"
 )
 
 // CLIVersion is the Temporal CLI release this package is written and
@@ -60,6 +63,33 @@ var pollRPSSettings = []string{
 	"matching.numTaskqueueReadPartitions=1",
 	"matching.numTaskqueueWritePartitions=1",
 }
+
+// leanSettings keep the dev server's memory and idle CPU down on a GNS3 host, where both are
+// taken from the emulated routers (issue 36). What they leave out, the copilot does not use:
+//   - the mutable-state cache holds 512 workflows instead of the CLI's 8096: a class of 300
+//     starting at once fits, and a workflow evicted (an exercise left open for days) is read
+//     back from SQLite on its next task;
+//   - the task-queue and history scanners are off: their system workflows clean up after
+//     Cassandra-era failures and idle task queues, while finished tasks are deleted as they
+//     are acknowledged and closed workflows by their retention (the namespace's setting below);
+//     off, they save about 7 MB and half of the idle CPU;
+//   - Nexus is off (no endpoints are registered; nothing polls for them).
+//
+// The events cache stays at its default (512 KB for the one shard the CLI runs, which
+// `temporal server start-dev` cannot change). The scaled-out layout's server keeps Temporal's
+// defaults for these: it is meant for a machine of its own.
+var leanSettings = []string{
+	"history.hostLevelCacheMaxSize=512",
+	"worker.taskQueueScannerEnabled=false",
+	"worker.historyScannerEnabled=false",
+	"system.enableNexus=false",
+}
+
+// DefaultRetention is how long the dev server keeps a closed workflow's history (a finished
+// turn, MCP call, configuration job or exercise) before deleting it: a day, for the Temporal UI
+// and for investigating a turn that went wrong. The transcript, audit records and approvals
+// live in the copilot's own database and are not affected.
+const DefaultRetention = 24 * time.Hour
 
 // sqlitePragmas put the dev server's database in WAL mode without an fsync per commit: its
 // default rollback journal with full sync made every workflow start and task a few fsyncs in
@@ -132,6 +162,9 @@ type Options struct {
 	// LockWait bounds the wait for the lock when Start takes it (default
 	// DefaultLockWait).
 	LockWait time.Duration
+	// Retention is the namespace's retention of closed workflows, set at every start
+	// (default DefaultRetention; Temporal takes no less than a day).
+	Retention time.Duration
 }
 
 // Server is a running dev server.
@@ -339,6 +372,12 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 		}
 		err := s.launch(ctx, cli, startArgs(host, dataDir, namespace, ports, opts), lock)
 		if err == nil {
+			if err = s.setRetention(ctx, opts.Retention); err != nil {
+				stopErr := s.stopChild()
+				return nil, errors.Join(err, stopErr)
+			}
+		}
+		if err == nil {
 			ok = true
 			logger.Info("temporal dev server ready", "address", s.addr, "ui", s.UIURL(), "namespace", namespace,
 				"pid", s.pid, "db", filepath.Join(dataDir, DBFileName), "log", s.logPath, "took", time.Since(started).Round(time.Millisecond))
@@ -428,7 +467,7 @@ func startArgs(host, dataDir, namespace string, ports startPorts, opts Options) 
 	for _, sa := range SearchAttributes {
 		args = append(args, "--search-attribute", sa+"=Keyword")
 	}
-	for _, kv := range pollRPSSettings {
+	for _, kv := range slices.Concat(pollRPSSettings, leanSettings) {
 		args = append(args, "--dynamic-config-value", kv)
 	}
 	for _, p := range sqlitePragmas {
@@ -580,6 +619,36 @@ func (s *Server) check(ctx context.Context, logger sdklog.Logger) error {
 		}
 		resp.Body.Close()
 	}
+	return nil
+}
+
+// setRetention sets the namespace's retention of closed workflows when it differs from want
+// (0: DefaultRetention).
+func (s *Server) setRetention(ctx context.Context, want time.Duration) error {
+	if want <= 0 {
+		want = DefaultRetention
+	}
+	nop := sdklog.NewStructuredLogger(slog.New(slog.DiscardHandler))
+	nc, err := client.NewNamespaceClient(client.Options{HostPort: s.addr, Logger: nop})
+	if err != nil {
+		return fmt.Errorf("temporaldev: setting the retention: %w", err)
+	}
+	defer nc.Close()
+	desc, err := nc.Describe(ctx, s.namespace)
+	if err != nil {
+		return fmt.Errorf("temporaldev: setting the retention: %w", err)
+	}
+	if desc.GetConfig().GetWorkflowExecutionRetentionTtl().AsDuration() == want {
+		return nil
+	}
+	err = nc.Update(ctx, &workflowservice.UpdateNamespaceRequest{
+		Namespace: s.namespace,
+		Config:    &namespacepb.NamespaceConfig{WorkflowExecutionRetentionTtl: durationpb.New(want)},
+	})
+	if err != nil {
+		return fmt.Errorf("temporaldev: setting the retention of namespace %s to %s: %w", s.namespace, want, err)
+	}
+	s.logger.Info("temporal dev server: retention of closed workflows set", "namespace", s.namespace, "retention", want)
 	return nil
 }
 

@@ -553,3 +553,27 @@ func TestStuckLeftoverDevServerIsStopped(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, s.Stop())
 }
+
+// Issue 36: the namespace keeps closed workflows for the retention asked (a day by default), set
+// at every start, and the lean settings are on the command line.
+func TestRetentionIsSetAtEveryStart(t *testing.T) {
+	dir := t.TempDir()
+	retention := func(s *temporaldev.Server) time.Duration {
+		nc, err := client.NewNamespaceClient(client.Options{HostPort: s.Address(), Logger: quietSDKLogger()})
+		require.NoError(t, err)
+		defer nc.Close()
+		desc, err := nc.Describe(ctxFor(t, 10*time.Second), s.Namespace())
+		require.NoError(t, err)
+		return desc.GetConfig().GetWorkflowExecutionRetentionTtl().AsDuration()
+	}
+	s := start(t, temporaldev.Options{DataDir: dir, Headless: true, Retention: 72 * time.Hour})
+	assert.Equal(t, 72*time.Hour, retention(s))
+	args, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", s.PID()))
+	require.NoError(t, err)
+	for _, kv := range []string{"history.hostLevelCacheMaxSize=512", "worker.historyScannerEnabled=false", "system.enableNexus=false"} {
+		assert.Contains(t, string(args), kv)
+	}
+	require.NoError(t, s.Stop())
+	s = start(t, temporaldev.Options{DataDir: dir, Headless: true})
+	assert.Equal(t, temporaldev.DefaultRetention, retention(s))
+}
