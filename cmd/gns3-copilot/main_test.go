@@ -70,7 +70,7 @@ func TestMemoryLimitFlag(t *testing.T) {
 	clearEnv(t)
 	t.Setenv("GOMEMLIMIT", "")
 	os.Unsetenv("GOMEMLIMIT")
-	for in, want := range map[string]int64{"": 128 << 20, "off": 0, "0": 0, "256MiB": 256 << 20, "1GiB": 1 << 30, "200MB": 200e6, "67108864": 64 << 20} {
+	for in, want := range map[string]int64{"": 256 << 20, "off": 0, "0": 0, "256MiB": 256 << 20, "1GiB": 1 << 30, "200MB": 200e6, "67108864": 64 << 20} {
 		args := []string{}
 		if in != "" {
 			args = []string{"--memory-limit", in}
