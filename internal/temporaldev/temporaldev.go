@@ -6,7 +6,6 @@ package temporaldev
 
 import (
 	"context"
-	"debug/buildinfo"
 	"errors"
 	"fmt"
 	"io"
@@ -17,26 +16,15 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"go.temporal.io/api/enums/v1"
-	namespacepb "go.temporal.io/api/namespace/v1"
-	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	sdklog "go.temporal.io/sdk/log"
-	"google.golang.org/protobuf/types/known/durationpb"
 )
-
-// CLIVersion is the Temporal CLI release this package is written and
-// tested against.
-const CLIVersion = "1.5.1"
-
-// InstallCommand installs the pinned CLI into $(go env GOPATH)/bin.
-const InstallCommand = "go install github.com/temporalio/cli/cmd/temporal@v" + CLIVersion
 
 // SearchAttributes are registered on every start so that chat-turn
 // workflows can be found by project, session and user in the Web UI
@@ -49,53 +37,6 @@ const (
 	LogFileName = "temporal-dev.log"
 	lockName    = "temporal.lock"
 )
-
-// pollRPSSettings lift the dev server's 20/s task-processor poll limits, which
-// otherwise add ~50 ms of scheduling to every activity (~8 ms with it).
-var pollRPSSettings = []string{
-	"history.transferProcessorMaxPollRPS=2000",
-	"history.timerProcessorMaxPollRPS=2000",
-	"history.visibilityProcessorMaxPollRPS=2000",
-	"system.enableEagerWorkflowStart=true",
-	"system.enableActivityEagerExecution=true",
-	// One partition per task queue: with the default four, a task written to a partition
-	// without a waiting poll is forwarded or stored; one worker process polls them all anyway.
-	"matching.numTaskqueueReadPartitions=1",
-	"matching.numTaskqueueWritePartitions=1",
-}
-
-// leanSettings keep the dev server's memory and idle CPU down on a GNS3 host, where both are
-// taken from the emulated routers (issue 36). What they leave out, the copilot does not use:
-//   - the mutable-state cache holds 512 workflows instead of the CLI's 8096: a class of 300
-//     starting at once fits, and a workflow evicted (an exercise left open for days) is read
-//     back from SQLite on its next task;
-//   - the task-queue and history scanners are off: their system workflows clean up after
-//     Cassandra-era failures and idle task queues, while finished tasks are deleted as they
-//     are acknowledged and closed workflows by their retention (the namespace's setting below);
-//     off, they save about 7 MB and half of the idle CPU;
-//   - Nexus is off (no endpoints are registered; nothing polls for them).
-//
-// The events cache stays at its default (512 KB for the one shard the CLI runs, which
-// `temporal server start-dev` cannot change). The scaled-out layout's server keeps Temporal's
-// defaults for these: it is meant for a machine of its own.
-var leanSettings = []string{
-	"history.hostLevelCacheMaxSize=512",
-	"worker.taskQueueScannerEnabled=false",
-	"worker.historyScannerEnabled=false",
-	"system.enableNexus=false",
-}
-
-// DefaultRetention is how long the dev server keeps a closed workflow's history (a finished
-// turn, MCP call, configuration job or exercise) before deleting it: a day, for the Temporal UI
-// and for investigating a turn that went wrong. The transcript, audit records and approvals
-// live in the copilot's own database and are not affected.
-const DefaultRetention = 24 * time.Hour
-
-// sqlitePragmas put the dev server's database in WAL mode without an fsync per commit: its
-// default rollback journal with full sync made every workflow start and task a few fsyncs in
-// one queue, so a burst of turns waited for each other's writes. A killed process loses no
-// commit in WAL mode; only a power cut may lose the last ones.
-var sqlitePragmas = []string{"journal_mode=wal", "synchronous=normal"}
 
 const (
 	defaultStartTimeout = 60 * time.Second
@@ -185,233 +126,39 @@ type Server struct {
 	stopping chan struct{}
 }
 
-// FindCLI locates the temporal binary: the explicit path if given, then
-// PATH, then $GOBIN and $GOPATH/bin (default ~/go/bin), then the directories
-// `go env GOBIN GOPATH` names (a GOPATH set with `go env -w` is not in the
-// environment, yet `go install` and scripts/install-temporal.sh use it). The
-// error says how to install it.
-func FindCLI(explicit string) (string, error) {
-	if explicit != "" {
-		if err := checkExecutable(explicit); err != nil {
-			return "", fmt.Errorf("temporal CLI %q: %w; install it with `%s` (or `make temporal`)", explicit, err, InstallCommand)
-		}
-		return explicit, nil
-	}
-	if p, err := exec.LookPath("temporal"); err == nil {
-		return p, nil
-	}
-	var tried []string
-	for _, dirs := range []func() []string{goBinDirs, goEnvBinDirs} {
-		for _, dir := range dirs() {
-			p := filepath.Join(dir, exeName("temporal"))
-			if slices.Contains(tried, p) {
-				continue
-			}
-			if checkExecutable(p) == nil {
-				return p, nil
-			}
-			tried = append(tried, p)
-		}
-	}
-	return "", fmt.Errorf("temporal CLI not found on PATH or at %s; install it with `%s` (or `make temporal`), or point the service at an existing Temporal server",
-		strings.Join(tried, ", "), InstallCommand)
-}
-
-func exeName(name string) string {
-	if runtime.GOOS == "windows" {
-		return name + ".exe"
-	}
-	return name
-}
-
-func goBinDirs() []string {
-	var dirs []string
-	if gobin := os.Getenv("GOBIN"); gobin != "" {
-		dirs = append(dirs, gobin)
-	}
-	gopath := os.Getenv("GOPATH")
-	if gopath == "" {
-		if home, err := os.UserHomeDir(); err == nil {
-			gopath = filepath.Join(home, "go")
-		}
-	}
-	for _, p := range filepath.SplitList(gopath) {
-		if p != "" {
-			dirs = append(dirs, filepath.Join(p, "bin"))
-		}
-	}
-	return dirs
-}
-
-// goEnvBinDirs asks the go command where `go install` puts binaries.
-func goEnvBinDirs() []string {
-	goCmd, err := exec.LookPath("go")
-	if err != nil {
-		return nil
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	out, err := exec.CommandContext(ctx, goCmd, "env", "GOBIN", "GOPATH").Output()
-	if err != nil {
-		return nil
-	}
-	lines := strings.Split(strings.TrimRight(string(out), "\n"), "\n")
-	var dirs []string
-	if len(lines) > 0 && lines[0] != "" {
-		dirs = append(dirs, lines[0])
-	}
-	if len(lines) > 1 {
-		for _, p := range filepath.SplitList(lines[1]) {
-			if p != "" {
-				dirs = append(dirs, filepath.Join(p, "bin"))
-			}
-		}
-	}
-	return dirs
-}
-
-func checkExecutable(path string) error {
-	fi, err := os.Stat(path)
-	if err != nil {
-		return err
-	}
-	if fi.IsDir() {
-		return errors.New("is a directory")
-	}
-	if runtime.GOOS != "windows" && fi.Mode()&0o111 == 0 {
-		return errors.New("is not executable")
-	}
-	return nil
-}
-
-// CLIModuleVersion reads the module version a `go install`ed binary was
-// built from ("v1.5.1"); it is empty for binaries without Go build info.
-func CLIModuleVersion(path string) string {
-	info, err := buildinfo.ReadFile(path)
-	if err != nil || info.Main.Path != "github.com/temporalio/cli" {
-		return ""
-	}
-	return info.Main.Version
-}
-
 // Start launches the dev server and returns once it answers for the
 // namespace. It gives up when ctx ends (or after 60 s if ctx has no
 // deadline), stopping the child and quoting the end of its log.
 func Start(ctx context.Context, opts Options) (*Server, error) {
-	started := time.Now()
-	logger := opts.Logger
-	if logger == nil {
-		logger = slog.Default()
-	}
-	cli, err := FindCLI(opts.CLIPath)
+	st, err := prepareStart(ctx, opts)
 	if err != nil {
 		return nil, err
-	}
-	if v := CLIModuleVersion(cli); v != "" && v != "v"+CLIVersion {
-		logger.Warn("temporal CLI version differs from the tested one", "path", cli, "version", v, "tested", "v"+CLIVersion)
-	}
-	if opts.DataDir == "" {
-		return nil, errors.New("temporaldev: DataDir is required (the dev server keeps its database there)")
-	}
-	dataDir, err := filepath.Abs(opts.DataDir)
-	if err != nil {
-		return nil, fmt.Errorf("temporaldev: data dir: %w", err)
-	}
-	if err := os.MkdirAll(dataDir, 0o700); err != nil {
-		return nil, fmt.Errorf("temporaldev: create data dir: %w", err)
-	}
-	lock := opts.Lock
-	release := func() {}
-	if lock == nil {
-		if lock, err = LockDataDir(ctx, dataDir, LockOptions{Wait: opts.LockWait, Logger: logger}); err != nil {
-			return nil, err
-		}
-		release = lock.Release
-	} else if lock.Dir() != dataDir {
-		return nil, fmt.Errorf("temporaldev: the lock given is for %s, not the data dir %s", lock.Dir(), dataDir)
 	}
 	ok := false
 	defer func() {
 		if !ok {
-			release()
+			st.release()
 		}
 	}()
-
-	host := opts.Host
-	if host == "" {
-		host = "127.0.0.1"
-	}
-	namespace := opts.Namespace
-	if namespace == "" {
-		namespace = "default"
-	}
-	var ports startPorts
-	if err := ports.choose(host, opts, logger, false); err != nil {
-		return nil, err
-	}
-
 	if _, has := ctx.Deadline(); !has {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, defaultStartTimeout)
 		defer cancel()
 	}
-	busy, died := 0, 0
 	for {
-		s := &Server{
-			addr:      net.JoinHostPort(dialHost(host), strconv.Itoa(ports.frontend)),
-			namespace: namespace,
-			dataDir:   dataDir,
-			logPath:   filepath.Join(dataDir, LogFileName),
-			logger:    logger,
-			release:   release,
-			done:      make(chan struct{}),
-			stopping:  make(chan struct{}),
-		}
-		if ports.ui != 0 {
-			s.uiAddr = net.JoinHostPort(dialHost(host), strconv.Itoa(ports.ui))
-		}
-		err := s.launch(ctx, cli, startArgs(host, dataDir, namespace, ports, opts), lock)
-		if err == nil {
-			if err = s.setRetention(ctx, opts.Retention); err != nil {
-				stopErr := s.stopChild()
-				return nil, errors.Join(err, stopErr)
-			}
-		}
+		s, final, err := st.attempt(ctx)
 		if err == nil {
 			ok = true
-			logger.Info("temporal dev server ready", "address", s.addr, "ui", s.UIURL(), "namespace", namespace,
-				"pid", s.pid, "db", filepath.Join(dataDir, DBFileName), "log", s.logPath, "took", time.Since(started).Round(time.Millisecond))
+			st.logger.Info("temporal dev server ready", "address", s.addr, "ui", s.UIURL(), "namespace", st.namespace,
+				"pid", s.pid, "db", filepath.Join(st.dataDir, DBFileName), "log", s.logPath, "took", time.Since(st.started).Round(time.Millisecond))
 			go s.watch()
 			return s, nil
 		}
-		if ctx.Err() != nil {
+		if final || ctx.Err() != nil {
 			return nil, err
 		}
-		var delay time.Duration
-		switch {
-		case s.databaseBusy():
-			if busy++; busy == busyAttempts {
-				return nil, fmt.Errorf("temporaldev: the dev server's database %s stayed busy (SQLITE_BUSY) through %d starts over %s: another process still has it open (`fuser %s` names it); stop that process and start again",
-					filepath.Join(dataDir, DBFileName), busy, time.Since(started).Round(time.Second), filepath.Join(dataDir, DBFileName))
-			}
-			logger.Warn("the dev server found its database busy (another process still has it open); starting it again",
-				"db", filepath.Join(dataDir, DBFileName), "attempt", busy, "of", busyAttempts)
-			delay = busyRetryDelay
-		case errors.Is(err, errExited) || errors.Is(err, errPortTaken):
-			if opts.Port != 0 && s.portTaken(opts.Port) {
-				// The port the caller chose is someone else's: starting again cannot help.
-				return nil, err
-			}
-			if died++; died == diedAttempts {
-				return nil, fmt.Errorf("temporaldev: the dev server died while starting, %d times in a row: %w", died, err)
-			}
-			if err := ports.choose(host, opts, logger, true); err != nil {
-				return nil, err
-			}
-			logger.Warn("the dev server died while starting; starting it again on fresh ports",
-				"cause", s.failureLine(), "attempt", died, "of", diedAttempts, "port", ports.frontend, "ui_port", ports.ui)
-			delay = diedRetryDelay
-		default:
+		delay, err := st.retryAfter(s, err)
+		if err != nil {
 			return nil, err
 		}
 		select {
@@ -419,6 +166,124 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 		case <-ctx.Done():
 			return nil, errors.Join(err, ctx.Err())
 		}
+	}
+}
+
+// starter is one Start: what every attempt shares (the CLI, the locked data dir, the ports) and
+// how many attempts have failed, and why.
+type starter struct {
+	opts            Options
+	started         time.Time
+	logger          *slog.Logger
+	cli             string
+	dataDir         string
+	lock            *Lock
+	release         func() // the data dir's lock, when Start took it itself
+	host, namespace string
+	ports           startPorts
+	busy, died      int
+}
+
+// prepareStart finds the CLI, makes and locks the data dir and chooses the ports.
+func prepareStart(ctx context.Context, opts Options) (*starter, error) {
+	st := &starter{opts: opts, started: time.Now(), logger: opts.Logger, host: opts.Host, namespace: opts.Namespace, release: func() {}}
+	if st.logger == nil {
+		st.logger = slog.Default()
+	}
+	var err error
+	if st.cli, err = FindCLI(opts.CLIPath); err != nil {
+		return nil, err
+	}
+	if v := CLIModuleVersion(st.cli); v != "" && v != "v"+CLIVersion {
+		st.logger.Warn("temporal CLI version differs from the tested one", "path", st.cli, "version", v, "tested", "v"+CLIVersion)
+	}
+	if opts.DataDir == "" {
+		return nil, errors.New("temporaldev: DataDir is required (the dev server keeps its database there)")
+	}
+	if st.dataDir, err = filepath.Abs(opts.DataDir); err != nil {
+		return nil, fmt.Errorf("temporaldev: data dir: %w", err)
+	}
+	if err := os.MkdirAll(st.dataDir, 0o700); err != nil {
+		return nil, fmt.Errorf("temporaldev: create data dir: %w", err)
+	}
+	st.lock = opts.Lock
+	if st.lock == nil {
+		if st.lock, err = LockDataDir(ctx, st.dataDir, LockOptions{Wait: opts.LockWait, Logger: st.logger}); err != nil {
+			return nil, err
+		}
+		st.release = st.lock.Release
+	} else if st.lock.Dir() != st.dataDir {
+		return nil, fmt.Errorf("temporaldev: the lock given is for %s, not the data dir %s", st.lock.Dir(), st.dataDir)
+	}
+	if st.host == "" {
+		st.host = "127.0.0.1"
+	}
+	if st.namespace == "" {
+		st.namespace = "default"
+	}
+	if err := st.ports.choose(st.host, opts, st.logger, false); err != nil {
+		st.release()
+		return nil, err
+	}
+	return st, nil
+}
+
+// attempt starts the child once and waits for it to answer, then sets the namespace's
+// retention; the Server is returned on failure too, for retryAfter to read its log. A server
+// that started but refused the retention is stopped, and that failure is final.
+func (st *starter) attempt(ctx context.Context) (s *Server, final bool, err error) {
+	s = &Server{
+		addr:      net.JoinHostPort(dialHost(st.host), strconv.Itoa(st.ports.frontend)),
+		namespace: st.namespace,
+		dataDir:   st.dataDir,
+		logPath:   filepath.Join(st.dataDir, LogFileName),
+		logger:    st.logger,
+		release:   st.release,
+		done:      make(chan struct{}),
+		stopping:  make(chan struct{}),
+	}
+	if st.ports.ui != 0 {
+		s.uiAddr = net.JoinHostPort(dialHost(st.host), strconv.Itoa(st.ports.ui))
+	}
+	if err := s.launch(ctx, st.cli, startArgs(st.host, st.dataDir, st.namespace, st.ports, st.opts), st.lock); err != nil {
+		return s, false, err
+	}
+	if err := s.setRetention(ctx, st.opts.Retention); err != nil {
+		return s, true, errors.Join(err, s.stopChild())
+	}
+	return s, false, nil
+}
+
+// retryAfter decides whether a failed attempt is worth another and after how long: a database
+// another process still holds (a previous dev server going away) and a child that died while
+// starting (a port taken meanwhile: fresh ports are chosen) are, a bounded number of times.
+func (st *starter) retryAfter(s *Server, err error) (time.Duration, error) {
+	db := filepath.Join(st.dataDir, DBFileName)
+	switch {
+	case s.databaseBusy():
+		if st.busy++; st.busy == busyAttempts {
+			return 0, fmt.Errorf("temporaldev: the dev server's database %s stayed busy (SQLITE_BUSY) through %d starts over %s: another process still has it open (`fuser %s` names it); stop that process and start again",
+				db, st.busy, time.Since(st.started).Round(time.Second), db)
+		}
+		st.logger.Warn("the dev server found its database busy (another process still has it open); starting it again",
+			"db", db, "attempt", st.busy, "of", busyAttempts)
+		return busyRetryDelay, nil
+	case errors.Is(err, errExited) || errors.Is(err, errPortTaken):
+		if st.opts.Port != 0 && s.portTaken(st.opts.Port) {
+			// The port the caller chose is someone else's: starting again cannot help.
+			return 0, err
+		}
+		if st.died++; st.died == diedAttempts {
+			return 0, fmt.Errorf("temporaldev: the dev server died while starting, %d times in a row: %w", st.died, err)
+		}
+		if err := st.ports.choose(st.host, st.opts, st.logger, true); err != nil {
+			return 0, err
+		}
+		st.logger.Warn("the dev server died while starting; starting it again on fresh ports",
+			"cause", s.failureLine(), "attempt", st.died, "of", diedAttempts, "port", st.ports.frontend, "ui_port", st.ports.ui)
+		return diedRetryDelay, nil
+	default:
+		return 0, err
 	}
 }
 
@@ -447,33 +312,6 @@ func (p *startPorts) choose(host string, opts Options, logger *slog.Logger, retr
 		p.ui = opts.UIPort
 	}
 	return err
-}
-
-func startArgs(host, dataDir, namespace string, ports startPorts, opts Options) []string {
-	args := []string{"server", "start-dev",
-		"--ip", host,
-		"--port", strconv.Itoa(ports.frontend),
-		"--db-filename", filepath.Join(dataDir, DBFileName),
-		"--log-level", "warn",
-	}
-	if ports.ui == 0 {
-		args = append(args, "--headless")
-	} else {
-		args = append(args, "--ui-ip", host, "--ui-port", strconv.Itoa(ports.ui))
-	}
-	if namespace != "default" {
-		args = append(args, "--namespace", namespace)
-	}
-	for _, sa := range SearchAttributes {
-		args = append(args, "--search-attribute", sa+"=Keyword")
-	}
-	for _, kv := range slices.Concat(pollRPSSettings, leanSettings) {
-		args = append(args, "--dynamic-config-value", kv)
-	}
-	for _, p := range sqlitePragmas {
-		args = append(args, "--sqlite-pragma", p)
-	}
-	return append(args, opts.ExtraArgs...)
 }
 
 // launch spawns one dev server process and waits until it is healthy; on
@@ -622,36 +460,6 @@ func (s *Server) check(ctx context.Context, logger sdklog.Logger) error {
 	return nil
 }
 
-// setRetention sets the namespace's retention of closed workflows when it differs from want
-// (0: DefaultRetention).
-func (s *Server) setRetention(ctx context.Context, want time.Duration) error {
-	if want <= 0 {
-		want = DefaultRetention
-	}
-	nop := sdklog.NewStructuredLogger(slog.New(slog.DiscardHandler))
-	nc, err := client.NewNamespaceClient(client.Options{HostPort: s.addr, Logger: nop})
-	if err != nil {
-		return fmt.Errorf("temporaldev: setting the retention: %w", err)
-	}
-	defer nc.Close()
-	desc, err := nc.Describe(ctx, s.namespace)
-	if err != nil {
-		return fmt.Errorf("temporaldev: setting the retention: %w", err)
-	}
-	if desc.GetConfig().GetWorkflowExecutionRetentionTtl().AsDuration() == want {
-		return nil
-	}
-	err = nc.Update(ctx, &workflowservice.UpdateNamespaceRequest{
-		Namespace: s.namespace,
-		Config:    &namespacepb.NamespaceConfig{WorkflowExecutionRetentionTtl: durationpb.New(want)},
-	})
-	if err != nil {
-		return fmt.Errorf("temporaldev: setting the retention of namespace %s to %s: %w", s.namespace, want, err)
-	}
-	s.logger.Info("temporal dev server: retention of closed workflows set", "namespace", s.namespace, "retention", want)
-	return nil
-}
-
 // Address is the gRPC frontend as host:port, for client.Options.HostPort.
 func (s *Server) Address() string { return s.addr }
 
@@ -730,89 +538,6 @@ func (s *Server) stopChild() error {
 		}
 	})
 	return s.stopErr
-}
-
-// startLog is the output of the latest start: the log is appended to across
-// starts.
-func (s *Server) startLog() string {
-	b, err := os.ReadFile(s.logPath)
-	if err != nil {
-		return ""
-	}
-	if i := strings.LastIndex(string(b), "\n=== "); i >= 0 {
-		b = b[i+1:]
-	}
-	return string(b)
-}
-
-// logExcerpt quotes the latest start's output for an error: its first lines,
-// where a Go panic puts its message, and its last ones, where the stack ends.
-func (s *Server) logExcerpt() string {
-	b := strings.TrimSpace(s.startLog())
-	if b == "" {
-		return ""
-	}
-	const headMax, tailMax = 1500, 2000
-	if len(b) <= headMax+tailMax {
-		return fmt.Sprintf("\n--- end of %s (the whole output of this start) ---\n%s", s.logPath, b)
-	}
-	head, tail := b[:headMax], b[len(b)-tailMax:]
-	if i := strings.LastIndexByte(head, '\n'); i > 0 {
-		head = head[:i]
-	}
-	if i := strings.IndexByte(tail, '\n'); i >= 0 {
-		tail = tail[i+1:]
-	}
-	return fmt.Sprintf("\n--- first lines of this start's output, from %s ---\n%s\n[… %d bytes left out …]\n--- end of %s ---\n%s",
-		s.logPath, head, len(b)-len(head)-len(tail), s.logPath, tail)
-}
-
-// portTaken says whether the latest start's output names port as taken.
-func (s *Server) portTaken(port int) bool {
-	for _, l := range strings.Split(s.startLog(), "\n") {
-		if strings.Contains(l, "address already in use") && strings.Contains(l, ":"+strconv.Itoa(port)+":") {
-			return true
-		}
-	}
-	return false
-}
-
-// failureLine is the one line of the latest start's output that best says
-// why it failed (a panic's message, a bind error), for a one-line log.
-func (s *Server) failureLine() string {
-	lines := strings.Split(s.startLog(), "\n")
-	for _, marker := range []string{"panic:", "address already in use", "fatal", "error"} {
-		for _, l := range lines {
-			if !strings.HasPrefix(l, "=== ") && strings.Contains(strings.ToLower(l), marker) {
-				return truncateLine(strings.TrimSpace(l))
-			}
-		}
-	}
-	for i := len(lines) - 1; i >= 0; i-- {
-		if l := strings.TrimSpace(lines[i]); l != "" && !strings.HasPrefix(l, "=== ") {
-			return truncateLine(l)
-		}
-	}
-	return ""
-}
-
-func truncateLine(l string) string {
-	const max = 300
-	if len(l) > max {
-		return l[:max] + "…"
-	}
-	return l
-}
-
-func openLog(path string) (*os.File, error) {
-	if fi, err := os.Stat(path); err == nil && fi.Size() > maxLogSize {
-		_ = os.Rename(path, path+".1")
-	}
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
-	if err != nil {
-		return nil, fmt.Errorf("temporaldev: open log: %w", err)
-	}
-	return f, nil
 }
 
 // dialHost turns a wildcard bind address into one a client can dial.

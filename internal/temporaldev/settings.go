@@ -1,0 +1,123 @@
+package temporaldev
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"time"
+
+	namespacepb "go.temporal.io/api/namespace/v1"
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/client"
+	sdklog "go.temporal.io/sdk/log"
+	"google.golang.org/protobuf/types/known/durationpb"
+)
+
+// pollRPSSettings lift the dev server's 20/s task-processor poll limits, which
+// otherwise add ~50 ms of scheduling to every activity (~8 ms with it).
+var pollRPSSettings = []string{
+	"history.transferProcessorMaxPollRPS=2000",
+	"history.timerProcessorMaxPollRPS=2000",
+	"history.visibilityProcessorMaxPollRPS=2000",
+	"system.enableEagerWorkflowStart=true",
+	"system.enableActivityEagerExecution=true",
+	// One partition per task queue: with the default four, a task written to a partition
+	// without a waiting poll is forwarded or stored; one worker process polls them all anyway.
+	"matching.numTaskqueueReadPartitions=1",
+	"matching.numTaskqueueWritePartitions=1",
+}
+
+// leanSettings keep the dev server's memory and idle CPU down on a GNS3 host, where both are
+// taken from the emulated routers (issue 36). What they leave out, the copilot does not use:
+//   - the mutable-state cache holds 512 workflows instead of the CLI's 8096: a class of 300
+//     starting at once fits, and a workflow evicted (an exercise left open for days) is read
+//     back from SQLite on its next task;
+//   - the task-queue and history scanners are off: their system workflows clean up after
+//     Cassandra-era failures and idle task queues, while finished tasks are deleted as they
+//     are acknowledged and closed workflows by their retention (the namespace's setting below);
+//     off, they save about 7 MB and half of the idle CPU;
+//   - Nexus is off (no endpoints are registered; nothing polls for them).
+//
+// The events cache stays at its default (512 KB for the one shard the CLI runs, which
+// `temporal server start-dev` cannot change). The scaled-out layout's server keeps Temporal's
+// defaults for these: it is meant for a machine of its own.
+var leanSettings = []string{
+	"history.hostLevelCacheMaxSize=512",
+	"worker.taskQueueScannerEnabled=false",
+	"worker.historyScannerEnabled=false",
+	"system.enableNexus=false",
+}
+
+// DefaultRetention is how long the dev server keeps a closed workflow's history (a finished
+// turn, MCP call, configuration job or exercise) before deleting it: a day, for the Temporal UI
+// and for investigating a turn that went wrong. The transcript, audit records and approvals
+// live in the copilot's own database and are not affected.
+const DefaultRetention = 24 * time.Hour
+
+// sqlitePragmas put the dev server's database in WAL mode without an fsync per commit: its
+// default rollback journal with full sync made every workflow start and task a few fsyncs in
+// one queue, so a burst of turns waited for each other's writes. A killed process loses no
+// commit in WAL mode; only a power cut may lose the last ones.
+var sqlitePragmas = []string{"journal_mode=wal", "synchronous=normal"}
+
+// startArgs are the CLI's arguments for one start: where it listens and keeps its database,
+// the search attributes, and the dynamic config above.
+func startArgs(host, dataDir, namespace string, ports startPorts, opts Options) []string {
+	args := []string{"server", "start-dev",
+		"--ip", host,
+		"--port", strconv.Itoa(ports.frontend),
+		"--db-filename", filepath.Join(dataDir, DBFileName),
+		"--log-level", "warn",
+	}
+	if ports.ui == 0 {
+		args = append(args, "--headless")
+	} else {
+		args = append(args, "--ui-ip", host, "--ui-port", strconv.Itoa(ports.ui))
+	}
+	if namespace != "default" {
+		args = append(args, "--namespace", namespace)
+	}
+	for _, sa := range SearchAttributes {
+		args = append(args, "--search-attribute", sa+"=Keyword")
+	}
+	for _, kv := range slices.Concat(pollRPSSettings, leanSettings) {
+		args = append(args, "--dynamic-config-value", kv)
+	}
+	for _, p := range sqlitePragmas {
+		args = append(args, "--sqlite-pragma", p)
+	}
+	return append(args, opts.ExtraArgs...)
+}
+
+// setRetention sets the namespace's retention of closed workflows when it differs from want
+// (0: DefaultRetention).
+func (s *Server) setRetention(ctx context.Context, want time.Duration) error {
+	if want <= 0 {
+		want = DefaultRetention
+	}
+	nop := sdklog.NewStructuredLogger(slog.New(slog.DiscardHandler))
+	nc, err := client.NewNamespaceClient(client.Options{HostPort: s.addr, Logger: nop})
+	if err != nil {
+		return fmt.Errorf("temporaldev: setting the retention: %w", err)
+	}
+	defer nc.Close()
+	desc, err := nc.Describe(ctx, s.namespace)
+	if err != nil {
+		return fmt.Errorf("temporaldev: setting the retention: %w", err)
+	}
+	if desc.GetConfig().GetWorkflowExecutionRetentionTtl().AsDuration() == want {
+		return nil
+	}
+	err = nc.Update(ctx, &workflowservice.UpdateNamespaceRequest{
+		Namespace: s.namespace,
+		Config:    &namespacepb.NamespaceConfig{WorkflowExecutionRetentionTtl: durationpb.New(want)},
+	})
+	if err != nil {
+		return fmt.Errorf("temporaldev: setting the retention of namespace %s to %s: %w", s.namespace, want, err)
+	}
+	s.logger.Info("temporal dev server: retention of closed workflows set", "namespace", s.namespace, "retention", want)
+	return nil
+}
