@@ -144,86 +144,107 @@ func (r *ChatRepository) StartTurn(ctx context.Context, p StartTurnParams) (*Cha
 		if err := checkUserTurns(tx, p.UserID, p.MaxRunningPerUser); err != nil {
 			return err
 		}
-		create := p.SessionID == ""
-		if !create {
-			err := tx.Where("thread_id = ?", p.SessionID).Take(&sess).Error
-			switch {
-			case errors.Is(err, gorm.ErrRecordNotFound):
-				create = true
-			case err != nil:
-				return err
-			case sess.UserID != p.UserID || sess.ProjectID != p.ProjectID:
-				// Someone else's session looks exactly like one that does not exist.
-				return ErrNotFound
-			}
-		}
-		// fresh is a session under an id made up here: no row can name it yet, so its first turn
-		// is its only one and numbered 1 without asking.
-		fresh := false
-		if create {
-			id := p.SessionID
-			if id == "" {
-				id, fresh = uuid.NewString(), true
-			}
-			// The mode goes in with the row rather than in an update after it.
-			sess = ChatSession{ThreadID: id, UserID: p.UserID, ProjectID: p.ProjectID,
-				Title: p.InitialTitle, Metadata: withMode("{}", p.Mode), Stats: "{}", CreatedAt: now, UpdatedAt: now}
-			if err := tx.Create(&sess).Error; err != nil {
-				if errors.Is(err, gorm.ErrDuplicatedKey) && p.SessionID != "" {
-					return errSessionRace
-				}
-				return err
-			}
-			created = true
+		var fresh bool
+		var err error
+		if created, fresh, err = sessionForTurn(tx, p, now, &sess); err != nil {
+			return err
 		}
 		if err := recordMode(tx, &sess, p.Mode); err != nil {
 			return err
 		}
-		seq := 1
-		if !fresh {
-			var running int64
-			if err := tx.Model(&ChatTurn{}).Where("session_id = ? AND status = ?", sess.ThreadID, domain.TurnRunning).Count(&running).Error; err != nil {
-				return err
-			}
-			if running > 0 {
-				return ErrTurnRunning
-			}
-			var err error
-			if seq, err = nextTurnSeq(tx, sess.ThreadID); err != nil {
-				return err
-			}
-		}
-		turnID := uuid.NewString()
-		turn = ChatTurn{ID: turnID, SessionID: sess.ThreadID, Seq: seq, UserID: p.UserID, ProjectID: p.ProjectID,
-			Status: domain.TurnRunning, Mode: p.Mode, LLMConfigID: p.LLMConfigID, WorkflowID: p.WorkflowID(sess.ThreadID, turnID),
-			Temperature: p.Temperature, CreatedAt: now}
-		if err := tx.Create(&turn).Error; err != nil {
-			if errors.Is(err, gorm.ErrDuplicatedKey) {
-				return ErrTurnRunning
-			}
+		seq, err := turnSeq(tx, sess.ThreadID, fresh)
+		if err != nil {
 			return err
 		}
-		msg := ChatMessage{ID: MessageID(turnID, 0), SessionID: sess.ThreadID, TurnID: turnID, TurnSeq: seq, Idx: 0,
-			Role: "user", Content: p.Message, CreatedAt: now}
-		return tx.Create(&msg).Error
+		return insertTurn(tx, p, sess.ThreadID, seq, now, &turn)
 	})
 	if errors.Is(err, errSessionRace) {
-		// Another first message created the session under this id a moment ago. Whose it is
-		// decides the answer; a failed PostgreSQL transaction cannot ask, so ask after it.
-		other, lookErr := r.SessionByThread(ctx, p.SessionID)
-		switch {
-		case lookErr != nil && !errors.Is(lookErr, ErrNotFound):
-			err = lookErr
-		case lookErr == nil && other.UserID == p.UserID && other.ProjectID == p.ProjectID:
-			err = ErrTurnRunning
-		default:
-			err = ErrNotFound
-		}
+		err = r.sessionRaceAnswer(ctx, p)
 	}
 	if err != nil {
 		return nil, nil, false, err
 	}
 	return &sess, &turn, created, nil
+}
+
+// sessionForTurn reads the turn's session into sess, or creates it: for a new chat, or a first
+// message under an id the client chose. fresh is a session under an id made up here: no row can
+// name it yet, so its first turn is its only one.
+func sessionForTurn(tx *gorm.DB, p StartTurnParams, now time.Time, sess *ChatSession) (created, fresh bool, err error) {
+	if p.SessionID != "" {
+		err := tx.Where("thread_id = ?", p.SessionID).Take(sess).Error
+		switch {
+		case err == nil && (sess.UserID != p.UserID || sess.ProjectID != p.ProjectID):
+			// Someone else's session looks exactly like one that does not exist.
+			return false, false, ErrNotFound
+		case err == nil:
+			return false, false, nil
+		case !errors.Is(err, gorm.ErrRecordNotFound):
+			return false, false, err
+		}
+	}
+	id := p.SessionID
+	if id == "" {
+		id, fresh = uuid.NewString(), true
+	}
+	// The mode goes in with the row rather than in an update after it.
+	*sess = ChatSession{ThreadID: id, UserID: p.UserID, ProjectID: p.ProjectID,
+		Title: p.InitialTitle, Metadata: withMode("{}", p.Mode), Stats: "{}", CreatedAt: now, UpdatedAt: now}
+	if err := tx.Create(sess).Error; err != nil {
+		if errors.Is(err, gorm.ErrDuplicatedKey) && p.SessionID != "" {
+			return false, false, errSessionRace
+		}
+		return false, false, err
+	}
+	return true, fresh, nil
+}
+
+// turnSeq numbers the session's next turn, refusing while one runs; a fresh session's first is 1
+// without asking.
+func turnSeq(tx *gorm.DB, sessionID string, fresh bool) (int, error) {
+	if fresh {
+		return 1, nil
+	}
+	var running int64
+	if err := tx.Model(&ChatTurn{}).Where("session_id = ? AND status = ?", sessionID, domain.TurnRunning).Count(&running).Error; err != nil {
+		return 0, err
+	}
+	if running > 0 {
+		return 0, ErrTurnRunning
+	}
+	return nextTurnSeq(tx, sessionID)
+}
+
+// insertTurn writes the running turn into turn, with the user's message as its first.
+func insertTurn(tx *gorm.DB, p StartTurnParams, sessionID string, seq int, now time.Time, turn *ChatTurn) error {
+	turnID := uuid.NewString()
+	*turn = ChatTurn{ID: turnID, SessionID: sessionID, Seq: seq, UserID: p.UserID, ProjectID: p.ProjectID,
+		Status: domain.TurnRunning, Mode: p.Mode, LLMConfigID: p.LLMConfigID, WorkflowID: p.WorkflowID(sessionID, turnID),
+		Temperature: p.Temperature, CreatedAt: now}
+	if err := tx.Create(turn).Error; err != nil {
+		if errors.Is(err, gorm.ErrDuplicatedKey) {
+			return ErrTurnRunning
+		}
+		return err
+	}
+	msg := ChatMessage{ID: MessageID(turnID, 0), SessionID: sessionID, TurnID: turnID, TurnSeq: seq, Idx: 0,
+		Role: "user", Content: p.Message, CreatedAt: now}
+	return tx.Create(&msg).Error
+}
+
+// sessionRaceAnswer answers a first message that lost the race to create its session under
+// the client's id: whose the session is decides it, and a failed PostgreSQL transaction cannot
+// ask, so it is asked after.
+func (r *ChatRepository) sessionRaceAnswer(ctx context.Context, p StartTurnParams) error {
+	other, err := r.SessionByThread(ctx, p.SessionID)
+	switch {
+	case err != nil && !errors.Is(err, ErrNotFound):
+		return err
+	case err == nil && other.UserID == p.UserID && other.ProjectID == p.ProjectID:
+		return ErrTurnRunning
+	default:
+		return ErrNotFound
+	}
 }
 
 // nextTurnSeq numbers a session's next turn: one more than its last, 1 for its first.
@@ -365,38 +386,9 @@ func (r *ChatRepository) FinalizeTurn(ctx context.Context, p FinalizeParams) (bo
 		if err := tx.Where("turn_id = ?", turn.ID).Order("idx").Find(&staged).Error; err != nil {
 			return err
 		}
-		answered := map[string]bool{}
-		maxIdx := 0
-		for _, m := range staged {
-			if m.Role == "tool" {
-				answered[m.ToolCallID] = true
-			}
-			if m.Idx > maxIdx {
-				maxIdx = m.Idx
-			}
-		}
-		added := 0
-		for _, m := range staged {
-			if m.Role != "assistant" || m.ToolCalls == "" {
-				continue
-			}
-			var calls []ToolCallRecord
-			if err := json.Unmarshal([]byte(m.ToolCalls), &calls); err != nil {
-				return fmt.Errorf("decoding stored tool calls: %w", err)
-			}
-			for _, c := range calls {
-				if answered[c.ID] {
-					continue
-				}
-				maxIdx++
-				added++
-				syn := ChatMessage{ID: MessageID(turn.ID, maxIdx), SessionID: turn.SessionID, TurnID: turn.ID,
-					TurnSeq: turn.Seq, Idx: maxIdx, Role: "tool", Name: c.Function.Name, ToolCallID: c.ID,
-					Content: UnrunToolResult(c.Function.Name, p.Status), CreatedAt: now}
-				if err := tx.Create(&syn).Error; err != nil {
-					return err
-				}
-			}
+		added, maxIdx, err := answerUnrunCalls(tx, &turn, staged, p.Status, now)
+		if err != nil {
+			return err
 		}
 		if p.Status == domain.TurnFailed || p.Status == domain.TurnCancelled {
 			n, err := markTurnError(tx, &turn, staged, p, maxIdx+1, now)
@@ -408,20 +400,7 @@ func (r *ChatRepository) FinalizeTurn(ctx context.Context, p FinalizeParams) (bo
 		if err := tx.Model(&ChatMessage{}).Where("turn_id = ?", turn.ID).Update("committed", true).Error; err != nil {
 			return err
 		}
-		count := int64(len(staged) + added)
-		res := tx.Model(&ChatSession{}).Where("thread_id = ?", turn.SessionID).Updates(map[string]any{
-			"message_count":   gorm.Expr("message_count + ?", count),
-			"llm_calls_count": gorm.Expr("llm_calls_count + ?", p.LLMCalls),
-			"input_tokens":    gorm.Expr("input_tokens + ?", p.InputTokens),
-			"output_tokens":   gorm.Expr("output_tokens + ?", p.OutputTokens),
-			"total_tokens":    gorm.Expr("total_tokens + ?", p.InputTokens+p.OutputTokens),
-			"last_message_at": now,
-			"updated_at":      now,
-		})
-		if res.Error != nil {
-			return res.Error
-		}
-		if err := addTokenUsage(tx, turn.UserID, now, p.InputTokens, p.OutputTokens); err != nil {
+		if err := addTurnStats(tx, &turn, p, int64(len(staged)+added), now); err != nil {
 			return err
 		}
 		if err := tx.Model(&ChatTurn{}).Where("id = ?", turn.ID).Updates(map[string]any{
@@ -432,6 +411,60 @@ func (r *ChatRepository) FinalizeTurn(ctx context.Context, p FinalizeParams) (bo
 		return nil
 	})
 	return applied, err
+}
+
+// answerUnrunCalls adds a result for every tool call among the staged messages that has none
+// (the turn ended before running it), numbered after the last; it returns how many it added
+// and the last index.
+func answerUnrunCalls(tx *gorm.DB, turn *ChatTurn, staged []ChatMessage, status string, now time.Time) (added, maxIdx int, err error) {
+	answered := map[string]bool{}
+	for _, m := range staged {
+		if m.Role == "tool" {
+			answered[m.ToolCallID] = true
+		}
+		maxIdx = max(maxIdx, m.Idx)
+	}
+	for _, m := range staged {
+		if m.Role != "assistant" || m.ToolCalls == "" {
+			continue
+		}
+		var calls []ToolCallRecord
+		if err := json.Unmarshal([]byte(m.ToolCalls), &calls); err != nil {
+			return 0, 0, fmt.Errorf("decoding stored tool calls: %w", err)
+		}
+		for _, c := range calls {
+			if answered[c.ID] {
+				continue
+			}
+			maxIdx++
+			added++
+			syn := ChatMessage{ID: MessageID(turn.ID, maxIdx), SessionID: turn.SessionID, TurnID: turn.ID,
+				TurnSeq: turn.Seq, Idx: maxIdx, Role: "tool", Name: c.Function.Name, ToolCallID: c.ID,
+				Content: UnrunToolResult(c.Function.Name, status), CreatedAt: now}
+			if err := tx.Create(&syn).Error; err != nil {
+				return 0, 0, err
+			}
+		}
+	}
+	return added, maxIdx, nil
+}
+
+// addTurnStats adds a finished turn's messages and tokens to its session (one incrementing
+// UPDATE) and the tokens to its user's usage.
+func addTurnStats(tx *gorm.DB, turn *ChatTurn, p FinalizeParams, messages int64, now time.Time) error {
+	res := tx.Model(&ChatSession{}).Where("thread_id = ?", turn.SessionID).Updates(map[string]any{
+		"message_count":   gorm.Expr("message_count + ?", messages),
+		"llm_calls_count": gorm.Expr("llm_calls_count + ?", p.LLMCalls),
+		"input_tokens":    gorm.Expr("input_tokens + ?", p.InputTokens),
+		"output_tokens":   gorm.Expr("output_tokens + ?", p.OutputTokens),
+		"total_tokens":    gorm.Expr("total_tokens + ?", p.InputTokens+p.OutputTokens),
+		"last_message_at": now,
+		"updated_at":      now,
+	})
+	if res.Error != nil {
+		return res.Error
+	}
+	return addTokenUsage(tx, turn.UserID, now, p.InputTokens, p.OutputTokens)
 }
 
 // UnrunToolResult is the result, in the standard tool format, of a tool call its turn ended
