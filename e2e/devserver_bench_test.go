@@ -17,6 +17,7 @@ import (
 
 	"github.com/gns3-copilot/gns3-copilot/internal/temporaldev"
 	"github.com/gns3-copilot/gns3-copilot/internal/testkit/e2eenv"
+	"github.com/gns3-copilot/gns3-copilot/internal/testkit/procfs"
 )
 
 // BenchmarkBareStartsOnTheDevServer is the floor under the load command's time to first token:
@@ -72,8 +73,8 @@ func BenchmarkBareStartsOnTheDevServer(b *testing.B) {
 			}
 			single = append(single, d)
 		}
-		idle, _ := procMemory(s.PID())
-		cpu0, _ := procStat(s.PID())
+		idle, _ := procfs.ReadMemory(s.PID())
+		cpu0, _ := procfs.ReadStat(s.PID())
 		starts := make([]time.Duration, n)
 		errs := make([]error, n)
 		var wg sync.WaitGroup
@@ -92,8 +93,8 @@ func BenchmarkBareStartsOnTheDevServer(b *testing.B) {
 		close(gate)
 		wg.Wait()
 		wall := time.Since(t0)
-		cpu1, _ := procStat(s.PID())
-		after, _ := procMemory(s.PID())
+		cpu1, _ := procfs.ReadStat(s.PID())
+		after, _ := procfs.ReadMemory(s.PID())
 		for i, err := range errs {
 			if err != nil {
 				b.Fatalf("workflow %d of %d: %v", i, n, err)
@@ -105,10 +106,10 @@ func BenchmarkBareStartsOnTheDevServer(b *testing.B) {
 		fmt.Printf("one start alone (median of 5): %.1f ms\n", ms(percentile(single, 50)))
 		fmt.Printf("start returned  p50 %5.0f ms   p99 %5.0f ms\n", ms(percentile(starts, 50)), ms(percentile(starts, 99)))
 		fmt.Printf("CPU of the dev server during the burst: %.2f s (%.1f ms per workflow)\n",
-			cpu1.cpuSeconds-cpu0.cpuSeconds, 1000*(cpu1.cpuSeconds-cpu0.cpuSeconds)/float64(n))
+			cpu1.CPUSeconds-cpu0.CPUSeconds, 1000*(cpu1.CPUSeconds-cpu0.CPUSeconds)/float64(n))
 		fmt.Printf("dev server resident before the burst %.0f MB (anon %.0f + file %.0f), after it %.0f MB (anon %.0f + file %.0f)\n",
-			mb(idle.rss), mb(idle.anon), mb(idle.file), mb(after.rss), mb(after.anon), mb(after.file))
-		b.ReportMetric(1000*(cpu1.cpuSeconds-cpu0.cpuSeconds)/float64(n), "devserver-cpu-ms/workflow")
-		b.ReportMetric(mb(after.rss), "devserver-after-MB")
+			mb(idle.RSS), mb(idle.Anon), mb(idle.File), mb(after.RSS), mb(after.Anon), mb(after.File))
+		b.ReportMetric(1000*(cpu1.CPUSeconds-cpu0.CPUSeconds)/float64(n), "devserver-cpu-ms/workflow")
+		b.ReportMetric(mb(after.RSS), "devserver-after-MB")
 	}
 }

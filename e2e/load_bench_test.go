@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/gns3-copilot/gns3-copilot/internal/testkit/e2eenv"
+	"github.com/gns3-copilot/gns3-copilot/internal/testkit/procfs"
 	"github.com/gns3-copilot/gns3-copilot/internal/testkit/ssetest"
 	"github.com/gns3-copilot/gns3-copilot/workflows"
 )
@@ -160,23 +161,23 @@ func BenchmarkConcurrentTurns(b *testing.B) {
 		for _, name := range names {
 			i, p := idle[name], peak[name]
 			fmt.Fprintf(&out, "memory               %-28s idle %4.0f MB (anon %3.0f + file %3.0f)   peak %4.0f MB   after the burst %4.0f MB (anon %3.0f + file %3.0f)\n",
-				name, mb(i.rss), mb(i.anon), mb(i.file), mb(p.peak), mb(p.rss), mb(p.anon), mb(p.file))
+				name, mb(i.RSS), mb(i.Anon), mb(i.File), mb(p.Peak), mb(p.RSS), mb(p.Anon), mb(p.File))
 		}
-		sumIdle := mb(idle["copilot (serve)"].rss + idle["temporal dev server"].rss)
-		sumAfter := mb(peak["copilot (serve)"].rss + peak["temporal dev server"].rss)
+		sumIdle := mb(idle["copilot (serve)"].RSS + idle["temporal dev server"].RSS)
+		sumAfter := mb(peak["copilot (serve)"].RSS + peak["temporal dev server"].RSS)
 		fmt.Fprintf(&out, "serve + dev server    idle %4.0f MB   after the burst %4.0f MB\n", sumIdle, sumAfter)
 		b.ReportMetric(1000*(cpuAfter["copilot (serve)"]-cpuBefore["copilot (serve)"])/float64(n), "serve-cpu-ms/turn")
 		b.ReportMetric(1000*(cpuAfter["temporal dev server"]-cpuBefore["temporal dev server"])/float64(n), "devserver-cpu-ms/turn")
-		b.ReportMetric(mb(idle["copilot (serve)"].rss), "serve-idle-MB")
-		b.ReportMetric(mb(idle["temporal dev server"].rss), "devserver-idle-MB")
+		b.ReportMetric(mb(idle["copilot (serve)"].RSS), "serve-idle-MB")
+		b.ReportMetric(mb(idle["temporal dev server"].RSS), "devserver-idle-MB")
 		// How soon serve gives back what the burst took (the runtime returns freed pages to
 		// the system in the background); polled, as nothing announces it.
 		serve := pids["copilot (serve)"]
 		settled, after := settleRSS(serve, serveSettledRSS, time.Minute)
 		fmt.Fprintf(&out, "copilot (serve) resident %.0f MB %s after the burst (goal: under %.0f MB within a minute)\n",
 			mb(after), settled, mb(serveSettledRSS))
-		b.ReportMetric(mb(peak["copilot (serve)"].peak), "serve-peak-MB")
-		b.ReportMetric(mb(peak["temporal dev server"].peak), "devserver-peak-MB")
+		b.ReportMetric(mb(peak["copilot (serve)"].Peak), "serve-peak-MB")
+		b.ReportMetric(mb(peak["temporal dev server"].Peak), "devserver-peak-MB")
 		b.ReportMetric(float64(stalled), "stalled-turns")
 		fmt.Print(out.String())
 		if os.Getenv("LOAD_SLOW_HISTORY") != "" {
@@ -282,48 +283,16 @@ const serveSettledRSS = 150 << 20
 
 // memory is a process's resident set now (and its anonymous and file-backed parts) and its
 // peak since it started, in bytes.
-type memory struct{ rss, anon, file, peak int64 }
+type memory = procfs.Memory
 
 func memoryOf(pids map[string]int) map[string]memory {
 	out := map[string]memory{}
 	for name, pid := range pids {
-		if m, ok := procMemory(pid); ok {
+		if m, ok := procfs.ReadMemory(pid); ok {
 			out[name] = m
 		}
 	}
 	return out
-}
-
-// procMemory reads VmRSS, RssAnon, RssFile and VmHWM (the resident set's high-water mark)
-// from /proc.
-func procMemory(pid int) (memory, bool) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return memory{}, false
-	}
-	var m memory
-	for _, line := range strings.Split(string(b), "\n") {
-		key, val, ok := strings.Cut(line, ":")
-		if !ok {
-			continue
-		}
-		f := strings.Fields(val)
-		if len(f) != 2 || f[1] != "kB" {
-			continue
-		}
-		kb, _ := strconv.ParseInt(f[0], 10, 64)
-		switch key {
-		case "VmRSS":
-			m.rss = kb << 10
-		case "RssAnon":
-			m.anon = kb << 10
-		case "RssFile":
-			m.file = kb << 10
-		case "VmHWM":
-			m.peak = kb << 10
-		}
-	}
-	return m, m.rss > 0
 }
 
 // settleRSS polls a process's resident set once a second until it is under goal or within
@@ -333,15 +302,15 @@ func settleRSS(pid int, goal int64, within time.Duration) (string, int64) {
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
 	for {
-		m, ok := procMemory(pid)
+		m, ok := procfs.ReadMemory(pid)
 		if !ok {
 			return "(process gone)", 0
 		}
-		if m.rss < goal {
-			return fmt.Sprintf("%.0f s", time.Since(start).Seconds()), m.rss
+		if m.RSS < goal {
+			return fmt.Sprintf("%.0f s", time.Since(start).Seconds()), m.RSS
 		}
 		if time.Since(start) >= within {
-			return fmt.Sprintf("still, %s", within), m.rss
+			return fmt.Sprintf("still, %s", within), m.RSS
 		}
 		<-tick.C
 	}
@@ -352,8 +321,8 @@ func mb(bytes int64) float64 { return float64(bytes) / (1 << 20) }
 func cpuOf(pids map[string]int) map[string]float64 {
 	out := map[string]float64{}
 	for name, pid := range pids {
-		if st, ok := procStat(pid); ok {
-			out[name] = st.cpuSeconds
+		if st, ok := procfs.ReadStat(pid); ok {
+			out[name] = st.CPUSeconds
 		}
 	}
 	return out

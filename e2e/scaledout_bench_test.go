@@ -159,7 +159,7 @@ func runBurst(b *testing.B, urls []string, env *e2eenv.Env, tokens []string, pid
 	rate := float64(n) / wall.Seconds()
 	var peakTotal float64
 	for _, m := range peak {
-		peakTotal += mb(m.peak)
+		peakTotal += mb(m.Peak)
 	}
 	b.ReportMetric(ms(percentile(single, 50)), "single-ttft-ms")
 	b.ReportMetric(ms(percentile(first, 50)), "ttft-p50-ms")
@@ -181,7 +181,7 @@ func runBurst(b *testing.B, urls []string, env *e2eenv.Env, tokens []string, pid
 	slices.Sort(names)
 	for _, name := range names {
 		fmt.Fprintf(&out, "%-38s CPU %6.2f s   RSS idle %5.0f MB, peak %5.0f MB\n", name,
-			cpuAfter[name]-cpuBefore[name], mb(idle[name].rss), mb(peak[name].peak))
+			cpuAfter[name]-cpuBefore[name], mb(idle[name].RSS), mb(peak[name].Peak))
 	}
 	fmt.Fprintf(&out, "%-38s peak RSS %5.0f MB in all\n", "", peakTotal)
 	fmt.Print(out.String())

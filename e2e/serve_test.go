@@ -19,6 +19,7 @@ import (
 	"github.com/gns3-copilot/gns3-copilot/internal/testkit/e2eenv"
 	"github.com/gns3-copilot/gns3-copilot/internal/testkit/fakegns3"
 	"github.com/gns3-copilot/gns3-copilot/internal/testkit/fakeopenai"
+	"github.com/gns3-copilot/gns3-copilot/internal/testkit/procfs"
 )
 
 // serveProc is the real `gns3-copilot serve` binary running as a child process on its
@@ -127,7 +128,7 @@ func (p *serveProc) kill(t testing.TB) {
 	}
 	deadline := time.Now().Add(30 * time.Second)
 	for _, c := range children {
-		for processAlive(c) {
+		for procfs.Alive(c) {
 			if time.Now().After(deadline) {
 				t.Fatalf("serve's child %d outlived it by 30s", c)
 			}
@@ -145,47 +146,11 @@ func childPIDs(pid int) []int {
 		if err != nil {
 			continue
 		}
-		if st, ok := procStat(n); ok && st.ppid == pid {
+		if st, ok := procfs.ReadStat(n); ok && st.PPID == pid {
 			out = append(out, n)
 		}
 	}
 	return out
-}
-
-func processAlive(pid int) bool {
-	st, ok := procStat(pid)
-	return ok && st.state != "Z"
-}
-
-type procStatus struct {
-	state      string
-	ppid       int
-	cpuSeconds float64
-}
-
-// clockTicks is USER_HZ, which Linux fixes at 100 for /proc on every architecture Go supports.
-const clockTicks = 100
-
-// procStat reads /proc/<pid>/stat: state, parent and CPU time (user + system).
-func procStat(pid int) (procStatus, bool) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return procStatus{}, false
-	}
-	// The command name may hold spaces and parentheses; the fields start after the last ')'.
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return procStatus{}, false
-	}
-	f := strings.Fields(s[i+1:])
-	if len(f) < 13 {
-		return procStatus{}, false
-	}
-	ppid, _ := strconv.Atoi(f[1])
-	utime, _ := strconv.ParseFloat(f[11], 64)
-	stime, _ := strconv.ParseFloat(f[12], 64)
-	return procStatus{state: f[0], ppid: ppid, cpuSeconds: (utime + stime) / clockTicks}, true
 }
 
 // `serve` killed with SIGKILL in the middle of a turn, on its embedded defaults: started again

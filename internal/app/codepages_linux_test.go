@@ -5,22 +5,17 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/gns3-copilot/gns3-copilot/internal/testkit/procfs"
 )
 
 func rssFile(t *testing.T) int64 {
 	t.Helper()
-	b, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		t.Fatal(err)
+	m, ok := procfs.ReadMemory(os.Getpid())
+	if !ok {
+		t.Fatal("no resident set in /proc/self/status")
 	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "RssFile:"); ok {
-			kb, _ := strconv.ParseInt(strings.Fields(v)[0], 10, 64)
-			return kb << 10
-		}
-	}
-	t.Fatal("no RssFile in /proc/self/status")
-	return 0
+	return m.File
 }
 
 // Issue 36: the binary's code that starting mapped goes back to the page cache, and the process

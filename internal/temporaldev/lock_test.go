@@ -21,6 +21,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gns3-copilot/gns3-copilot/internal/temporaldev"
+	"github.com/gns3-copilot/gns3-copilot/internal/testkit/procfs"
 )
 
 // syncBuffer collects log lines written from several goroutines.
@@ -95,13 +96,9 @@ func TestLockHonoursContext(t *testing.T) {
 // procStartTicks reads a process's start time the way the pid file records it.
 func procStartTicks(t *testing.T, pid int) uint64 {
 	t.Helper()
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	require.NoError(t, err)
-	s := string(b)
-	fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-	n, err := strconv.ParseUint(fields[19], 10, 64)
-	require.NoError(t, err)
-	return n
+	st, ok := procfs.ReadStat(pid)
+	require.True(t, ok, "process %d", pid)
+	return st.StartTicks
 }
 
 // holdWithProcess starts a process that inherits the data directory's lock, as a dev server

@@ -31,6 +31,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/gns3-copilot/gns3-copilot/internal/temporaldev"
+	"github.com/gns3-copilot/gns3-copilot/internal/testkit/procfs"
 )
 
 // requireCLI skips when the temporal binary is missing, except in CI where
@@ -110,15 +111,7 @@ func runWorker(t testing.TB, c client.Client, queue string) {
 // does not reap would otherwise look alive forever.
 func processAlive(pid int) bool {
 	if runtime.GOOS == "linux" {
-		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-		if err != nil {
-			return false
-		}
-		s := string(b)
-		if i := strings.LastIndexByte(s, ')'); i >= 0 && i+2 < len(s) {
-			return s[i+2] != 'Z'
-		}
-		return true
+		return procfs.Alive(pid)
 	}
 	return syscall.Kill(pid, 0) == nil
 }
@@ -449,13 +442,12 @@ func waitState(t *testing.T, pid int, want byte, within time.Duration) {
 	t.Helper()
 	deadline := time.Now().Add(within)
 	for {
-		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-		require.NoError(t, err)
-		s := string(b)
-		if i := strings.LastIndexByte(s, ')'); i >= 0 && i+2 < len(s) && s[i+2] == want {
+		st, ok := procfs.ReadStat(pid)
+		require.True(t, ok, "process %d is gone", pid)
+		if st.State == want {
 			return
 		}
-		require.True(t, time.Now().Before(deadline), "process %d not in state %c after %v: %s", pid, want, within, s)
+		require.True(t, time.Now().Before(deadline), "process %d not in state %c after %v: %c", pid, want, within, st.State)
 		time.Sleep(5 * time.Millisecond)
 	}
 }

@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/gns3-copilot/gns3-copilot/internal/testkit/childproc"
+	"github.com/gns3-copilot/gns3-copilot/internal/testkit/procfs"
 )
 
 //go:embed shim/bindlo.c
@@ -379,30 +380,11 @@ func childOf(pid int) int {
 		if err != nil {
 			continue
 		}
-		if ppid, _ := procStat(cpid); ppid == pid {
+		if st, ok := procfs.ReadStat(cpid); ok && st.PPID == pid {
 			return cpid
 		}
 	}
 	return 0
-}
-
-// procStat returns the parent PID and state letter of pid.
-func procStat(pid int) (int, byte) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0, 0
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 || i+4 > len(s) {
-		return 0, 0
-	}
-	f := strings.Fields(s[i+1:])
-	if len(f) < 2 {
-		return 0, 0
-	}
-	ppid, _ := strconv.Atoi(f[1])
-	return ppid, f[0][0]
 }
 
 // waitGone waits until pid no longer runs; a zombie left to an init that
@@ -410,8 +392,7 @@ func procStat(pid int) (int, byte) {
 func waitGone(pid int, timeout time.Duration) bool {
 	deadline := time.Now().Add(timeout)
 	for {
-		_, state := procStat(pid)
-		if state == 0 || state == 'Z' || state == 'X' {
+		if !procfs.Alive(pid) {
 			return true
 		}
 		if time.Now().After(deadline) {

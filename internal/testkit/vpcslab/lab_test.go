@@ -7,6 +7,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/gns3-copilot/gns3-copilot/internal/testkit/procfs"
 )
 
 func TestLabStaysOnLoopbackAndStopsCleanly(t *testing.T) {
@@ -50,11 +52,11 @@ func TestLabStaysOnLoopbackAndStopsCleanly(t *testing.T) {
 	})
 	// The sub-test's cleanup has stopped the lab.
 	for _, n := range nodes {
-		if _, state := procStat(n.PID); state != 0 && state != 'Z' {
-			t.Errorf("%s: daemon %d still running (state %c)", n.Name, n.PID, state)
+		if procfs.Alive(n.PID) {
+			t.Errorf("%s: daemon %d still running", n.Name, n.PID)
 		}
-		if _, state := procStat(n.childPID); state != 0 && state != 'Z' {
-			t.Errorf("%s: pty child %d still running (state %c)", n.Name, n.childPID, state)
+		if procfs.Alive(n.childPID) {
+			t.Errorf("%s: pty child %d still running", n.Name, n.childPID)
 		}
 	}
 }
