@@ -1,14 +1,17 @@
 package metrics
 
 import (
+	"context"
 	"io"
 	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/client"
 )
 
 func gathered(t *testing.T, m *Metrics, name string) *dto.MetricFamily {
@@ -115,7 +118,19 @@ func TestProductMetricsAndTheTextHandler(t *testing.T) {
 	require.True(t, strings.HasPrefix(rec.Header().Get("Content-Type"), "text/plain"))
 }
 
+// A process without metrics holds a nil *Metrics: every call is a no-op that neither panics nor
+// falls back to Prometheus's global registry, where a library's counters would otherwise appear.
 func TestNilMetricsRecordNothingAndDoNotPanic(t *testing.T) {
+	families := func() []string {
+		fams, err := prometheus.DefaultGatherer.Gather()
+		require.NoError(t, err)
+		var names []string
+		for _, f := range fams {
+			names = append(names, f.GetName())
+		}
+		return names
+	}
+	before := families()
 	var m *Metrics
 	m.TurnStarted("x")
 	m.TurnFinished("completed", "x", time.Second)
@@ -126,10 +141,13 @@ func TestNilMetricsRecordNothingAndDoNotPanic(t *testing.T) {
 	m.ConsoleSessionOpened()()
 	m.ConsoleLockWaited("acquired", time.Second)
 	m.WatchLiveTopology(func() LiveTopologyStats { return LiveTopologyStats{} })
+	m.WatchApprovals(func(context.Context) ([]ApprovalCount, error) { return nil, nil })
 	m.ToolCall("t", true, nil)
 	m.DeviceCommand("vpcs", "ok")
 	m.StreamOpened()()
 	m.EventDelivered("1-0", time.Now())
 	m.HTTPRequest("GET", "/", 200, time.Second)
+	require.Equal(t, client.MetricsNopHandler, m.Temporal(), "the Temporal client gets the SDK's no-op handler")
 	m.Temporal().Counter("c").Inc(1)
+	require.Equal(t, before, families(), "nothing was registered globally")
 }
