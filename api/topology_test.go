@@ -81,6 +81,26 @@ func (s *sseReader) untilChange(t *testing.T, action string) map[string]any {
 	}
 }
 
+// untilLinkConditioned reads frames until the link shows conditions, in a change or in a whole
+// picture: a stream that opened on a direct read while the live copy was connecting moves to the
+// live copy with a new picture, which holds a change made meanwhile instead of a change frame.
+func (s *sseReader) untilLinkConditioned(t *testing.T, linkID string) map[string]any {
+	t.Helper()
+	for {
+		f := s.next(t)
+		switch {
+		case f.event == "topology_change" && f.data["action"] == "link.updated":
+			return f.data["link"].(map[string]any)
+		case f.event == "topology_snapshot":
+			for _, l := range f.data["links"].([]any) {
+				if m := l.(map[string]any); m["link_id"] == linkID && m["conditions"] != nil {
+					return m
+				}
+			}
+		}
+	}
+}
+
 func TestTopologyStreamSnapshotThenChanges(t *testing.T) {
 	r := newTopoRig(t)
 	pc1 := r.g.AddNode(r.pid, fakegns3.NodeSpec{X: -100, Y: 40})
@@ -146,7 +166,7 @@ func TestTopologyStreamShowsConditionsAndRestores(t *testing.T) {
 	require.Eventually(t, func() bool { return r.hub.Stats().Connected == 1 }, 10*time.Second, 5*time.Millisecond)
 
 	r.g.SetLinkConditions(l.ID, map[string][]any{"delay": {200, 20}, "packet_loss": {20}}, true)
-	link := s.untilChange(t, "link.updated")["link"].(map[string]any)
+	link := s.untilLinkConditioned(t, l.ID)
 	require.Equal(t, "delay 200 ms ±20 ms, 20 % packet loss; suspended (no packet passes)", link["conditions"])
 	require.Equal(t, true, link["suspend"])
 	require.Equal(t, map[string]any{"delay": []any{200.0, 20.0}, "packet_loss": []any{20.0}}, link["filters"])
