@@ -85,8 +85,11 @@ func (s *Server) exportSession(c *gin.Context) {
 // studentHistory is the session's history as its owner may read it: injection turns show which
 // tools ran, never with which arguments or results (see models.RedactPrivate).
 func (s *Server) studentHistory(ctx context.Context, sessionID string, limit int) ([]models.ChatMessage, error) {
-	msgs, _, err := s.studentHistoryPage(ctx, sessionID, limit, 0)
-	return msgs, err
+	msgs, err := s.deps.Repo.History(ctx, sessionID, limit)
+	if err != nil {
+		return nil, err
+	}
+	return s.redactForStudent(ctx, sessionID, msgs)
 }
 
 // studentHistoryPage is studentHistory of one page (models.ChatRepository.HistoryPage), with
@@ -96,11 +99,17 @@ func (s *Server) studentHistoryPage(ctx context.Context, sessionID string, limit
 	if err != nil {
 		return nil, 0, err
 	}
+	msgs, err = s.redactForStudent(ctx, sessionID, msgs)
+	return msgs, total, err
+}
+
+// redactForStudent hides what the session's private (injection) turns did.
+func (s *Server) redactForStudent(ctx context.Context, sessionID string, msgs []models.ChatMessage) ([]models.ChatMessage, error) {
 	priv, err := s.deps.Repo.PrivateTurns(ctx, sessionID, tools.IsPrivateMode)
 	if err != nil {
-		return nil, 0, err
+		return nil, err
 	}
-	return models.RedactPrivate(msgs, priv, ""), total, nil
+	return models.RedactPrivate(msgs, priv, ""), nil
 }
 
 // historyMessages renders stored messages in the OpenAIMessage shape of GNS3's chat API.

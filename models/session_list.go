@@ -2,6 +2,7 @@ package models
 
 import (
 	"context"
+	"slices"
 	"strings"
 
 	"gorm.io/gorm"
@@ -29,36 +30,33 @@ func sessionOrder(q *gorm.DB) *gorm.DB {
 // skipping offset of them, and how many sessions the list holds in all. A mode other than ""
 // keeps only the sessions whose latest turn ran in that mode (SessionMode).
 func (r *ChatRepository) ListSessionPage(ctx context.Context, userID, projectID, mode string, limit, offset int) ([]ChatSession, int64, error) {
-	scope := func() *gorm.DB {
-		q := r.DB.WithContext(ctx).Model(&ChatSession{}).Where("user_id = ? AND project_id = ?", userID, projectID)
-		if mode != "" {
-			q = modeCondition(q, mode)
-		}
-		return q
-	}
 	var total int64
-	if err := scope().Count(&total).Error; err != nil {
+	if err := r.sessionList(ctx, userID, projectID, mode).Count(&total).Error; err != nil {
 		return nil, 0, err
 	}
 	out := []ChatSession{}
-	if total == 0 || int64(offset) >= total {
+	if int64(offset) >= total {
 		return out, total, nil
 	}
-	err := sessionOrder(scope()).Limit(limit).Offset(offset).Find(&out).Error
+	err := sessionOrder(r.sessionList(ctx, userID, projectID, mode)).Limit(limit).Offset(offset).Find(&out).Error
 	return out, total, err
 }
 
 // ListSessions returns the first limit of a user's sessions of a project, pinned first, then
 // most recently updated.
 func (r *ChatRepository) ListSessions(ctx context.Context, userID, projectID string, limit int) ([]ChatSession, error) {
-	out, _, err := r.ListSessionPage(ctx, userID, projectID, "", limit, 0)
+	var out []ChatSession
+	err := sessionOrder(r.sessionList(ctx, userID, projectID, "")).Limit(limit).Find(&out).Error
 	return out, err
 }
 
-// ListSessionsByMode is ListSessions restricted to sessions whose latest turn ran in mode.
-func (r *ChatRepository) ListSessionsByMode(ctx context.Context, userID, projectID, mode string, limit int) ([]ChatSession, error) {
-	out, _, err := r.ListSessionPage(ctx, userID, projectID, mode, limit, 0)
-	return out, err
+// sessionList selects a user's sessions of a project, of one mode unless mode is "".
+func (r *ChatRepository) sessionList(ctx context.Context, userID, projectID, mode string) *gorm.DB {
+	q := r.DB.WithContext(ctx).Model(&ChatSession{}).Where("user_id = ? AND project_id = ?", userID, projectID)
+	if mode != "" {
+		q = modeCondition(q, mode)
+	}
+	return q
 }
 
 // modeCondition keeps the sessions whose metadata records mode. The metadata is written by
@@ -76,24 +74,30 @@ func modeCondition(q *gorm.DB, mode string) *gorm.DB {
 // Offset 0 is the end of the conversation; the next older page starts at offset+limit.
 func (r *ChatRepository) HistoryPage(ctx context.Context, sessionID string, limit, offset int) ([]ChatMessage, int64, error) {
 	var total int64
-	if err := r.DB.WithContext(ctx).Model(&ChatMessage{}).Where("session_id = ? AND committed = ?", sessionID, true).
-		Count(&total).Error; err != nil {
+	if err := r.committed(ctx, sessionID).Count(&total).Error; err != nil {
 		return nil, 0, err
 	}
-	out := []ChatMessage{}
-	if total == 0 || int64(offset) >= total {
-		return out, total, nil
+	if int64(offset) >= total {
+		return []ChatMessage{}, total, nil
 	}
-	err := r.DB.WithContext(ctx).Where("session_id = ? AND committed = ?", sessionID, true).
-		Order("turn_seq DESC").Order("idx DESC").Order("sub DESC").Limit(limit).Offset(offset).Find(&out).Error
-	for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
-		out[i], out[j] = out[j], out[i]
-	}
+	out, err := r.history(ctx, sessionID, limit, offset)
 	return out, total, err
 }
 
 // History returns the last limit committed messages of a session, oldest first.
 func (r *ChatRepository) History(ctx context.Context, sessionID string, limit int) ([]ChatMessage, error) {
-	out, _, err := r.HistoryPage(ctx, sessionID, limit, 0)
+	return r.history(ctx, sessionID, limit, 0)
+}
+
+func (r *ChatRepository) committed(ctx context.Context, sessionID string) *gorm.DB {
+	return r.DB.WithContext(ctx).Model(&ChatMessage{}).Where("session_id = ? AND committed = ?", sessionID, true)
+}
+
+// history is one page of HistoryPage, without the count.
+func (r *ChatRepository) history(ctx context.Context, sessionID string, limit, offset int) ([]ChatMessage, error) {
+	out := []ChatMessage{}
+	err := r.committed(ctx, sessionID).Order("turn_seq DESC").Order("idx DESC").Order("sub DESC").
+		Limit(limit).Offset(offset).Find(&out).Error
+	slices.Reverse(out)
 	return out, err
 }

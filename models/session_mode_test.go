@@ -48,7 +48,7 @@ func TestSessionModeIsRecordedFollowedAndBackfilled(t *testing.T) {
 				t.Fatalf("after a lab automation turn: %s", s.Metadata)
 			}
 			other := turn("", "teaching_assistant")
-			byMode, err := repo.ListSessionsByMode(ctx, "u1", "p1", "lab_automation_assistant", 100)
+			byMode, _, err := repo.ListSessionPage(ctx, "u1", "p1", "lab_automation_assistant", 100, 0)
 			if err != nil || len(byMode) != 1 || byMode[0].ThreadID != s.ThreadID {
 				t.Fatalf("by mode: %+v %v", byMode, err)
 			}

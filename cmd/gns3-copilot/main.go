@@ -33,6 +33,7 @@ Usage:
   gns3-copilot prune --before DATE [--apply] [--include-audit]
                                 remove the transcripts of sessions idle since before DATE (a dry
                                 run without --apply); approvals and exercise records stay
+                                unless --include-audit
   gns3-copilot version          version, commit, build time, Go and Temporal CLI versions (also --version)
   gns3-copilot help             this text (also -h)
 

@@ -94,14 +94,12 @@ func (r *Running) Temporal() client.Client { return r.temporal }
 func Run(ctx context.Context, role Role, cfg Config) error {
 	applyMemoryLimit(cfg.MemoryLimit)
 	_ = mapCodeInSmallPages()
-	// What initialisation mapped of the binary goes back to the page cache before starting, and
-	// again once started (below).
-	dropIdleCodePages()
 	r, err := Start(ctx, role, cfg)
 	if err != nil {
 		return err
 	}
-	// Starting ran every package's initialisation; most of that code is not needed again.
+	// Initialisation and starting ran code all over the binary; most of it is not needed again.
+	// One pass once started drops all of it (a pass before starting would only be repeated).
 	dropIdleCodePages()
 	switch {
 	case r.listener != nil && r.proxying:

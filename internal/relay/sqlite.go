@@ -438,7 +438,6 @@ func (s *SQLite) AppendTerminal(ctx context.Context, stream, typ string, data js
 func (s *SQLite) write(ctx context.Context, fn func(tx *sql.Tx, now time.Time) error) error {
 	// The commit must not be cut short half-way by a caller that gives up: it either happens or
 	// not, and a started write is quick; so the caller waits for the writer whatever ctx says.
-	_ = ctx
 	req := &writeReq{fn: fn, done: make(chan error, 1)}
 	select {
 	case s.writes <- req:

@@ -93,10 +93,13 @@ func startArgs(host, dataDir, namespace string, ports startPorts, opts Options) 
 }
 
 // setRetention sets the namespace's retention of closed workflows when it differs from want
-// (0: DefaultRetention).
+// (0: DefaultRetention), as the ready check read it: after the first start, nothing to do.
 func (s *Server) setRetention(ctx context.Context, want time.Duration) error {
 	if want <= 0 {
 		want = DefaultRetention
+	}
+	if s.retention == want {
+		return nil
 	}
 	nop := sdklog.NewStructuredLogger(slog.New(slog.DiscardHandler))
 	nc, err := client.NewNamespaceClient(client.Options{HostPort: s.addr, Logger: nop})
@@ -104,13 +107,6 @@ func (s *Server) setRetention(ctx context.Context, want time.Duration) error {
 		return fmt.Errorf("temporaldev: setting the retention: %w", err)
 	}
 	defer nc.Close()
-	desc, err := nc.Describe(ctx, s.namespace)
-	if err != nil {
-		return fmt.Errorf("temporaldev: setting the retention: %w", err)
-	}
-	if desc.GetConfig().GetWorkflowExecutionRetentionTtl().AsDuration() == want {
-		return nil
-	}
 	err = nc.Update(ctx, &workflowservice.UpdateNamespaceRequest{
 		Namespace: s.namespace,
 		Config:    &namespacepb.NamespaceConfig{WorkflowExecutionRetentionTtl: durationpb.New(want)},
@@ -119,5 +115,6 @@ func (s *Server) setRetention(ctx context.Context, want time.Duration) error {
 		return fmt.Errorf("temporaldev: setting the retention of namespace %s to %s: %w", s.namespace, want, err)
 	}
 	s.logger.Info("temporal dev server: retention of closed workflows set", "namespace", s.namespace, "retention", want)
+	s.retention = want
 	return nil
 }

@@ -117,6 +117,9 @@ type Server struct {
 	pid          int
 	logger       *slog.Logger
 	release      func() // must be safe to call more than once
+	// retention is the namespace's retention of closed workflows as the health check that
+	// found the server ready read it, so that setRetention need not ask again.
+	retention time.Duration
 
 	done    chan struct{}
 	waitErr error // set before done is closed
@@ -449,6 +452,7 @@ func (s *Server) check(ctx context.Context, logger sdklog.Logger) error {
 	if st := desc.GetNamespaceInfo().GetState(); st != enums.NAMESPACE_STATE_REGISTERED {
 		return fmt.Errorf("namespace %s is %s", s.namespace, st)
 	}
+	s.retention = desc.GetConfig().GetWorkflowExecutionRetentionTtl().AsDuration()
 	if s.uiAddr != "" {
 		req, _ := http.NewRequestWithContext(attempt, http.MethodGet, s.UIURL(), nil)
 		resp, err := http.DefaultClient.Do(req)
