@@ -221,14 +221,18 @@ func checkTemporal(ctx context.Context, cfg Config) finding {
 			return failed("install it with `"+temporaldev.InstallCommand+"` (or `make temporal`), point --temporal-cli at it, or give --temporal-address",
 				"Temporal CLI (serve starts its dev server): %v", firstSentence(err))
 		}
+		what := "Temporal CLI"
+		if strings.TrimSuffix(filepath.Base(cli), ".exe") == temporaldev.DevServerName {
+			what = "the copilot's dev server, of Temporal CLI"
+		}
 		switch v := temporaldev.CLIModuleVersion(cli); v {
 		case "v" + temporaldev.CLIVersion:
-			return passed("Temporal CLI %s at %s", v, cli)
+			return passed("%s %s at %s", what, v, cli)
 		case "":
-			return passed("Temporal CLI at %s (its version could not be read; v%s is the tested one)", cli, temporaldev.CLIVersion)
+			return passed("%s at %s (its version could not be read; v%s is the tested one)", what, cli, temporaldev.CLIVersion)
 		default:
 			return warned("install the tested release with `"+temporaldev.InstallCommand+"`",
-				"Temporal CLI %s at %s differs from the tested v%s", v, cli, temporaldev.CLIVersion)
+				"%s %s at %s differs from the tested v%s", what, v, cli, temporaldev.CLIVersion)
 		}
 	}
 	ctx, cancel := context.WithTimeout(ctx, doctorDialTimeout)

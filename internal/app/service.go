@@ -32,6 +32,7 @@ import (
 	"github.com/gns3-copilot/gns3-copilot/internal/lab/gns3proxy"
 	"github.com/gns3-copilot/gns3-copilot/internal/lab/livetopo"
 	"github.com/gns3-copilot/gns3-copilot/internal/llm"
+	"github.com/gns3-copilot/gns3-copilot/internal/memtrim"
 	"github.com/gns3-copilot/gns3-copilot/internal/metrics"
 	"github.com/gns3-copilot/gns3-copilot/internal/quota"
 	"github.com/gns3-copilot/gns3-copilot/internal/relay"
@@ -93,14 +94,14 @@ func (r *Running) Temporal() client.Client { return r.temporal }
 // Run starts the service and stops it when ctx ends.
 func Run(ctx context.Context, role Role, cfg Config) error {
 	applyMemoryLimit(cfg.MemoryLimit)
-	_ = mapCodeInSmallPages()
+	_ = memtrim.DeclineHugePages()
 	r, err := Start(ctx, role, cfg)
 	if err != nil {
 		return err
 	}
 	// Initialisation and starting ran code all over the binary; most of it is not needed again.
 	// One pass once started drops all of it (a pass before starting would only be repeated).
-	dropIdleCodePages()
+	memtrim.DropIdleCodePages()
 	switch {
 	case r.listener != nil && r.proxying:
 		fmt.Printf("gns3-copilot: GNS3 web UI with the copilot on http://%s/ (GNS3 at %s), the copilot's own page on http://%s%s\n",
@@ -433,7 +434,7 @@ func (r *Running) keepReturningIdleMemory() {
 	memDone := make(chan struct{})
 	go func() {
 		defer close(memDone)
-		returnIdleMemory(memCtx, idleMemoryEvery, idleMemoryThreshold)
+		memtrim.ReturnIdleMemory(memCtx, idleMemoryEvery, idleMemoryThreshold)
 	}()
 	r.closers = append(r.closers, func() error { stopMem(); <-memDone; return nil })
 }

@@ -1,4 +1,4 @@
-package app
+package memtrim
 
 import (
 	"bufio"
@@ -11,12 +11,13 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// dropIdleCodePages unmaps the pages of this process's own executable that are mapped read-only
+// DropIdleCodePages unmaps the pages of this process's own executable that are mapped read-only
 // and were never written (its code and read-only data), so that only what the process runs
-// afterwards comes back. The binary is large (the Temporal SDK, gin, GORM, SQLite) and starting
-// it runs every package's initialisation spread over all of its code, and the kernel maps the
-// neighbouring pages of every page touched (fault-around): a started serve had about 60 MB of
-// the binary resident, most of it never used again. The pages stay in the page cache, where the
+// afterwards comes back. Both binaries are large (serve: the Temporal SDK, gin, GORM, SQLite; the
+// dev server: the whole Temporal server) and starting one runs every package's initialisation
+// spread over all of its code, and the kernel maps the neighbouring pages of every page touched
+// (fault-around): a started serve had about 60 MB of its binary resident, the Temporal CLI's dev
+// server 72 MB, most of it never used again. The pages stay in the page cache, where the
 // kernel can reclaim them; a page needed again is a minor fault. Writable mappings, and read-only
 // ones with a written page (the dynamic linker's RELRO), are left alone. It returns the bytes
 // that were resident in the mappings it dropped.
@@ -25,7 +26,7 @@ import (
 // serve idle 74 against 82 MB, after a burst of 100 turns 113 against 128 MB (its binary's part
 // 38 against 47 MB). A binary that `go build` has just written maps more either way (59 MB):
 // how much of a file one touch maps depends on how its pages came into the page cache.
-func dropIdleCodePages() int64 {
+func DropIdleCodePages() int64 {
 	var exe syscall.Stat_t
 	if err := syscall.Stat("/proc/self/exe", &exe); err != nil {
 		return 0
@@ -87,11 +88,11 @@ func dropIdleCodePages() int64 {
 	return dropped
 }
 
-// mapCodeInSmallPages declines transparent huge pages for this process and every child it
+// DeclineHugePages declines transparent huge pages for this process and every child it
 // starts later (the Temporal dev server): the setting is inherited across fork and exec. On a
 // host whose transparent_hugepage setting is "always", Go heaps and mapped files are otherwise
 // backed by 2 MB pages, which a process of this size does not fill; with "madvise" (the usual
 // default) it changes nothing, as Go asks for none.
-func mapCodeInSmallPages() error {
+func DeclineHugePages() error {
 	return unix.Prctl(unix.PR_SET_THP_DISABLE, 1, 0, 0, 0)
 }
