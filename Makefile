@@ -30,13 +30,14 @@ temporal:
 	@scripts/install-temporal.sh
 
 # The Debian package for GNS3 hosts (packaging/, its own Go module: nfpm, no Docker), with the
-# binary stripped and the pinned Temporal CLI included. DEB_VERSION defaults to 0.0.0~git<date>.<commit>.
+# binary stripped and the pinned Temporal CLI and gns3-copilot-temporal included. DEB_VERSION defaults to 0.0.0~git<date>.<commit>.
 DEB_VERSION ?= 0.0.0~git$(shell git log -1 --format=%cd.%h --date=format:%Y%m%d 2>/dev/null || date +%Y%m%d)
 deb: check temporal
 	@mkdir -p dist
 	CGO_ENABLED=1 $(GO) build -trimpath -ldflags "-s -w $(STAMP) -X main.buildVersion=$(DEB_VERSION)" -o dist/gns3-copilot ./cmd/gns3-copilot
 	cd packaging && $(GO) run . -binary ../dist/gns3-copilot -version $(DEB_VERSION) \
 		-temporal "$$(command -v temporal || { b=$$($(GO) env GOBIN); echo "$${b:-$$($(GO) env GOPATH | cut -d: -f1)/bin}/temporal"; })" \
+		-devserver "$$(command -v gns3-copilot-temporal || { b=$$($(GO) env GOBIN); echo "$${b:-$$($(GO) env GOPATH | cut -d: -f1)/bin}/gns3-copilot-temporal"; })" \
 		-out ../dist/gns3-copilot_$(DEB_VERSION)_$$($(GO) env GOARCH).deb
 
 # The README's pictures (docs/images), taken from the real page in Chromium by
@@ -58,15 +59,25 @@ web-deps:
 	elif [ "$$CI" = true ]; then echo "web-deps: CI runs the browser and MCP SDK tests, which need Node >= 20 and npm (.ci/run installs them)"; exit 1; \
 	else echo "web-deps: Node >= 20 with npm is missing: the browser, page and MCP SDK tests will be skipped (see README: Node >= 20)"; fi
 
+# The Go modules beside the main one that `make test` vets and tests: the memory trimming
+# serve shares with the copilot's own Temporal dev server, and that dev server (which links the
+# Temporal server, so a module of its own; `make temporal` builds it).
+NESTED_MODULES := internal/memtrim cmd/gns3-copilot-temporal
+
 vet:
 	@scripts/check-tracked-files.sh
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
 	$(GO) vet ./...
 	cd packaging && $(GO) vet ./...
+	for m in $(NESTED_MODULES); do $(GO) -C $$m vet ./... || exit 1; done
 
+# The dev server's module is tested without the race detector: its own code is its command
+# line, and a race build of the Temporal server under it costs minutes.
 test-go:
 	@if [ "$$CI" = true ]; then set -x; $(GO) test -race -count=1 -timeout 40m $(TEST_PKGS); \
 	else set -o pipefail; $(GO) test -race -count=1 -timeout 40m -json $(TEST_PKGS) | $(GO) run ./scripts/testsummary; fi
+	$(GO) -C internal/memtrim test -race -count=1 ./...
+	$(GO) -C cmd/gns3-copilot-temporal test -count=1 ./...
 
 test-web-unit:
 	@if command -v node >/dev/null; then cd web/e2e && node --test unit/; \

@@ -27,6 +27,9 @@ import (
 const (
 	binaryPath   = "/usr/bin/gns3-copilot"
 	temporalPath = "/usr/lib/gns3-copilot/temporal"
+	// The copilot's own dev server; the unit's PATH puts this directory first, and serve
+	// prefers it to the CLI beside it.
+	devServerPath = "/usr/lib/gns3-copilot/gns3-copilot-temporal"
 	envPath      = "/etc/gns3-copilot/gns3-copilot.env"
 	unitPath     = "/usr/lib/systemd/system/gns3-copilot.service"
 	sysusersPath = "/usr/lib/sysusers.d/gns3-copilot.conf"
@@ -36,6 +39,7 @@ func main() {
 	var o options
 	flag.StringVar(&o.binary, "binary", "", "the gns3-copilot binary to package (required)")
 	flag.StringVar(&o.temporal, "temporal", "", "the Temporal CLI to package as "+temporalPath+" (optional: without it, the operator installs it)")
+	flag.StringVar(&o.devServer, "devserver", "", "gns3-copilot-temporal (cmd/gns3-copilot-temporal) to package as "+devServerPath+" (optional: serve then runs the CLI's dev server)")
 	flag.StringVar(&o.version, "version", "", "package version, e.g. 0.1.0 or 0.0.0~git20261201.f82586d (required)")
 	flag.StringVar(&o.arch, "arch", runtime.GOARCH, "Debian architecture of the binary (amd64, arm64)")
 	flag.StringVar(&o.out, "out", "", "the .deb to write (default: the conventional name in the current directory)")
@@ -51,7 +55,7 @@ func main() {
 }
 
 type options struct {
-	binary, temporal, version, arch, out, compression string
+	binary, temporal, devServer, version, arch, out, compression string
 	// dir holds debian/: the unit, the environment file, the scripts.
 	dir string
 }
@@ -62,6 +66,9 @@ func build(o options) (string, error) {
 	}
 	temporalVersion, err := temporalCLIVersion(o.temporal)
 	if err != nil {
+		return "", err
+	}
+	if err := checkDevServer(o.devServer); err != nil {
 		return "", err
 	}
 	info := nfpm.WithDefaults(packageInfo(o, temporalVersion))
@@ -76,7 +83,7 @@ func checkInputs(o options) error {
 	if o.binary == "" || o.version == "" {
 		return errors.New("-binary and -version are required")
 	}
-	for _, p := range []string{o.binary, o.temporal} {
+	for _, p := range []string{o.binary, o.temporal, o.devServer} {
 		if p == "" {
 			continue
 		}
@@ -102,6 +109,19 @@ func temporalCLIVersion(path string) (string, error) {
 	return info.Main.Version, nil
 }
 
+// checkDevServer refuses to package as gns3-copilot-temporal a binary that is not built from
+// cmd/gns3-copilot-temporal.
+func checkDevServer(path string) error {
+	if path == "" {
+		return nil
+	}
+	const module = "github.com/gns3-copilot/gns3-copilot/cmd/gns3-copilot-temporal"
+	if info, err := buildinfo.ReadFile(path); err != nil || info.Main.Path != module {
+		return fmt.Errorf("%s is not gns3-copilot-temporal built from %s", path, module)
+	}
+	return nil
+}
+
 // debianFile is one of the package's own files (unit, sysusers, env, maintainer scripts).
 func (o options) debianFile(name string) string { return filepath.Join(o.dir, "debian", name) }
 
@@ -119,6 +139,9 @@ func contents(o options) files.Contents {
 	if o.temporal != "" {
 		c = append(c, &files.Content{Source: o.temporal, Destination: temporalPath, FileInfo: &files.ContentFileInfo{Mode: 0o755}})
 	}
+	if o.devServer != "" {
+		c = append(c, &files.Content{Source: o.devServer, Destination: devServerPath, FileInfo: &files.ContentFileInfo{Mode: 0o755}})
+	}
 	return c
 }
 
@@ -132,7 +155,7 @@ func packageInfo(o options, temporalVersion string) *nfpm.Info {
 		Section:     "net",
 		Priority:    "optional",
 		Maintainer:  "gns3-copilot maintainers <gns3-copilot@users.noreply.github.com>",
-		Description: description(temporalVersion),
+		Description: description(temporalVersion, o.devServer != ""),
 		Homepage:    "https://github.com/gns3-copilot/gns3-copilot",
 		// A fixed time keeps two builds of the same inputs byte for byte the same.
 		MTime: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC),
@@ -172,7 +195,7 @@ func writeDeb(info *nfpm.Info, out string) (string, error) {
 	return out, f.Close()
 }
 
-func description(temporalVersion string) string {
+func description(temporalVersion string, devServer bool) string {
 	d := []string{"AI copilot for GNS3 network labs",
 		"Chat about a GNS3 project: the copilot reads the topology, creates, links and starts nodes,",
 		"and runs show and configuration commands on the devices, with approvals for changes.",
@@ -180,6 +203,9 @@ func description(temporalVersion string) string {
 		"model's key are in " + envPath + "."}
 	if temporalVersion != "" {
 		d = append(d, "It includes the Temporal CLI "+temporalVersion+" as "+temporalPath+".")
+		if devServer {
+			d = append(d, "It runs the CLI's dev server as "+devServerPath+", which takes less memory.")
+		}
 	} else {
 		d = append(d, "The Temporal CLI it runs is not included: install it with",
 			"`sudo GOBIN=/usr/local/bin go install github.com/temporalio/cli/cmd/temporal@v1.5.1`,",

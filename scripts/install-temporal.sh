@@ -4,7 +4,10 @@
 # First the official release archive, checked against its published SHA-256
 # (scripts/fetch-temporal); when that cannot be fetched or does not match, a
 # build from source with `go install`.
-# Idempotent: a second run only prints where the CLI is.
+# Then builds gns3-copilot-temporal beside it (cmd/gns3-copilot-temporal): the
+# same CLI's dev server, which gives back the memory starting it took; serve
+# prefers it, and runs the CLI when it is missing.
+# Idempotent: a second run only prints where they are.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -49,11 +52,31 @@ path_note() {
 	fi
 }
 
+# install_devserver builds gns3-copilot-temporal into $gobin unless it is newer than its
+# sources. It links the Temporal server: seconds after a CLI built from source here (the build
+# cache is shared), minutes after a release archive. A failed build is not fatal.
+install_devserver() {
+	local dest="$gobin/gns3-copilot-temporal" src=cmd/gns3-copilot-temporal
+	if [ -x "$dest" ] && [ -z "$(find "$src" internal/memtrim -type f -newer "$dest" -print -quit)" ]; then
+		echo "gns3-copilot-temporal is up to date: $dest"
+		return
+	fi
+	echo "building gns3-copilot-temporal (the CLI's dev server, lighter on memory) into $gobin"
+	local began
+	began=$(date +%s)
+	if go build -C "$src" -o "$dest" .; then
+		echo "gns3-copilot-temporal is installed: $dest (took $(($(date +%s) - began)) s)"
+	else
+		echo "install-temporal: gns3-copilot-temporal did not build; serve runs the CLI's dev server instead (about 50 MB more memory on the host)" >&2
+	fi
+}
+
 on_path=$(command -v temporal 2>/dev/null || true)
 for candidate in "$on_path" "$target"; do
 	if [ -n "$candidate" ] && [ -x "$candidate" ] && [ "$(version_of "$candidate")" = "$VERSION" ]; then
 		echo "temporal $VERSION is installed: $candidate"
 		path_note "$candidate"
+		install_devserver
 		exit 0
 	fi
 done
@@ -75,3 +98,4 @@ got=$(version_of "$target")
 [ "$got" = "$VERSION" ] || die "$target reports version '$got', expected $VERSION"
 echo "temporal $VERSION is installed: $target (took $(($(date +%s) - began)) s)"
 path_note "$target"
+install_devserver

@@ -76,13 +76,14 @@ func TestToolchainCheck(t *testing.T) {
 }
 
 // installEnv is an environment for install-temporal.sh whose `go` builds nothing: `go install`
-// writes a stand-in CLI into GOBIN and records the call; everything else goes to the real go.
-// It returns the environment, GOBIN and the log of `go install` calls.
+// writes a stand-in CLI into GOBIN, `go build` a stand-in at its -o, and both record the call;
+// everything else goes to the real go. It returns the environment, GOBIN and the log of those
+// calls.
 func installEnv(t *testing.T, releaseURL string, gobinOnPath bool) ([]string, string, string) {
 	t.Helper()
 	goCmd, err := exec.LookPath("go")
 	require.NoError(t, err)
-	tools := binDir(t, append(shellTools, "grep", "tr", "cut", "uname", "mktemp", "sed")...)
+	tools := binDir(t, append(shellTools, "grep", "tr", "cut", "uname", "mktemp", "sed", "find")...)
 	gobin := t.TempDir()
 	log := filepath.Join(t.TempDir(), "go-install.log")
 	writeExec(t, filepath.Join(tools, "go"), `#!/bin/sh
@@ -90,6 +91,13 @@ if [ "$1" = install ]; then
 	echo "$*" >> "`+log+`"
 	printf '#!/bin/sh\necho "temporal version 1.5.1 (Server 1.27.1, UI 2.36.0)"\n' > "$GOBIN/temporal"
 	chmod +x "$GOBIN/temporal"
+	exit 0
+fi
+if [ "$1" = build ]; then
+	echo "$*" >> "`+log+`"
+	while [ "$#" -gt 0 ] && [ "$1" != -o ]; do shift; done
+	printf '#!/bin/sh\n' > "$2"
+	chmod +x "$2"
 	exit 0
 fi
 exec "`+goCmd+`" "$@"
@@ -133,7 +141,9 @@ func TestInstallFallsBackToSourceAndNotesPATH(t *testing.T) {
 		assert.Contains(t, out, "about 6 minutes on 2 cores", "says what the build costs")
 		calls, err := os.ReadFile(log)
 		require.NoError(t, err)
-		assert.Equal(t, "install github.com/temporalio/cli/cmd/temporal@v1.5.1\n", string(calls))
+		assert.Equal(t, "install github.com/temporalio/cli/cmd/temporal@v1.5.1\n"+
+			"build -C cmd/gns3-copilot-temporal -o "+filepath.Join(gobin, "gns3-copilot-temporal")+" .\n", string(calls))
+		assert.Contains(t, out, "gns3-copilot-temporal is installed: "+filepath.Join(gobin, "gns3-copilot-temporal"))
 		assert.Contains(t, out, "temporal 1.5.1 is installed: "+filepath.Join(gobin, "temporal"))
 		if onPath {
 			assert.NotContains(t, out, "not on PATH", "GOBIN is on PATH")
@@ -145,8 +155,10 @@ func TestInstallFallsBackToSourceAndNotesPATH(t *testing.T) {
 		out, err = run(t, env, "install-temporal.sh")
 		require.NoError(t, err, out)
 		assert.Contains(t, out, "temporal 1.5.1 is installed")
+		assert.Contains(t, out, "gns3-copilot-temporal is up to date")
 		calls, _ = os.ReadFile(log)
-		assert.Equal(t, 1, strings.Count(string(calls), "install"))
+		assert.Equal(t, 1, strings.Count(string(calls), "install "))
+		assert.Equal(t, 1, strings.Count(string(calls), "build "))
 	}
 }
 

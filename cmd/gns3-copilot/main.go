@@ -148,7 +148,7 @@ func newFlagSet(cmd string) (*flag.FlagSet, *app.Config, func() error) {
 	dur(&c.GNS3Timeout, "gns3-timeout", "GNS3_COPILOT_GNS3_TIMEOUT", 15*time.Second, "timeout of one GNS3 API request")
 	str(&c.TemporalAddress, "temporal-address", "GNS3_COPILOT_TEMPORAL_ADDRESS", "", "Temporal frontend host:port; empty starts a local dev server (serve only)")
 	str(&c.TemporalNamespace, "temporal-namespace", "GNS3_COPILOT_TEMPORAL_NAMESPACE", "default", "Temporal namespace")
-	str(&c.TemporalCLI, "temporal-cli", "GNS3_COPILOT_TEMPORAL_CLI", "", "path of the temporal CLI used for the dev server (default: PATH, then $GOBIN, $GOPATH/bin and where `go env GOPATH` says)")
+	str(&c.TemporalCLI, "temporal-cli", "GNS3_COPILOT_TEMPORAL_CLI", "", "path of the binary that runs the dev server: gns3-copilot-temporal or the temporal CLI (default: gns3-copilot-temporal, then temporal, on PATH, then in $GOBIN, $GOPATH/bin and where `go env GOPATH` says)")
 	num(&c.TemporalPort, "temporal-port", "GNS3_COPILOT_TEMPORAL_PORT", 0, "port of the dev server (0 picks a free one)")
 	num(&c.TemporalUIPort, "temporal-ui-port", "GNS3_COPILOT_TEMPORAL_UI_PORT", 0, "port of the dev server's Web UI (0: 8233 when free, else any free port; -1 disables it)")
 	str(&c.RedisURL, "redis-url", "GNS3_COPILOT_REDIS_URL", "", "Redis URL (redis://host:6379/0) for the event relay, credentials and device locks; empty keeps them in-process")

@@ -21,11 +21,16 @@ const CLIVersion = "1.5.1"
 // InstallCommand installs the pinned CLI into $(go env GOPATH)/bin.
 const InstallCommand = "go install github.com/temporalio/cli/cmd/temporal@v" + CLIVersion
 
-// FindCLI locates the temporal binary: the explicit path if given, then
-// PATH, then $GOBIN and $GOPATH/bin (default ~/go/bin), then the directories
-// `go env GOBIN GOPATH` names (a GOPATH set with `go env -w` is not in the
-// environment, yet `go install` and scripts/install-temporal.sh use it). The
-// error says how to install it.
+// DevServerName is the copilot's own dev server binary (cmd/gns3-copilot-temporal): the CLI's
+// dev server at CLIVersion, which gives back the memory starting it took. `make temporal`
+// installs it beside the CLI.
+const DevServerName = "gns3-copilot-temporal"
+
+// FindCLI locates the binary that runs the dev server: the explicit path if given, else
+// DevServerName and then the temporal CLI, each looked for on PATH, then in $GOBIN and
+// $GOPATH/bin (default ~/go/bin), then in the directories `go env GOBIN GOPATH` names (a GOPATH
+// set with `go env -w` is not in the environment, yet `go install` and
+// scripts/install-temporal.sh use it). The error says how to install it.
 func FindCLI(explicit string) (string, error) {
 	if explicit != "" {
 		if err := checkExecutable(explicit); err != nil {
@@ -33,20 +38,22 @@ func FindCLI(explicit string) (string, error) {
 		}
 		return explicit, nil
 	}
-	if p, err := exec.LookPath("temporal"); err == nil {
-		return p, nil
-	}
 	var tried []string
-	for _, dirs := range []func() []string{goBinDirs, goEnvBinDirs} {
-		for _, dir := range dirs() {
-			p := filepath.Join(dir, exeName("temporal"))
-			if slices.Contains(tried, p) {
-				continue
+	for _, name := range []string{DevServerName, "temporal"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p, nil
+		}
+		for _, dirs := range []func() []string{goBinDirs, goEnvBinDirs} {
+			for _, dir := range dirs() {
+				p := filepath.Join(dir, exeName(name))
+				if slices.Contains(tried, p) {
+					continue
+				}
+				if checkExecutable(p) == nil {
+					return p, nil
+				}
+				tried = append(tried, p)
 			}
-			if checkExecutable(p) == nil {
-				return p, nil
-			}
-			tried = append(tried, p)
 		}
 	}
 	return "", fmt.Errorf("temporal CLI not found on PATH or at %s; install it with `%s` (or `make temporal`), or point the service at an existing Temporal server",
@@ -120,12 +127,23 @@ func checkExecutable(path string) error {
 	return nil
 }
 
-// CLIModuleVersion reads the module version a `go install`ed binary was
-// built from ("v1.5.1"); it is empty for binaries without Go build info.
+// CLIModuleVersion reads the Temporal CLI version a binary was built from ("v1.5.1"): the
+// version of a `go install`ed CLI, or the version of the CLI whose dev server DevServerName runs.
+// It is empty for binaries without Go build info.
 func CLIModuleVersion(path string) string {
 	info, err := buildinfo.ReadFile(path)
-	if err != nil || info.Main.Path != "github.com/temporalio/cli" {
+	if err != nil {
 		return ""
 	}
-	return info.Main.Version
+	if info.Main.Path == cliModule {
+		return info.Main.Version
+	}
+	for _, m := range info.Deps {
+		if m.Path == cliModule {
+			return m.Version
+		}
+	}
+	return ""
 }
+
+const cliModule = "github.com/temporalio/cli"

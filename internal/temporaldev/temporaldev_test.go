@@ -71,7 +71,9 @@ func ctxFor(t testing.TB, d time.Duration) context.Context {
 
 func start(t *testing.T, opts temporaldev.Options) *temporaldev.Server {
 	t.Helper()
-	opts.CLIPath = requireCLI(t)
+	if opts.CLIPath == "" {
+		opts.CLIPath = requireCLI(t)
+	}
 	if opts.Logger == nil {
 		opts.Logger = testLogger(t)
 	}
@@ -361,6 +363,41 @@ func TestFindCLI(t *testing.T) {
 	p, err = temporaldev.FindCLI("")
 	require.NoError(t, err)
 	assert.Equal(t, notExec, p)
+
+	// The copilot's own dev server is preferred where both are.
+	own := filepath.Join(empty, "bin", temporaldev.DevServerName)
+	require.NoError(t, os.WriteFile(own, []byte("#!/bin/sh\n"), 0o755))
+	p, err = temporaldev.FindCLI("")
+	require.NoError(t, err)
+	assert.Equal(t, own, p)
+}
+
+// Issue 36: both binaries run the dev server with the same command line and database: the
+// copilot's own, which `make temporal` installs beside the CLI and FindCLI prefers, and the
+// CLI, which serve runs when the other is missing.
+func TestEitherBinaryRunsTheDevServer(t *testing.T) {
+	found := requireCLI(t)
+	for _, name := range []string{temporaldev.DevServerName, "temporal"} {
+		bin := filepath.Join(filepath.Dir(found), name)
+		if _, err := os.Stat(bin); err != nil {
+			if os.Getenv("CI") == "true" {
+				t.Fatalf("CI=true and %s is not beside %s (make temporal installs both)", name, found)
+			}
+			t.Logf("%s is not beside %s: not tried", name, found)
+			continue
+		}
+		t.Run(name, func(t *testing.T) {
+			assert.Equal(t, "v"+temporaldev.CLIVersion, temporaldev.CLIModuleVersion(bin))
+			s := start(t, temporaldev.Options{CLIPath: bin, DataDir: t.TempDir(), Headless: true})
+			c := dial(t, s)
+			runWorker(t, c, "either-"+name)
+			run, err := c.ExecuteWorkflow(ctxFor(t, 30*time.Second), client.StartWorkflowOptions{ID: "either", TaskQueue: "either-" + name}, greet, name)
+			require.NoError(t, err)
+			var out string
+			require.NoError(t, run.Get(ctxFor(t, 30*time.Second), &out))
+			assert.Equal(t, "hello "+name, out)
+		})
+	}
 }
 
 func TestInstalledCLIIsThePinnedVersion(t *testing.T) {

@@ -109,10 +109,11 @@ func (b *lockedBuffer) String() string {
 	return b.buf.String()
 }
 
-// RequireTemporalCLI returns the CLI's path, skipping the test when it is missing outside CI.
+// RequireTemporalCLI returns the dev server binary's path (GNS3_COPILOT_TEMPORAL_CLI, as for
+// serve, else temporaldev.FindCLI's search), skipping the test when it is missing outside CI.
 func RequireTemporalCLI(t testing.TB) string {
 	t.Helper()
-	path, err := temporaldev.FindCLI("")
+	path, err := temporaldev.FindCLI(os.Getenv("GNS3_COPILOT_TEMPORAL_CLI"))
 	if err != nil {
 		if os.Getenv("CI") == "true" {
 			t.Fatalf("the Temporal CLI is required in CI: %v", err)
