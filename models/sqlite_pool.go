@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"database/sql/driver"
 	"strings"
+	"sync"
 
 	"github.com/mattn/go-sqlite3"
 	"gorm.io/gorm"
@@ -21,15 +22,21 @@ const sqliteReaders = 4
 // committed transaction, so plain SELECTs go to a separate pool of query-only connections
 // instead of queueing behind other turns' writes. Reads inside a transaction run on its
 // *sql.Tx, on the writer, and so see that transaction's own writes.
+//
+// Each pool keeps its statements prepared (stmtCache): GORM sends every query as text, and
+// mattn's driver prepares text again on every call, which in a burst of turns was a tenth of
+// serve's CPU (issue 36).
 type sqlitePool struct {
-	writer *sql.DB
-	reader *sql.DB
+	writer, reader           *sql.DB
+	writerStmts, readerStmts *stmtCache
 }
 
 var (
-	_ gorm.ConnPool       = (*sqlitePool)(nil)
-	_ gorm.TxBeginner     = (*sqlitePool)(nil)
-	_ gorm.GetDBConnector = (*sqlitePool)(nil)
+	_ gorm.ConnPool         = (*sqlitePool)(nil)
+	_ gorm.ConnPoolBeginner = (*sqlitePool)(nil)
+	_ gorm.GetDBConnector   = (*sqlitePool)(nil)
+	_ gorm.TxCommitter      = (*sqliteTx)(nil)
+	_ gorm.GetDBConnector   = (*sqliteTx)(nil)
 )
 
 // openSQLitePool opens the writer on writerDSN and the readers on readerDSN. Closing the writer
@@ -53,7 +60,7 @@ func openSQLitePool(writerDSN, readerDSN string) (*sqlitePool, error) {
 		_ = writer.Close()
 		return nil, err
 	}
-	return &sqlitePool{writer: writer, reader: reader}, nil
+	return &sqlitePool{writer: writer, reader: reader, writerStmts: newStmtCache(writer), readerStmts: newStmtCache(reader)}, nil
 }
 
 func (p *sqlitePool) PrepareContext(ctx context.Context, query string) (*sql.Stmt, error) {
@@ -62,19 +69,35 @@ func (p *sqlitePool) PrepareContext(ctx context.Context, query string) (*sql.Stm
 }
 
 func (p *sqlitePool) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	if st := p.writerStmts.get(ctx, query); st != nil {
+		return st.ExecContext(ctx, args...)
+	}
 	return p.writer.ExecContext(ctx, query, args...)
 }
 
 func (p *sqlitePool) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
-	return p.route(query).QueryContext(ctx, query, args...)
+	db, stmts := p.route(query)
+	if st := stmts.get(ctx, query); st != nil {
+		return st.QueryContext(ctx, args...)
+	}
+	return db.QueryContext(ctx, query, args...)
 }
 
 func (p *sqlitePool) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
-	return p.route(query).QueryRowContext(ctx, query, args...)
+	db, stmts := p.route(query)
+	if st := stmts.get(ctx, query); st != nil {
+		return st.QueryRowContext(ctx, args...)
+	}
+	return db.QueryRowContext(ctx, query, args...)
 }
 
-func (p *sqlitePool) BeginTx(ctx context.Context, opts *sql.TxOptions) (*sql.Tx, error) {
-	return p.writer.BeginTx(ctx, opts)
+// BeginTx starts a transaction on the writer whose statements are the writer's prepared ones.
+func (p *sqlitePool) BeginTx(ctx context.Context, opts *sql.TxOptions) (gorm.ConnPool, error) {
+	tx, err := p.writer.BeginTx(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	return &sqliteTx{Tx: tx, pool: p}, nil
 }
 
 // GetDBConn is what gorm's DB() returns: the writer, whose Close closes both pools.
@@ -91,11 +114,11 @@ func (p *sqlitePool) Ping() error {
 // route picks the readers only for a plain SELECT. GORM also sends INSERT/UPDATE/DELETE …
 // RETURNING through QueryContext, and a WITH may lead into any of those, so anything else stays
 // on the writer.
-func (p *sqlitePool) route(query string) *sql.DB {
+func (p *sqlitePool) route(query string) (*sql.DB, *stmtCache) {
 	if isPlainSelect(query) {
-		return p.reader
+		return p.reader, p.readerStmts
 	}
-	return p.writer
+	return p.writer, p.writerStmts
 }
 
 func isPlainSelect(query string) bool {
@@ -124,3 +147,129 @@ func (c sqliteConnector) Connect(context.Context) (driver.Conn, error) {
 func (c sqliteConnector) Driver() driver.Driver { return &sqlite3.SQLiteDriver{} }
 
 func (c sqliteConnector) Close() error { return c.readers.Close() }
+
+// sqliteTx is a transaction of the pool's writer. A statement the writer has prepared is
+// reused on the transaction's connection, which is the writer's one connection (Tx.StmtContext).
+// It prepares nothing new for the cache while it runs: that takes a connection of the writer,
+// whose only one the transaction holds. A text first seen in a transaction runs as text, and is
+// prepared for the next ones once the transaction has ended.
+type sqliteTx struct {
+	*sql.Tx
+	pool *sqlitePool
+	seen []string // texts that ran unprepared
+}
+
+func (t *sqliteTx) stmt(ctx context.Context, query string) *sql.Stmt {
+	st := t.pool.writerStmts.cached(query)
+	if st == nil {
+		t.seen = append(t.seen, query)
+		return nil
+	}
+	return t.StmtContext(ctx, st)
+}
+
+func (t *sqliteTx) Commit() error {
+	err := t.Tx.Commit()
+	t.learn()
+	return err
+}
+
+func (t *sqliteTx) Rollback() error {
+	err := t.Tx.Rollback()
+	t.learn()
+	return err
+}
+
+func (t *sqliteTx) learn() {
+	for _, q := range t.seen {
+		t.pool.writerStmts.get(context.Background(), q)
+	}
+	t.seen = nil
+}
+
+func (t *sqliteTx) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	if st := t.stmt(ctx, query); st != nil {
+		return st.ExecContext(ctx, args...)
+	}
+	return t.Tx.ExecContext(ctx, query, args...)
+}
+
+func (t *sqliteTx) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	if st := t.stmt(ctx, query); st != nil {
+		return st.QueryContext(ctx, args...)
+	}
+	return t.Tx.QueryContext(ctx, query, args...)
+}
+
+func (t *sqliteTx) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	if st := t.stmt(ctx, query); st != nil {
+		return st.QueryRowContext(ctx, args...)
+	}
+	return t.Tx.QueryRowContext(ctx, query, args...)
+}
+
+// GetDBConn is what gorm's DB() returns inside a transaction: the writer, as outside one.
+func (t *sqliteTx) GetDBConn() (*sql.DB, error) { return t.pool.writer, nil }
+
+// maxCachedStatements bounds how many query texts a pool keeps prepared. The copilot's own
+// queries are a few dozen; texts that vary without end (an IN list of every length) would
+// otherwise keep a prepared statement on every connection each. Once full, a new text runs
+// unprepared as before; nothing is evicted, because a statement handed out may be running.
+const maxCachedStatements = 256
+
+// stmtCache keeps one *sql.Stmt per query text of a *sql.DB; database/sql prepares it once on
+// each connection that runs it.
+type stmtCache struct {
+	db    *sql.DB
+	mu    sync.Mutex
+	stmts map[string]*sql.Stmt
+}
+
+func newStmtCache(db *sql.DB) *stmtCache {
+	return &stmtCache{db: db, stmts: map[string]*sql.Stmt{}}
+}
+
+// cached returns the query's prepared statement if there is one.
+func (c *stmtCache) cached(query string) *sql.Stmt {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.stmts[query]
+}
+
+// get returns the query's prepared statement, preparing it on first use; nil when the cache is
+// full, the text holds more than one statement or does not prepare (the caller then runs it as
+// text, and gets its error).
+func (c *stmtCache) get(ctx context.Context, query string) *sql.Stmt {
+	if !singleStatement(query) {
+		return nil
+	}
+	c.mu.Lock()
+	st, full := c.stmts[query], len(c.stmts) >= maxCachedStatements
+	c.mu.Unlock()
+	if st != nil || full {
+		return st
+	}
+	st, err := c.db.PrepareContext(ctx, query)
+	if err != nil {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if prev := c.stmts[query]; prev != nil {
+		_ = st.Close()
+		return prev
+	}
+	if len(c.stmts) >= maxCachedStatements {
+		_ = st.Close()
+		return nil
+	}
+	c.stmts[query] = st
+	return st
+}
+
+// singleStatement reports whether a text is one statement: a prepared statement runs only the
+// first of several (mattn's driver keeps the rest unrun), where the same text run as text runs
+// them all. A ';' inside a string literal also counts, which only costs that text the cache.
+func singleStatement(query string) bool {
+	return !strings.Contains(strings.TrimRight(query, " \t\r\n;"), ";")
+}

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -156,4 +157,85 @@ func TestIsPlainSelect(t *testing.T) {
 	} {
 		require.Equal(t, want, isPlainSelect(q), q)
 	}
+}
+
+func cachedTexts(c *stmtCache) map[string]*sql.Stmt {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make(map[string]*sql.Stmt, len(c.stmts))
+	for q, st := range c.stmts {
+		out[q] = st
+	}
+	return out
+}
+
+// Issue 36: a query text is prepared once per pool and reused, reads on the readers and writes
+// on the writer; a text first seen in a transaction runs there as text and is prepared once the
+// transaction has ended, for the next ones, which then see their own writes through it.
+func TestSQLiteStatementsArePreparedOnce(t *testing.T) {
+	db, pool := openSplitSQLite(t)
+	require.NoError(t, db.Create(&poolRow{Name: "a"}).Error)
+	var rows []poolRow
+	require.NoError(t, db.Where("name = ?", "a").Find(&rows).Error)
+	readers := cachedTexts(pool.readerStmts)
+	require.NotEmpty(t, readers)
+	require.NoError(t, db.Where("name = ?", "b").Find(&rows).Error)
+	require.Equal(t, readers, cachedTexts(pool.readerStmts), "the same text again: the same statement, nothing new")
+	for q := range readers {
+		require.True(t, isPlainSelect(q), "a write among the readers' statements: %s", q)
+	}
+	for q := range cachedTexts(pool.writerStmts) {
+		require.False(t, isPlainSelect(q) && q != "", "a plain read among the writer's: %s", q)
+	}
+
+	update := func(tx *gorm.DB, name string) error {
+		if err := tx.Model(&poolRow{}).Where("name = ?", "a").Update("label", name).Error; err != nil {
+			return err
+		}
+		var n int64
+		if err := tx.Model(&poolRow{}).Where("label = ?", name).Count(&n).Error; err != nil {
+			return err
+		}
+		if n != 1 {
+			return errors.New("the transaction does not see its own update")
+		}
+		return nil
+	}
+	before := len(cachedTexts(pool.writerStmts))
+	require.NoError(t, db.Transaction(func(tx *gorm.DB) error { return update(tx, "first") }))
+	learned := cachedTexts(pool.writerStmts)
+	require.Len(t, learned, before+2, "the update and the count inside the transaction, prepared after it")
+	require.NoError(t, db.Transaction(func(tx *gorm.DB) error { return update(tx, "second") }))
+	require.Equal(t, learned, cachedTexts(pool.writerStmts))
+	var got poolRow
+	require.NoError(t, db.Where("name = ?", "a").First(&got).Error)
+	require.Equal(t, "second", got.Label)
+}
+
+// A full cache prepares nothing more and the new texts run as before.
+func TestSQLiteFullStatementCacheStillRuns(t *testing.T) {
+	db, pool := openSplitSQLite(t)
+	pool.readerStmts.mu.Lock()
+	for i := 0; len(pool.readerStmts.stmts) < maxCachedStatements; i++ {
+		pool.readerStmts.stmts["SELECT "+strconv.Itoa(i)] = nil // texts the test never runs
+	}
+	pool.readerStmts.mu.Unlock()
+	require.NoError(t, db.Create(&poolRow{Name: "x"}).Error)
+	var n int64
+	require.NoError(t, db.Model(&poolRow{}).Where("name = ?", "x").Count(&n).Error)
+	require.EqualValues(t, 1, n)
+	require.Len(t, cachedTexts(pool.readerStmts), maxCachedStatements)
+}
+
+// A text of several statements runs them all, as it did before the cache.
+func TestSQLiteSeveralStatementsInOneTextAllRun(t *testing.T) {
+	db, pool := openSplitSQLite(t)
+	require.NoError(t, db.Exec("INSERT INTO pool_rows (name) VALUES ('one'); INSERT INTO pool_rows (name) VALUES ('two');").Error)
+	var n int64
+	require.NoError(t, db.Model(&poolRow{}).Count(&n).Error)
+	require.EqualValues(t, 2, n)
+	for q := range cachedTexts(pool.writerStmts) {
+		require.NotContains(t, q, "'two'")
+	}
+	require.True(t, singleStatement("SELECT 1;\n"))
 }
