@@ -38,25 +38,20 @@ const (
 // the safe side, so a trimmed transcript does not overflow a window it was measured against.
 const EstimateMargin = 1.25
 
+// The vocabularies are built on first use, each on its own: they are large maps (o200k_base
+// about 7 MB, cl100k_base 4 MB of heap), so a process pays only for the one its model counts
+// with, and one that never counts for neither. The codecs are safe for concurrent use.
 var (
-	codecOnce sync.Once
-	o200k     tokenizer.Codec
-	cl100k    tokenizer.Codec
+	o200k  = sync.OnceValue(func() tokenizer.Codec { return vocabulary(tokenizer.O200kBase) })
+	cl100k = sync.OnceValue(func() tokenizer.Codec { return vocabulary(tokenizer.Cl100kBase) })
 )
 
-// codecs builds the two vocabularies on first use; they are large maps, so a process that never
-// counts never pays for them. The codecs are safe for concurrent use.
-func codecs() (tokenizer.Codec, tokenizer.Codec) {
-	codecOnce.Do(func() {
-		var err error
-		if o200k, err = tokenizer.Get(tokenizer.O200kBase); err != nil {
-			panic("contextwindow: o200k_base vocabulary is not compiled in: " + err.Error())
-		}
-		if cl100k, err = tokenizer.Get(tokenizer.Cl100kBase); err != nil {
-			panic("contextwindow: cl100k_base vocabulary is not compiled in: " + err.Error())
-		}
-	})
-	return o200k, cl100k
+func vocabulary(enc tokenizer.Encoding) tokenizer.Codec {
+	c, err := tokenizer.Get(enc)
+	if err != nil {
+		panic("contextwindow: " + string(enc) + " vocabulary is not compiled in: " + err.Error())
+	}
+	return c
 }
 
 // Counter counts tokens the way one model does. Its counts are exact for OpenAI models (the
@@ -84,9 +79,9 @@ func ForModel(model string) *Counter {
 	}
 	switch {
 	case o200kModel.MatchString(name):
-		return &Counter{encoding: "o200k_base", margin: 1, codec: func() tokenizer.Codec { c, _ := codecs(); return c }}
+		return &Counter{encoding: "o200k_base", margin: 1, codec: o200k}
 	case cl100kModel.MatchString(name):
-		return &Counter{encoding: "cl100k_base", margin: 1, codec: func() tokenizer.Codec { _, c := codecs(); return c }}
+		return &Counter{encoding: "cl100k_base", margin: 1, codec: cl100k}
 	default:
 		return Estimator
 	}
@@ -94,7 +89,7 @@ func ForModel(model string) *Counter {
 
 // Estimator is the counter for a model whose tokenizer is unknown: cl100k_base times
 // EstimateMargin. The package-level functions use it.
-var Estimator = &Counter{encoding: "cl100k_base", margin: EstimateMargin, codec: func() tokenizer.Codec { _, c := codecs(); return c }}
+var Estimator = &Counter{encoding: "cl100k_base", margin: EstimateMargin, codec: cl100k}
 
 // Exact reports whether counts are the model's own (true) or an estimate (false).
 func (c *Counter) Exact() bool { return c.margin == 1 }
