@@ -41,7 +41,8 @@ import (
 // LOAD_BIN runs a binary built beforehand instead, so that two commits can be measured against
 // each other by the same test within the same few minutes on a busy machine. LOAD_PPROF=file
 // writes a CPU profile of `serve` during the burst's first LOAD_PPROF_SECONDS (default 5) to
-// file (go tool pprof file), and where its goroutines waited to file.block.
+// file (go tool pprof file), where its goroutines waited to file.block, and its heap right after
+// the burst to file.heap.
 func BenchmarkConcurrentTurns(b *testing.B) {
 	n := 100
 	if v, err := strconv.Atoi(os.Getenv("LOAD_TURNS")); err == nil && v > 0 {
@@ -119,6 +120,10 @@ func BenchmarkConcurrentTurns(b *testing.B) {
 			// Where serve's goroutines waited, since it started (the single turns are a few ms).
 			if err := fetchProfile("http://"+pprofAddr+"/debug/pprof/block", pprofOut+".block"); err != nil {
 				b.Errorf("block profile of serve: %v", err)
+			}
+			// What serve's heap holds right after the burst, live and not yet collected.
+			if err := fetchProfile("http://"+pprofAddr+"/debug/pprof/heap", pprofOut+".heap"); err != nil {
+				b.Errorf("heap profile of serve: %v", err)
 			}
 		}
 
