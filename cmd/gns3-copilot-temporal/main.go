@@ -68,6 +68,20 @@ func run(args []string, stdout, stderr io.Writer) int {
 
 // serve runs the dev server until ctx ends.
 func serve(ctx context.Context, opts devserver.StartOptions, stdout io.Writer) error {
+	// As the CLI does: a port another process holds fails here, in words, where the server
+	// itself would panic while building its services.
+	for _, p := range []struct {
+		what, ip string
+		port     int
+	}{{"frontend", opts.FrontendIP, opts.FrontendPort}, {"frontend HTTP", opts.FrontendIP, opts.FrontendHTTPPort},
+		{"UI", opts.UIIP, opts.UIPort}, {"metrics", opts.FrontendIP, opts.MetricsPort}} {
+		if p.port == 0 || p.ip == "" {
+			continue
+		}
+		if err := devserver.CheckPortFree(p.ip, p.port); err != nil {
+			return fmt.Errorf("can't set %s port %d: %w", p.what, p.port, err)
+		}
+	}
 	s, err := devserver.Start(opts)
 	if err != nil {
 		return fmt.Errorf("starting the server: %w", err)

@@ -95,8 +95,9 @@ func TestStartThatKeepsDyingQuotesThePanic(t *testing.T) {
 
 // The race itself, made certain: the first start is given a frontend port another process
 // holds, as when another start took the port between our choosing and the CLI binding it.
-// The real CLI then neither answers nor exits; the start sees the bind error in its log,
-// stops it, and comes up on a fresh port.
+// The real CLI then neither answers nor exits, and gns3-copilot-temporal exits saying the port
+// is taken; either way the start sees the bind error in its log, stops it if need be, and comes
+// up on a fresh port.
 func TestPortTakenBetweenChoosingAndBindingIsRetried(t *testing.T) {
 	real := requireCLI(t)
 	taken, err := net.Listen("tcp", "127.0.0.1:0")
