@@ -41,8 +41,9 @@ import (
 // LOAD_BIN runs a binary built beforehand instead, so that two commits can be measured against
 // each other by the same test within the same few minutes on a busy machine. LOAD_PPROF=file
 // writes a CPU profile of `serve` during the burst's first LOAD_PPROF_SECONDS (default 5) to
-// file (go tool pprof file), where its goroutines waited to file.block, and its heap right after
-// the burst to file.heap.
+// file (go tool pprof file), where its goroutines waited to file.block, and its heap right before
+// and right after the burst to file.heap.before and file.heap. LOAD_SETTLE_AFTER=45s also
+// prints each process's resident set that long after the burst ended.
 func BenchmarkConcurrentTurns(b *testing.B) {
 	n := 100
 	if v, err := strconv.Atoi(os.Getenv("LOAD_TURNS")); err == nil && v > 0 {
@@ -96,6 +97,13 @@ func BenchmarkConcurrentTurns(b *testing.B) {
 				<-start
 				results[i] = oneTurn(env, tokens[i], project)
 			})
+		}
+		if pprofOut != "" {
+			// The heap before the burst, as the base of what the burst allocated
+			// (go tool pprof -sample_index=alloc_space -base file.heap.before file.heap).
+			if err := fetchProfile("http://"+pprofAddr+"/debug/pprof/heap", pprofOut+".heap.before"); err != nil {
+				b.Errorf("heap profile of serve: %v", err)
+			}
 		}
 		profiled := make(chan error, 1)
 		if pprofOut != "" {
@@ -181,6 +189,18 @@ func BenchmarkConcurrentTurns(b *testing.B) {
 		settled, after := settleRSS(serve, serveSettledRSS, time.Minute)
 		fmt.Fprintf(&out, "copilot (serve) resident %.0f MB %s after the burst (goal: under %.0f MB within a minute)\n",
 			mb(after), settled, mb(serveSettledRSS))
+		if d, err := time.ParseDuration(os.Getenv("LOAD_SETTLE_AFTER")); err == nil && d > 0 {
+			// What each process keeps once the burst is over: the trims run within two of their
+			// 20 s intervals of the work stopping.
+			time.Sleep(time.Until(t0.Add(wall + d)))
+			settledMem := memoryOf(pids)
+			for _, name := range names {
+				m := settledMem[name]
+				fmt.Fprintf(&out, "memory %s after the burst  %-28s %4.0f MB (anon %3.0f + file %3.0f)\n", d, name, mb(m.RSS), mb(m.Anon), mb(m.File))
+			}
+			fmt.Fprintf(&out, "serve + dev server    %s after the burst %4.0f MB\n", d,
+				mb(settledMem["copilot (serve)"].RSS+settledMem["temporal dev server"].RSS))
+		}
 		b.ReportMetric(mb(peak["copilot (serve)"].Peak), "serve-peak-MB")
 		b.ReportMetric(mb(peak["temporal dev server"].Peak), "devserver-peak-MB")
 		b.ReportMetric(float64(stalled), "stalled-turns")
