@@ -100,8 +100,9 @@ func BenchmarkConcurrentTurns(b *testing.B) {
 		}
 		if pprofOut != "" {
 			// The heap before the burst, as the base of what the burst allocated
-			// (go tool pprof -sample_index=alloc_space -base file.heap.before file.heap).
-			if err := fetchProfile("http://"+pprofAddr+"/debug/pprof/heap", pprofOut+".heap.before"); err != nil {
+			// (go tool pprof -sample_index=alloc_space -base file.heap.before file.heap);
+			// collected first, as a heap profile is as of the last collection.
+			if err := fetchProfile("http://"+pprofAddr+"/debug/pprof/heap?gc=1", pprofOut+".heap.before"); err != nil {
 				b.Errorf("heap profile of serve: %v", err)
 			}
 		}
@@ -129,8 +130,9 @@ func BenchmarkConcurrentTurns(b *testing.B) {
 			if err := fetchProfile("http://"+pprofAddr+"/debug/pprof/block", pprofOut+".block"); err != nil {
 				b.Errorf("block profile of serve: %v", err)
 			}
-			// What serve's heap holds right after the burst, live and not yet collected.
-			if err := fetchProfile("http://"+pprofAddr+"/debug/pprof/heap", pprofOut+".heap"); err != nil {
+			// What serve's heap holds right after the burst (collected first, as above), once
+			// its memory has been read.
+			if err := fetchProfile("http://"+pprofAddr+"/debug/pprof/heap?gc=1", pprofOut+".heap"); err != nil {
 				b.Errorf("heap profile of serve: %v", err)
 			}
 		}

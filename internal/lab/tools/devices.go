@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/gns3-copilot/gns3-copilot/internal/domain"
@@ -63,11 +64,14 @@ type deviceTool struct {
 	spec
 	config bool
 	vpcs   bool
+	// params is the schema offered to the model, built on first use: every model call of every
+	// turn offers it.
+	params func() json.RawMessage
 }
 
 func newDeviceTools() []Tool {
-	return []Tool{
-		&deviceTool{spec: spec{
+	ts := []*deviceTool{
+		{spec: spec{
 			name: ShowCommandsTool,
 			description: "Run read-only show/display commands on one or more devices (routers, switches, PCs, Linux nodes) through their " +
 				"telnet consoles, all devices at once. Each device returns the output of every command. Nodes must be started. " +
@@ -77,7 +81,7 @@ func newDeviceTools() []Tool {
 			modes:      readingModes,
 			idempotent: true,
 		}},
-		&deviceTool{config: true, spec: spec{
+		{config: true, spec: spec{
 			name: ConfigCommandsTool,
 			description: "Apply configuration commands to one or more devices. The tool enters configuration mode itself " +
 				"(do not send 'configure terminal' or 'end') and leaves it afterwards; a multi-line string is split into lines. " +
@@ -89,7 +93,7 @@ func newDeviceTools() []Tool {
 			modes:    changingModes,
 			mutating: true,
 		}},
-		&deviceTool{vpcs: true, spec: spec{
+		{vpcs: true, spec: spec{
 			name: VPCSCommandsTool,
 			description: "Run VPCS commands on VPCS PCs, e.g. \"ip 10.0.0.1/24 10.0.0.254\" (takes about 3 s), \"show ip\", " +
 				"\"ping 10.0.0.2 -c 3\" (about 1 s per packet), \"save\". Never \"quit\" (it kills the node).",
@@ -98,6 +102,12 @@ func newDeviceTools() []Tool {
 			mutating: true,
 		}},
 	}
+	out := make([]Tool, len(ts))
+	for i, t := range ts {
+		t.params = sync.OnceValue(t.buildParameters)
+		out[i] = t
+	}
+	return out
 }
 
 // boundedPing tells the model how to ask each platform for a ping that ends by itself, and

@@ -9,6 +9,7 @@ import (
 	"hash/maphash"
 	"math"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -192,15 +193,63 @@ func (c *Counter) Messages(msgs []openai.ChatCompletionMessage) int {
 func (c *Counter) Tools(tools []openai.Tool) int {
 	n := 0
 	for _, t := range tools {
-		b, err := json.Marshal(t)
-		if err != nil {
+		raw, ok := c.rawTool(t)
+		if !ok {
 			// A schema that cannot be encoded cannot be sent either; count a typical tool.
 			n += 1000
 			continue
 		}
-		n += perTool + c.Text(string(b))
+		n += perTool + c.scale(raw)
 	}
 	return n
+}
+
+// rawTool counts one definition; false when it cannot be encoded. The same definitions come with every call of every turn, and
+// encoding them again cost more than looking their count up: a definition whose parameters are
+// already JSON is found by a hash of its parts, and encoded only the first time.
+func (c *Counter) rawTool(t openai.Tool) (int, bool) {
+	key, keyed := toolKey(c.encoding, t)
+	if keyed {
+		if n, ok := counts.Get(key); ok {
+			return n, true
+		}
+	}
+	b, err := json.Marshal(t)
+	if err != nil {
+		return 0, false
+	}
+	n := c.raw(string(b))
+	if keyed {
+		counts.Add(key, n)
+	}
+	return n, true
+}
+
+// toolKey is the count cache's key of a definition, from the parts its JSON is made of; false
+// when a part is not plain data (parameters given as a Go value, Responses-API properties).
+// Its size is negative, so no text's key equals it.
+func toolKey(encoding string, t openai.Tool) (countKey, bool) {
+	if t.Function == nil || len(t.Parameters) > 0 {
+		return countKey{}, false
+	}
+	var params []byte
+	switch p := t.Function.Parameters.(type) {
+	case json.RawMessage:
+		params = p
+	case []byte:
+		params = p
+	case nil:
+	default:
+		return countKey{}, false
+	}
+	var h maphash.Hash
+	h.SetSeed(cacheSeed)
+	for _, part := range []string{string(t.Type), t.Function.Name, t.Function.Description, strconv.FormatBool(t.Function.Strict)} {
+		_, _ = h.WriteString(part)
+		_ = h.WriteByte(0)
+	}
+	_, _ = h.Write(params)
+	return countKey{encoding, h.Sum64(), -1 - len(t.Function.Name) - len(t.Function.Description) - len(params)}, true
 }
 
 // Text counts s with the Estimator.

@@ -1,6 +1,7 @@
 package contextwindow
 
 import (
+	"encoding/json"
 	"strings"
 	"sync"
 	"testing"
@@ -184,5 +185,47 @@ func BenchmarkCount100KBAgain(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		c.Text(showOutput)
+	}
+}
+
+// Issue 36: a definition whose parameters are JSON is counted from the cache on every call
+// after its first, and the count is the one its encoding gives; a definition that differs in
+// any part is counted afresh.
+func TestToolCountsAreRememberedByTheirParts(t *testing.T) {
+	c := ForModel("gpt-4o")
+	def := func(desc string) openai.Tool {
+		return openai.Tool{Type: openai.ToolTypeFunction, Function: &openai.FunctionDefinition{
+			Name: "run_show_commands", Description: desc,
+			Parameters: json.RawMessage(`{"type":"object","properties":{"commands":{"type":"array","items":{"type":"string"}}}}`),
+		}}
+	}
+	tool := def("Run show commands on the devices " + strings.Repeat("through their consoles ", 40))
+	b, err := json.Marshal(tool)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := perTool + c.Text(string(b))
+	key, keyed := toolKey(c.encoding, tool)
+	if !keyed {
+		t.Fatal("a definition with JSON parameters has no key")
+	}
+	if got := c.Tools([]openai.Tool{tool}); got != want {
+		t.Fatalf("first count %d, want %d", got, want)
+	}
+	if n, ok := counts.Get(key); !ok || perTool+c.scale(n) != want {
+		t.Fatalf("cached %d (%v), want the count of the encoding", n, ok)
+	}
+	if got := c.Tools([]openai.Tool{tool}); got != want {
+		t.Fatalf("second count %d, want %d", got, want)
+	}
+	longer := def("Run show commands on the devices " + strings.Repeat("through their consoles ", 80))
+	if got := c.Tools([]openai.Tool{longer}); got <= want {
+		t.Fatalf("a longer description counted %d, not more than %d", got, want)
+	}
+	if other, _ := toolKey(c.encoding, longer); other == key {
+		t.Fatal("two definitions share a key")
+	}
+	if _, keyed := toolKey(c.encoding, openai.Tool{Type: openai.ToolTypeFunction, Function: &openai.FunctionDefinition{Name: "x", Parameters: map[string]any{}}}); keyed {
+		t.Fatal("parameters given as a Go value are keyed: their encoding is not known without encoding them")
 	}
 }
