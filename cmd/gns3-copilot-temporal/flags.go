@@ -44,6 +44,7 @@ func parseStartDev(args []string, stderr io.Writer) (devserver.StartOptions, err
 		uiIP     = fs.String("ui-ip", "", "IP address the Web UI binds to (default: --ip)")
 		uiPort   = fs.Int("ui-port", 0, "the Web UI's port (default: --port + 1000)")
 		metrics  = fs.Int("metrics-port", 0, "port of a Prometheus endpoint (0: none)")
+		pprof    = fs.Int("pprof-port", 0, "port of Go's /debug/pprof/ profiles, on localhost (0: none; not a flag of the CLI)")
 		nss, sas repeated
 		dyn, prg repeated
 	)
@@ -67,7 +68,7 @@ func parseStartDev(args []string, stderr io.Writer) (devserver.StartOptions, err
 	opts := devserver.StartOptions{
 		FrontendIP: *ip, FrontendPort: *port, FrontendHTTPPort: *httpPort,
 		Namespaces:   append([]string{"default"}, nss...),
-		DatabaseFile: *dbFile, MetricsPort: *metrics,
+		DatabaseFile: *dbFile, MetricsPort: *metrics, PProfPort: *pprof,
 		Logger:   slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: lvl})),
 		LogLevel: lvl,
 		// A cluster of one, named as the CLI names it; the CLI also makes up the cluster's id

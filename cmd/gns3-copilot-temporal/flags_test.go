@@ -66,12 +66,12 @@ func TestTheUIDefaultsAsTheCLIs(t *testing.T) {
 	if opts.FrontendIP != "127.0.0.1" || opts.UIIP != "127.0.0.1" || opts.UIPort != 42000 {
 		t.Errorf("frontend %s, UI %s:%d", opts.FrontendIP, opts.UIIP, opts.UIPort)
 	}
-	opts, err = parseStartDev([]string{"--ui-ip", "0.0.0.0", "--ui-port", "8233"}, io.Discard)
+	opts, err = parseStartDev([]string{"--ui-ip", "0.0.0.0", "--ui-port", "8233", "--pprof-port", "6060"}, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if opts.UIIP != "0.0.0.0" || opts.UIPort != 8233 {
-		t.Errorf("UI %s:%d", opts.UIIP, opts.UIPort)
+	if opts.UIIP != "0.0.0.0" || opts.UIPort != 8233 || opts.PProfPort != 6060 {
+		t.Errorf("UI %s:%d, pprof %d", opts.UIIP, opts.UIPort, opts.PProfPort)
 	}
 }
 
