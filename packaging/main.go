@@ -30,9 +30,9 @@ const (
 	// The copilot's own dev server; the unit's PATH puts this directory first, and serve
 	// prefers it to the CLI beside it.
 	devServerPath = "/usr/lib/gns3-copilot/gns3-copilot-temporal"
-	envPath      = "/etc/gns3-copilot/gns3-copilot.env"
-	unitPath     = "/usr/lib/systemd/system/gns3-copilot.service"
-	sysusersPath = "/usr/lib/sysusers.d/gns3-copilot.conf"
+	envPath       = "/etc/gns3-copilot/gns3-copilot.env"
+	unitPath      = "/usr/lib/systemd/system/gns3-copilot.service"
+	sysusersPath  = "/usr/lib/sysusers.d/gns3-copilot.conf"
 )
 
 func main() {
