@@ -92,8 +92,11 @@ func (t *trimmer) tick() bool {
 }
 
 // allocated reads the bytes allocated on the heap since the process started.
-func allocated() uint64 {
-	s := []metrics.Sample{{Name: "/gc/heap/allocs:bytes"}}
+func allocated() uint64 { return readUint64("/gc/heap/allocs:bytes") }
+
+// readUint64 reads one of the runtime's counters (runtime/metrics).
+func readUint64(name string) uint64 {
+	s := []metrics.Sample{{Name: name}}
 	metrics.Read(s)
 	return s[0].Value.Uint64()
 }

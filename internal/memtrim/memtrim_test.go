@@ -4,16 +4,11 @@ import (
 	"context"
 	"runtime"
 	"runtime/debug"
-	"runtime/metrics"
 	"testing"
 	"time"
 )
 
-func heapReleased() uint64 {
-	s := []metrics.Sample{{Name: "/memory/classes/heap/released:bytes"}}
-	metrics.Read(s)
-	return s[0].Value.Uint64()
-}
+func heapReleased() uint64 { return readUint64("/memory/classes/heap/released:bytes") }
 
 // Issue 25: what a burst left behind goes back to the system within one interval, not whenever
 // the runtime's own collection and scavenger get to it. An idle process allocates nothing, so
@@ -43,11 +38,7 @@ func TestReturnIdleMemoryGivesBackWhatABurstLeft(t *testing.T) {
 	}
 }
 
-func numGC() uint64 {
-	s := []metrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}}
-	metrics.Read(s)
-	return s[0].Value.Uint64()
-}
+func numGC() uint64 { return readUint64("/gc/cycles/total:gc-cycles") }
 
 // Issue 36: an idle process gives back what its last work left as soon as the work stops (a
 // few turns left an idle serve holding twice the heap it used), once, and is not collected

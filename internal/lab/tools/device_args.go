@@ -75,12 +75,7 @@ const templateSchema = `{"template":{"type":"string","description":"Instead of d
 
 // Parameters is the device tool's schema with the template form beside device_configs: either
 // may be given, so neither is required by the schema (the tool says which is missing).
-func (t *deviceTool) Parameters() json.RawMessage {
-	if t.params == nil {
-		return t.buildParameters()
-	}
-	return t.params()
-}
+func (t *deviceTool) Parameters() json.RawMessage { return t.params() }
 
 func (t *deviceTool) buildParameters() json.RawMessage {
 	var m map[string]any

@@ -204,9 +204,10 @@ func (c *Counter) Tools(tools []openai.Tool) int {
 	return n
 }
 
-// rawTool counts one definition; false when it cannot be encoded. The same definitions come with every call of every turn, and
-// encoding them again cost more than looking their count up: a definition whose parameters are
-// already JSON is found by a hash of its parts, and encoded only the first time.
+// rawTool counts one definition; false when it cannot be encoded. The same definitions come with
+// every call of every turn, and encoding them again cost more than looking their count up: a
+// definition whose parameters are already JSON is found by a hash of its parts, and encoded only
+// the first time.
 func (c *Counter) rawTool(t openai.Tool) (int, bool) {
 	key, keyed := toolKey(c.encoding, t)
 	if keyed {
