@@ -152,9 +152,10 @@ func (a *Activities) streamToTurn(ctx context.Context, settings llmconfig.Settin
 		at     time.Time
 	}
 	sent := map[int]*argsSent{}
+	q := newDeltaQueue(func(p relay.Payload) { a.publishTurn(ctx, ref, p) })
 	answer, err := a.llmClient().Stream(ctx, settings, prompt, llm.Deltas{
 		Content: func(text string) {
-			a.publishTurn(ctx, ref, relay.Payload{Type: relay.TypeContent, Content: text, MessageID: msgID, SessionID: ref.SessionID})
+			q.push(relay.Payload{Type: relay.TypeContent, Content: text, MessageID: msgID, SessionID: ref.SessionID})
 		},
 		ToolCall: func(c llm.ToolCall) {
 			last, now := sent[c.Index], time.Now()
@@ -162,9 +163,10 @@ func (a *Activities) streamToTurn(ctx context.Context, settings llmconfig.Settin
 				return
 			}
 			sent[c.Index] = &argsSent{length: len(c.Arguments), at: now}
-			a.publishTurn(ctx, ref, toolCallEvent(ref, c, false))
+			q.push(toolCallEvent(ref, c, false))
 		},
 	})
+	q.close()
 	// What the student sees of the model's words in a private turn, as the history shows it,
 	// once the stream has ended (also cut off: its text is kept like any other).
 	if private(ref) && strings.TrimSpace(answer.Content) != "" && (err == nil || errors.Is(err, llm.ErrCutOff)) {
