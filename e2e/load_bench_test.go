@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/gns3-copilot/gns3-copilot/internal/testkit/e2eenv"
+	"github.com/gns3-copilot/gns3-copilot/internal/testkit/fakeopenai"
 	"github.com/gns3-copilot/gns3-copilot/internal/testkit/procfs"
 	"github.com/gns3-copilot/gns3-copilot/internal/testkit/ssetest"
 	"github.com/gns3-copilot/gns3-copilot/workflows"
@@ -144,8 +145,10 @@ func BenchmarkConcurrentTurns(b *testing.B) {
 		// shows in the time the stream takes to open.
 		stalled := 0
 		var silences []time.Duration
+		var contentEvents []int
 		for _, r := range results {
 			silences = append(silences, r.silence)
+			contentEvents = append(contentEvents, r.contentEvents)
 			if r.silence > turnWorkflowTaskTimeout {
 				stalled++
 			}
@@ -164,6 +167,9 @@ func BenchmarkConcurrentTurns(b *testing.B) {
 		fmt.Fprintf(&out, "whole turn           p50 %7.0f ms   p99 %7.0f ms\n", ms(percentile(whole, 50)), ms(percentile(whole, 99)))
 		fmt.Fprintf(&out, "longest silence within an open stream %.0f ms; streams silent longer than the workflow task timeout (%s): %d\n",
 			ms(slices.Max(silences)), turnWorkflowTaskTimeout, stalled)
+		slices.Sort(contentEvents)
+		fmt.Fprintf(&out, "content events a stream (the model sent the answer in %d chunks) p50 %d, fewest %d, most %d\n",
+			len(fakeopenai.Words(loadAnswer)), contentEvents[len(contentEvents)/2], contentEvents[0], contentEvents[len(contentEvents)-1])
 		names := make([]string, 0, len(pids))
 		for name := range pids {
 			names = append(names, name)
@@ -233,6 +239,8 @@ type turnResult struct {
 	silence    time.Duration
 	err        error
 	workflowID string
+	// contentEvents is how many content events carried the answer.
+	contentEvents int
 }
 
 // oneTurn sends a message as the student with token and reads the stream to done.
@@ -251,6 +259,7 @@ func oneTurn(env *e2eenv.Env, token, project string) turnResult {
 		return turnResult{err: fmt.Errorf("HTTP %d", resp.StatusCode)}
 	}
 	r := turnResult{opened: time.Since(t0)}
+	var text strings.Builder
 	frames := ssetest.NewReader(resp.Body)
 	last := time.Now()
 	for {
@@ -265,6 +274,12 @@ func oneTurn(env *e2eenv.Env, token, project string) turnResult {
 			if r.firstToken == 0 {
 				r.firstToken = time.Since(t0)
 			}
+			r.contentEvents++
+			var d struct{ Content string }
+			if err := f.Decode(&d); err != nil {
+				return turnResult{err: fmt.Errorf("content event %s: %w", f.Data, err)}
+			}
+			text.WriteString(d.Content)
 		case "turn_started":
 			var d struct {
 				SessionID string `json:"session_id"`
@@ -281,6 +296,9 @@ func oneTurn(env *e2eenv.Env, token, project string) turnResult {
 			}
 			if r.firstToken == 0 {
 				return turnResult{err: fmt.Errorf("turn completed without any content")}
+			}
+			if text.String() != loadAnswer {
+				return turnResult{err: fmt.Errorf("the answer arrived as %q, want %q", text.String(), loadAnswer)}
 			}
 			return r
 		}

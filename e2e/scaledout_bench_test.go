@@ -110,10 +110,13 @@ func loadClass(b *testing.B, n int) (*e2eenv.Env, []string) {
 		if !req.Stream {
 			return fakeopenai.Text("Lab question"), true
 		}
-		return fakeopenai.Text("Your lab has no nodes yet; add two VPCS and link them to start."), true
+		return fakeopenai.Text(loadAnswer), true
 	})
 	return env, tokens
 }
+
+// loadAnswer is what the load's model answers every student, in one chunk a word.
+const loadAnswer = "Your lab has no nodes yet; add two VPCS and link them to start."
 
 // runBurst measures five single turns, then sends one message per student at the same moment,
 // student i through urls[i % len(urls)], reads every stream to done, and prints and reports
