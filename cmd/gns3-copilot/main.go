@@ -194,6 +194,9 @@ func newFlagSet(cmd string) (*flag.FlagSet, *app.Config, func() error) {
 	var memLimit string
 	str(&memLimit, "memory-limit", "GNS3_COPILOT_MEMORY_LIMIT", envString("GOMEMLIMIT", formatSize(app.DefaultMemoryLimit)),
 		"soft limit of the Go runtime's memory (heap and stacks, not the binary's code), like 128MiB, 1GiB or off: near it the collector works harder instead of letting the heap grow; the process never fails for reaching it (default: GOMEMLIMIT when set)")
+	var devMemLimit string
+	str(&devMemLimit, "temporal-memory-limit", "GNS3_COPILOT_TEMPORAL_MEMORY_LIMIT", "off",
+		"soft memory limit of the Temporal dev server serve starts (its GOMEMLIMIT), like 64MiB: it keeps the server's peak lower in a burst of turns at the cost of its CPU in that burst (docs/scale.md); off leaves it the environment serve has")
 	var live bool
 	fs.BoolVar(&live, "live-topology", envBool("GNS3_COPILOT_LIVE_TOPOLOGY", true),
 		"keep opened projects' topology current from GNS3's notification stream instead of reading it per request (env GNS3_COPILOT_LIVE_TOPOLOGY)")
@@ -209,11 +212,13 @@ func newFlagSet(cmd string) (*flag.FlagSet, *app.Config, func() error) {
 		c.LLMAllowHosts = splitList(allowHosts)
 		c.DailyTokenBudget = int64(budget)
 		c.NoLiveTopology = !live
-		limit, err := parseSize(memLimit)
-		if err != nil || (limit != 0 && limit < 16<<20) {
-			return fmt.Errorf("--memory-limit must be off, 0 or a size of at least 16MiB like 128MiB or 1GiB, not %q", memLimit)
+		var err error
+		if c.MemoryLimit, err = parseMemoryLimit("memory-limit", memLimit); err != nil {
+			return err
 		}
-		c.MemoryLimit = limit
+		if c.TemporalMemoryLimit, err = parseMemoryLimit("temporal-memory-limit", devMemLimit); err != nil {
+			return err
+		}
 		for name, v := range map[string]int{"max-turns-per-user": c.MaxTurnsPerUser, "mcp-max-calls-per-user": c.MCPMaxCallsPerUser, "turns-per-minute": c.TurnsPerMinute, "daily-token-budget": budget, "max-open-consoles": c.MaxOpenConsoles} {
 			if v < 0 {
 				return fmt.Errorf("--%s must be 0 (no limit) or more, got %d", name, v)
@@ -292,6 +297,16 @@ var sizeUnits = []struct {
 
 // parseSize reads a size like 128MiB, 1.5GiB or 200MB (a bare number is bytes); "off" and "0"
 // are 0.
+// parseMemoryLimit reads a soft memory limit flag: off or 0 for none, else a size of at least
+// 16MiB (below that a Go program would collect all the time).
+func parseMemoryLimit(flag, v string) (int64, error) {
+	limit, err := parseSize(v)
+	if err != nil || (limit != 0 && limit < 16<<20) {
+		return 0, fmt.Errorf("--%s must be off, 0 or a size of at least 16MiB like 128MiB or 1GiB, not %q", flag, v)
+	}
+	return limit, nil
+}
+
 func parseSize(s string) (int64, error) {
 	s = strings.TrimSpace(s)
 	if s == "" || strings.EqualFold(s, "off") {

@@ -90,3 +90,23 @@ func TestMemoryLimitFlag(t *testing.T) {
 		t.Errorf("GOMEMLIMIT=300MiB: %d, %v; want it as the default", c.MemoryLimit, err)
 	}
 }
+
+// The dev server's limit is off unless asked for, and checked like serve's own.
+func TestTemporalMemoryLimitFlag(t *testing.T) {
+	clearEnv(t)
+	if c, err := parseConfig("serve", nil); err != nil || c.TemporalMemoryLimit != 0 {
+		t.Errorf("default: %d, %v; want 0 (off)", c.TemporalMemoryLimit, err)
+	}
+	if c, err := parseConfig("serve", []string{"--temporal-memory-limit", "64MiB"}); err != nil || c.TemporalMemoryLimit != 64<<20 {
+		t.Errorf("64MiB: %d, %v", c.TemporalMemoryLimit, err)
+	}
+	t.Setenv("GNS3_COPILOT_TEMPORAL_MEMORY_LIMIT", "96MiB")
+	if c, err := parseConfig("serve", nil); err != nil || c.TemporalMemoryLimit != 96<<20 {
+		t.Errorf("GNS3_COPILOT_TEMPORAL_MEMORY_LIMIT=96MiB: %d, %v", c.TemporalMemoryLimit, err)
+	}
+	for _, bad := range []string{"lots", "1MiB"} {
+		if _, err := parseConfig("serve", []string{"--temporal-memory-limit", bad}); err == nil || !strings.Contains(err.Error(), "--temporal-memory-limit") {
+			t.Errorf("--temporal-memory-limit %q: %v; want an error naming the flag", bad, err)
+		}
+	}
+}

@@ -98,6 +98,9 @@ type Config struct {
 	// MemoryLimit is the Go runtime's soft memory limit in bytes (runtime/debug.SetMemoryLimit);
 	// 0 is none. Run sets it for the whole process; Start leaves the process's limit alone.
 	MemoryLimit int64
+	// TemporalMemoryLimit is the soft memory limit in bytes of the dev server serve starts
+	// (temporaldev.Options.MemoryLimit); 0 leaves it the environment this process has.
+	TemporalMemoryLimit int64
 	// Heartbeat overrides the SSE heartbeat interval (tests shorten it).
 	Heartbeat time.Duration
 	// NoLiveTopology reads GNS3 per request instead of keeping a live topology (package livetopo).

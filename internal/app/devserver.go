@@ -32,7 +32,7 @@ func (r *Running) startDevServer(ctx context.Context, cfg Config, log *slog.Logg
 	opts := temporaldev.Options{
 		CLIPath: cli, DataDir: cfg.DataDir, Host: "127.0.0.1", Port: cfg.TemporalPort, UIPort: uiPort,
 		UIPortPreferred: uiPreferred, Headless: headless, Namespace: cfg.TemporalNamespace,
-		Logger: log.With("component", "temporal-dev"), Lock: r.lock,
+		Logger: log.With("component", "temporal-dev"), Lock: r.lock, MemoryLimit: cfg.TemporalMemoryLimit,
 	}
 	dev, err := temporaldev.Start(ctx, opts)
 	if err != nil {

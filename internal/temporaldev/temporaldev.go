@@ -106,6 +106,11 @@ type Options struct {
 	// Retention is the namespace's retention of closed workflows, set at every start
 	// (default DefaultRetention; Temporal takes no less than a day).
 	Retention time.Duration
+	// MemoryLimit, above 0, is the dev server's soft Go memory limit in bytes, given to it as
+	// GOMEMLIMIT (both the CLI and gns3-copilot-temporal are Go programs); 0 leaves the
+	// environment it inherits as it is. It trades the burst's speed for its peak: see
+	// docs/scale.md for what it costs.
+	MemoryLimit int64
 }
 
 // Server is a running dev server.
@@ -117,6 +122,7 @@ type Server struct {
 	pid          int
 	logger       *slog.Logger
 	release      func() // must be safe to call more than once
+	memoryLimit  int64
 	// retention is the namespace's retention of closed workflows as the health check that
 	// found the server ready read it, so that setRetention need not ask again.
 	retention time.Duration
@@ -236,14 +242,15 @@ func prepareStart(ctx context.Context, opts Options) (*starter, error) {
 // that started but refused the retention is stopped, and that failure is final.
 func (st *starter) attempt(ctx context.Context) (s *Server, final bool, err error) {
 	s = &Server{
-		addr:      net.JoinHostPort(dialHost(st.host), strconv.Itoa(st.ports.frontend)),
-		namespace: st.namespace,
-		dataDir:   st.dataDir,
-		logPath:   filepath.Join(st.dataDir, LogFileName),
-		logger:    st.logger,
-		release:   st.release,
-		done:      make(chan struct{}),
-		stopping:  make(chan struct{}),
+		addr:        net.JoinHostPort(dialHost(st.host), strconv.Itoa(st.ports.frontend)),
+		namespace:   st.namespace,
+		dataDir:     st.dataDir,
+		logPath:     filepath.Join(st.dataDir, LogFileName),
+		logger:      st.logger,
+		release:     st.release,
+		memoryLimit: st.opts.MemoryLimit,
+		done:        make(chan struct{}),
+		stopping:    make(chan struct{}),
 	}
 	if st.ports.ui != 0 {
 		s.uiAddr = net.JoinHostPort(dialHost(st.host), strconv.Itoa(st.ports.ui))
@@ -331,6 +338,10 @@ func (s *Server) launch(ctx context.Context, cli string, args []string, lock *Lo
 	cmd.Stdout = logFile
 	cmd.Stderr = logFile
 	cmd.SysProcAttr = childProcAttr()
+	if s.memoryLimit > 0 {
+		// Later entries win, so this one overrides a GOMEMLIMIT this process was given.
+		cmd.Env = append(os.Environ(), "GOMEMLIMIT="+strconv.FormatInt(s.memoryLimit, 10))
+	}
 	// The child holds the data directory's lock as long as it runs, even
 	// after we are gone.
 	cmd.ExtraFiles = []*os.File{lock.f}

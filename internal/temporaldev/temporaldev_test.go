@@ -585,7 +585,7 @@ func TestStuckLeftoverDevServerIsStopped(t *testing.T) {
 
 // Issue 36: the namespace keeps closed workflows for the retention asked (a day by default), set
 // at every start, and the lean settings are on the command line.
-func TestRetentionIsSetAtEveryStart(t *testing.T) {
+func TestRetentionAndSettingsAtEveryStart(t *testing.T) {
 	dir := t.TempDir()
 	retention := func(s *temporaldev.Server) time.Duration {
 		nc, err := client.NewNamespaceClient(client.Options{HostPort: s.Address(), Logger: quietSDKLogger()})
@@ -595,14 +595,25 @@ func TestRetentionIsSetAtEveryStart(t *testing.T) {
 		require.NoError(t, err)
 		return desc.GetConfig().GetWorkflowExecutionRetentionTtl().AsDuration()
 	}
-	s := start(t, temporaldev.Options{DataDir: dir, Headless: true, Retention: 72 * time.Hour})
+	environ := func(s *temporaldev.Server) []string {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", s.PID()))
+		require.NoError(t, err)
+		return strings.Split(string(b), "\x00")
+	}
+	// A memory limit given replaces one this process has, as an operator's setting must.
+	t.Setenv("GOMEMLIMIT", "1GiB")
+	s := start(t, temporaldev.Options{DataDir: dir, Headless: true, Retention: 72 * time.Hour, MemoryLimit: 80 << 20})
 	assert.Equal(t, 72*time.Hour, retention(s))
 	args, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", s.PID()))
 	require.NoError(t, err)
 	for _, kv := range []string{"history.hostLevelCacheMaxSize=512", "worker.historyScannerEnabled=false", "system.enableNexus=false"} {
 		assert.Contains(t, string(args), kv)
 	}
+	assert.Contains(t, environ(s), "GOMEMLIMIT=83886080")
+	assert.NotContains(t, environ(s), "GOMEMLIMIT=1GiB")
 	require.NoError(t, s.Stop())
+	// Without one, the dev server gets the environment as it is.
 	s = start(t, temporaldev.Options{DataDir: dir, Headless: true})
 	assert.Equal(t, temporaldev.DefaultRetention, retention(s))
+	assert.Contains(t, environ(s), "GOMEMLIMIT=1GiB")
 }
