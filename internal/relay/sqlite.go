@@ -55,6 +55,16 @@ type SQLite struct {
 	writes     chan *writeReq
 	writerDone chan struct{}
 
+	// rows holds each stream's row as last committed, so that an append need not read it back
+	// from the file first (a read per event, under the one connection's lock). staged holds the
+	// rows the transaction being committed wrote (nil: deleted), and resetRows that it swept
+	// expired streams; commit moves them into rows once the transaction has committed, so a
+	// batch rolled back leaves rows as the file has them. Only the writer goroutine touches
+	// the three.
+	rows      map[string]streamRow
+	staged    map[string]*streamRow
+	resetRows bool
+
 	stop        chan struct{}
 	janitorDone chan struct{}
 }
@@ -127,6 +137,8 @@ func OpenSQLite(path string, opts SQLiteOptions) (*SQLite, error) {
 		now:         opts.Clock,
 		waiters:     make(map[string]*sqlWaiters),
 		stmts:       make(map[string]*sql.Stmt),
+		rows:        make(map[string]streamRow),
+		staged:      make(map[string]*streamRow),
 		writes:      make(chan *writeReq),
 		writerDone:  make(chan struct{}),
 		stop:        make(chan struct{}),
@@ -192,22 +204,26 @@ func (s *SQLite) janitor(interval time.Duration) {
 	}
 }
 
-// sweep deletes every stream whose expiry has passed.
+// sweep deletes every stream whose expiry has passed. It is a write like an append's, so that
+// the writer's rows forget the streams it deleted.
 func (s *SQLite) sweep(ctx context.Context) error {
-	now := s.now().UnixMilli()
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback()
-	if _, err := tx.Exec(`DELETE FROM relay_events WHERE stream IN (SELECT name FROM relay_streams WHERE expire_at <= ?)`, now); err != nil {
-		return err
-	}
-	if _, err := tx.Exec(`DELETE FROM relay_streams WHERE expire_at <= ?`, now); err != nil {
-		return err
-	}
-	return tx.Commit()
+	return s.write(ctx, func(tx *sql.Tx, now time.Time) error {
+		ms := now.UnixMilli()
+		if _, err := tx.Exec(`DELETE FROM relay_events WHERE stream IN (SELECT name FROM relay_streams WHERE expire_at <= ?)`, ms); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(`DELETE FROM relay_streams WHERE expire_at <= ?`, ms); err != nil {
+			return err
+		}
+		// What this batch wrote before may be among what was deleted: read it from the file.
+		clear(s.staged)
+		s.resetRows = true
+		return nil
+	})
 }
+
+// maxCachedRows bounds rows: past it, the writer starts again from the file.
+const maxCachedRows = 4096
 
 // streamRow is a stream's bookkeeping row.
 type streamRow struct {
@@ -221,18 +237,28 @@ type streamRow struct {
 // missing, so it restarts empty as in the other logs.
 func (s *SQLite) liveStream(tx *sql.Tx, name string, now int64) (*streamRow, error) {
 	var r streamRow
-	var lastMS, lastSeq int64
-	st, err := s.prepared(tx, sqlSelectStream)
-	if err != nil {
-		return nil, err
-	}
-	err = st.QueryRow(name).
-		Scan(&lastMS, &lastSeq, &r.terminal, &r.expireAt, &r.entries)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
+	if staged, ok := s.staged[name]; ok {
+		if staged == nil {
+			return nil, nil
+		}
+		r = *staged
+	} else if cached, ok := s.rows[name]; ok && !s.resetRows {
+		r = cached
+	} else {
+		var lastMS, lastSeq int64
+		st, err := s.prepared(tx, sqlSelectStream)
+		if err != nil {
+			return nil, err
+		}
+		err = st.QueryRow(name).
+			Scan(&lastMS, &lastSeq, &r.terminal, &r.expireAt, &r.entries)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		r.last = entryID{ms: uint64(lastMS), seq: uint64(lastSeq)}
 	}
 	if r.expireAt <= now {
 		if _, err := tx.Exec(`DELETE FROM relay_events WHERE stream = ?`, name); err != nil {
@@ -241,9 +267,9 @@ func (s *SQLite) liveStream(tx *sql.Tx, name string, now int64) (*streamRow, err
 		if _, err := tx.Exec(`DELETE FROM relay_streams WHERE name = ?`, name); err != nil {
 			return nil, err
 		}
+		s.staged[name] = nil
 		return nil, nil
 	}
-	r.last = entryID{ms: uint64(lastMS), seq: uint64(lastSeq)}
 	return &r, nil
 }
 
@@ -289,9 +315,13 @@ func (s *SQLite) saveRow(tx *sql.Tx, name string, row *streamRow) error {
 	if err != nil {
 		return err
 	}
-	_, err = st.Exec(
-		name, int64(row.last.ms), int64(row.last.seq), row.terminal, row.expireAt, row.entries)
-	return err
+	if _, err = st.Exec(
+		name, int64(row.last.ms), int64(row.last.seq), row.terminal, row.expireAt, row.entries); err != nil {
+		return err
+	}
+	saved := *row
+	s.staged[name] = &saved
+	return nil
 }
 
 // prepared returns the statement for query, prepared once when the log was opened (prepareAll),
@@ -485,8 +515,10 @@ func (s *SQLite) groupCommit() {
 	}
 }
 
-// commit runs the writes' fns in one transaction and commits it.
+// commit runs the writes' fns in one transaction and commits it, then keeps the rows it wrote.
 func (s *SQLite) commit(batch []*writeReq) error {
+	clear(s.staged)
+	s.resetRows = false
 	tx, err := s.db.BeginTx(context.Background(), nil)
 	if err != nil {
 		return err
@@ -497,7 +529,20 @@ func (s *SQLite) commit(batch []*writeReq) error {
 			return err
 		}
 	}
-	return tx.Commit()
+	if err := tx.Commit(); err != nil {
+		return err
+	}
+	if s.resetRows || len(s.rows) >= maxCachedRows {
+		clear(s.rows)
+	}
+	for name, row := range s.staged {
+		if row == nil {
+			delete(s.rows, name)
+		} else {
+			s.rows[name] = *row
+		}
+	}
+	return nil
 }
 
 // Range implements Log. A limit <= 0 returns every retained event after afterID.

@@ -67,6 +67,16 @@ func TestSQLiteGroupCommitIsolatesAFailedWrite(t *testing.T) {
 	if want := n - (n+11)/17; total != want {
 		t.Errorf("%d events appended, want %d", total, want)
 	}
+	// The rows the writer keeps are the file's, whichever batches were rolled back.
+	for k := range 7 {
+		name := fmt.Sprintf("turn-%d", k)
+		if err := s.write(ctx, func(tx *sql.Tx, _ time.Time) error {
+			assertRowAsInFile(t, tx, name, s.rows[name])
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -78,4 +88,63 @@ func TestSQLiteGroupCommitIsolatesAFailedWrite(t *testing.T) {
 func parseOrZero(id string) entryID {
 	e, _ := parseAfterID(id)
 	return e
+}
+
+// assertRowAsInFile fails t unless the stream's row in the file is cached.
+func assertRowAsInFile(t *testing.T, tx *sql.Tx, name string, cached streamRow) {
+	t.Helper()
+	var f streamRow
+	var ms, seq int64
+	if err := tx.QueryRow(sqlSelectStream, name).Scan(&ms, &seq, &f.terminal, &f.expireAt, &f.entries); err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	f.last = entryID{ms: uint64(ms), seq: uint64(seq)}
+	if f != cached {
+		t.Errorf("%s: the writer keeps %+v, the file has %+v", name, cached, f)
+	}
+}
+
+// A stream the janitor swept starts again empty, though the writer had its row, even when the
+// wall clock then steps back before the stream's expiry (as a time sync may set it): the sweep
+// makes the writer forget the rows it keeps and read the file.
+func TestSQLiteSweptStreamStartsAgain(t *testing.T) {
+	var mu sync.Mutex
+	now := time.UnixMilli(1_000_000)
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	advance := func(d time.Duration) { mu.Lock(); now = now.Add(d); mu.Unlock() }
+	s, err := OpenSQLite(filepath.Join(t.TempDir(), "events.db"), SQLiteOptions{IdleTTL: time.Second, JanitorInterval: time.Hour, Clock: clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx := context.Background()
+	for range 3 {
+		if _, err := s.Append(ctx, "turn", "content", []byte(`{"old":true}`)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	advance(2 * time.Second)
+	if err := s.sweep(ctx); err != nil {
+		t.Fatal(err)
+	}
+	advance(-2 * time.Second)
+	if _, err := s.Append(ctx, "turn", "content", []byte(`{"new":true}`)); err != nil {
+		t.Fatal(err)
+	}
+	evs, err := s.Range(ctx, "turn", "", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(evs) != 1 || string(evs[0].Data) != `{"new":true}` {
+		t.Fatalf("after the sweep the stream holds %+v, want the new event alone", evs)
+	}
+	if err := s.write(ctx, func(tx *sql.Tx, _ time.Time) error {
+		if got := s.rows["turn"].entries; got != 1 {
+			t.Errorf("the writer counts %d entries, want 1", got)
+		}
+		assertRowAsInFile(t, tx, "turn", s.rows["turn"])
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
 }
