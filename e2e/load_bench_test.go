@@ -44,7 +44,8 @@ import (
 // writes a CPU profile of `serve` during the burst's first LOAD_PPROF_SECONDS (default 5) to
 // file (go tool pprof file), where its goroutines waited to file.block, and its heap right before
 // and right after the burst to file.heap.before and file.heap. LOAD_SETTLE_AFTER=45s also
-// prints each process's resident set that long after the burst ended.
+// prints each process's resident set that long after the burst ended. LOAD_CHUNK_DELAY=20ms
+// makes the model send its words 20 ms apart instead of at once.
 func BenchmarkConcurrentTurns(b *testing.B) {
 	n := 100
 	if v, err := strconv.Atoi(os.Getenv("LOAD_TURNS")); err == nil && v > 0 {

@@ -106,11 +106,16 @@ func loadClass(b *testing.B, n int) (*e2eenv.Env, []string) {
 		env.GNS3.AddUser(members[i], tokens[i], false)
 	}
 	env.ProjectID = env.GNS3.AddProject("class-lab", fakegns3.Members(members...))
+	// LOAD_CHUNK_DELAY spaces the answer's words as a hosted model does (say 20ms), where each
+	// word arrives after the last one's event was written and none can be merged.
+	gap, _ := time.ParseDuration(os.Getenv("LOAD_CHUNK_DELAY"))
 	env.LLM.SetHandler(func(req fakeopenai.Request) (fakeopenai.Reply, bool) {
 		if !req.Stream {
 			return fakeopenai.Text("Lab question"), true
 		}
-		return fakeopenai.Text(loadAnswer), true
+		r := fakeopenai.Text(loadAnswer)
+		r.ChunkDelay = gap
+		return r, true
 	})
 	return env, tokens
 }
