@@ -132,7 +132,7 @@ func TestKilledWorkerFinishesTheTurnAfterRestart(t *testing.T) {
 	w1 := startWorker(t, bin, env, temporalAddr, logPath)
 
 	s := env.OpenStream(http.MethodPost, env.ChatPath("/stream"), map[string]any{"message": "survive this"}, "")
-	seen := s.Until(t, func(f e2eenv.Frame) bool { return f.Event == "content" && f.Data["content"] == "on " })
+	seen := s.Until(t, e2eenv.ContentReaches("Working on "))
 	require.NoError(t, env.LLM.WaitHanging(ctx, 1))
 	sessionID, _ := startedIDs(t, seen)
 	s.Close()

@@ -168,7 +168,7 @@ func TestKilledServeRejoinReplaysAndFollowsToDone(t *testing.T) {
 	first := startServe(t, bin, dataDir, env)
 
 	s := env.OpenStream(http.MethodPost, env.ChatPath("/stream"), map[string]any{"message": "survive this"}, "")
-	seen := s.Until(t, func(f e2eenv.Frame) bool { return f.Event == "content" && f.Data["content"] == "on " })
+	seen := s.Until(t, e2eenv.ContentReaches("Working on "))
 	sessionID, _ := startedIDs(t, seen)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()

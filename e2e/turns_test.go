@@ -161,15 +161,7 @@ func TestAbortEndsTheTurnAndKeepsThePartialText(t *testing.T) {
 	env.LLM.Enqueue(fakeopenai.Reply{Content: []string{"Partial ", "answer ", "never finished"}, Hang: true, HangAfter: 2})
 
 	s := env.OpenStream(http.MethodPost, env.ChatPath("/stream"), map[string]any{"message": "talk slowly"}, "")
-	var frames []e2eenv.Frame
-	for {
-		f, err := s.Next()
-		require.NoError(t, err)
-		frames = append(frames, f)
-		if f.Event == "content" && f.Data["content"] == "answer " {
-			break
-		}
-	}
+	frames := s.Until(t, e2eenv.ContentReaches("Partial answer "))
 	sessionID, _ := startedIDs(t, frames)
 
 	require.Equal(t, "talk slowly", frames[0].Data["message"], "turn_started carries the user's message")

@@ -354,6 +354,21 @@ func (s *Stream) Until(t testing.TB, stop func(Frame) bool) []Frame {
 	}
 }
 
+// ContentReaches is an Until condition: the stream's content so far (the words of its content
+// events, joined) has come to text. The copilot merges the words that arrive while an event is
+// being written, so a test can wait for text, never for one event a word.
+func ContentReaches(text string) func(Frame) bool {
+	var so strings.Builder
+	return func(f Frame) bool {
+		if f.Event != "content" {
+			return false
+		}
+		c, _ := f.Data["content"].(string)
+		so.WriteString(c)
+		return so.String() == text
+	}
+}
+
 // Types lists the frames' event types, folding runs of the same type into one, which makes an
 // expected order easy to write.
 func Types(frames []Frame) []string {
