@@ -1,7 +1,6 @@
 package activities
 
 import (
-	"strings"
 	"sync"
 
 	"github.com/gns3-copilot/gns3-copilot/internal/relay"
@@ -13,17 +12,14 @@ import (
 // behind an append is merged, so nothing reaches the browser later than it would have. Under
 // load it is what keeps a fast model from costing one event per word: every event is a write to
 // the log, a wake-up and a read of every stream open on the turn, and a frame on each; in a
-// burst of 100 new chats, where each append waits for a commit shared with other turns, a
-// 13-word answer went out in a few events instead of 13.
+// burst of 100 new chats, where each append waits for a commit shared with other turns, an
+// answer the model sent in 14 chunks at once went out in 1 to 4 events instead of 14.
 type deltaQueue struct {
 	publish func(relay.Payload)
 
 	mu      sync.Mutex
 	pending []relay.Payload
-	// merged holds the text of pending's last element while more content joins it, so that a
-	// long wait behind the log does not copy the text again for every word.
-	merged strings.Builder
-	closed bool
+	closed  bool
 
 	wake chan struct{}
 	done chan struct{}
@@ -40,15 +36,16 @@ func newDeltaQueue(publish func(relay.Payload)) *deltaQueue {
 func (q *deltaQueue) push(p relay.Payload) {
 	q.mu.Lock()
 	if n := len(q.pending); n > 0 && mergeable(q.pending[n-1], p) {
-		if q.merged.Len() == 0 {
-			q.merged.WriteString(q.pending[n-1].Content)
-		}
-		q.merged.WriteString(p.Content)
+		q.pending[n-1].Content += p.Content
 	} else {
-		q.flushMergedLocked()
 		q.pending = append(q.pending, p)
 	}
 	q.mu.Unlock()
+	q.signal()
+}
+
+// signal wakes run if it waits; a wake-up already due is enough.
+func (q *deltaQueue) signal() {
 	select {
 	case q.wake <- struct{}{}:
 	default:
@@ -60,23 +57,12 @@ func mergeable(last, p relay.Payload) bool {
 		last.MessageID == p.MessageID && last.SessionID == p.SessionID
 }
 
-// flushMergedLocked puts the merged text into the last pending event; q.mu must be held.
-func (q *deltaQueue) flushMergedLocked() {
-	if q.merged.Len() > 0 {
-		q.pending[len(q.pending)-1].Content = q.merged.String()
-		q.merged.Reset()
-	}
-}
-
 // close publishes what is still queued and returns once it has been.
 func (q *deltaQueue) close() {
 	q.mu.Lock()
 	q.closed = true
 	q.mu.Unlock()
-	select {
-	case q.wake <- struct{}{}:
-	default:
-	}
+	q.signal()
 	<-q.done
 }
 
@@ -85,7 +71,6 @@ func (q *deltaQueue) run() {
 	var batch []relay.Payload
 	for {
 		q.mu.Lock()
-		q.flushMergedLocked()
 		batch, q.pending = q.pending, batch[:0]
 		closed := q.closed
 		q.mu.Unlock()

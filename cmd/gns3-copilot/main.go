@@ -295,8 +295,6 @@ var sizeUnits = []struct {
 	{"TB", 1e12}, {"GB", 1e9}, {"MB", 1e6}, {"KB", 1e3}, {"B", 1},
 }
 
-// parseSize reads a size like 128MiB, 1.5GiB or 200MB (a bare number is bytes); "off" and "0"
-// are 0.
 // parseMemoryLimit reads a soft memory limit flag: off or 0 for none, else a size of at least
 // 16MiB (below that a Go program would collect all the time).
 func parseMemoryLimit(flag, v string) (int64, error) {
@@ -307,6 +305,8 @@ func parseMemoryLimit(flag, v string) (int64, error) {
 	return limit, nil
 }
 
+// parseSize reads a size like 128MiB, 1.5GiB or 200MB (a bare number is bytes); "off" and "0"
+// are 0.
 func parseSize(s string) (int64, error) {
 	s = strings.TrimSpace(s)
 	if s == "" || strings.EqualFold(s, "off") {

@@ -56,14 +56,13 @@ type SQLite struct {
 	writerDone chan struct{}
 
 	// rows holds each stream's row as last committed, so that an append need not read it back
-	// from the file first (a read per event, under the one connection's lock). staged holds the
-	// rows the transaction being committed wrote (nil: deleted), and resetRows that it swept
-	// expired streams; commit moves them into rows once the transaction has committed, so a
-	// batch rolled back leaves rows as the file has them. Only the writer goroutine touches
-	// the three.
-	rows      map[string]streamRow
-	staged    map[string]*streamRow
-	resetRows bool
+	// from the file first (a read per event, under the one connection's lock); a stream missing
+	// from it is read from the file. staged holds the rows the transaction being committed
+	// wrote (nil: deleted); commit moves them into rows once the transaction has committed, so
+	// a batch rolled back leaves rows as the file has them. Only the writer goroutine touches
+	// either.
+	rows   map[string]streamRow
+	staged map[string]*streamRow
 
 	stop        chan struct{}
 	janitorDone chan struct{}
@@ -215,9 +214,9 @@ func (s *SQLite) sweep(ctx context.Context) error {
 		if _, err := tx.Exec(`DELETE FROM relay_streams WHERE expire_at <= ?`, ms); err != nil {
 			return err
 		}
-		// What this batch wrote before may be among what was deleted: read it from the file.
+		// Any row kept, this batch's too, may be among what was deleted: read them from the file.
+		clear(s.rows)
 		clear(s.staged)
-		s.resetRows = true
 		return nil
 	})
 }
@@ -242,7 +241,7 @@ func (s *SQLite) liveStream(tx *sql.Tx, name string, now int64) (*streamRow, err
 			return nil, nil
 		}
 		r = *staged
-	} else if cached, ok := s.rows[name]; ok && !s.resetRows {
+	} else if cached, ok := s.rows[name]; ok {
 		r = cached
 	} else {
 		var lastMS, lastSeq int64
@@ -518,7 +517,6 @@ func (s *SQLite) groupCommit() {
 // commit runs the writes' fns in one transaction and commits it, then keeps the rows it wrote.
 func (s *SQLite) commit(batch []*writeReq) error {
 	clear(s.staged)
-	s.resetRows = false
 	tx, err := s.db.BeginTx(context.Background(), nil)
 	if err != nil {
 		return err
@@ -532,7 +530,7 @@ func (s *SQLite) commit(batch []*writeReq) error {
 	if err := tx.Commit(); err != nil {
 		return err
 	}
-	if s.resetRows || len(s.rows) >= maxCachedRows {
+	if len(s.rows) >= maxCachedRows {
 		clear(s.rows)
 	}
 	for name, row := range s.staged {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -62,6 +63,15 @@ const DefaultRetention = 24 * time.Hour
 // one queue, so a burst of turns waited for each other's writes. A killed process loses no
 // commit in WAL mode; only a power cut may lose the last ones.
 var sqlitePragmas = []string{"journal_mode=wal", "synchronous=normal"}
+
+// childEnv is the dev server's environment: this process's (nil), or that with opts.MemoryLimit
+// as its GOMEMLIMIT, which replaces one this process was given (exec keeps the last of a name).
+func childEnv(opts Options) []string {
+	if opts.MemoryLimit <= 0 {
+		return nil
+	}
+	return append(os.Environ(), "GOMEMLIMIT="+strconv.FormatInt(opts.MemoryLimit, 10))
+}
 
 // startArgs are the CLI's arguments for one start: where it listens and keeps its database,
 // the search attributes, and the dynamic config above.

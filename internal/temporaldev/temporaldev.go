@@ -122,7 +122,6 @@ type Server struct {
 	pid          int
 	logger       *slog.Logger
 	release      func() // must be safe to call more than once
-	memoryLimit  int64
 	// retention is the namespace's retention of closed workflows as the health check that
 	// found the server ready read it, so that setRetention need not ask again.
 	retention time.Duration
@@ -242,20 +241,19 @@ func prepareStart(ctx context.Context, opts Options) (*starter, error) {
 // that started but refused the retention is stopped, and that failure is final.
 func (st *starter) attempt(ctx context.Context) (s *Server, final bool, err error) {
 	s = &Server{
-		addr:        net.JoinHostPort(dialHost(st.host), strconv.Itoa(st.ports.frontend)),
-		namespace:   st.namespace,
-		dataDir:     st.dataDir,
-		logPath:     filepath.Join(st.dataDir, LogFileName),
-		logger:      st.logger,
-		release:     st.release,
-		memoryLimit: st.opts.MemoryLimit,
-		done:        make(chan struct{}),
-		stopping:    make(chan struct{}),
+		addr:      net.JoinHostPort(dialHost(st.host), strconv.Itoa(st.ports.frontend)),
+		namespace: st.namespace,
+		dataDir:   st.dataDir,
+		logPath:   filepath.Join(st.dataDir, LogFileName),
+		logger:    st.logger,
+		release:   st.release,
+		done:      make(chan struct{}),
+		stopping:  make(chan struct{}),
 	}
 	if st.ports.ui != 0 {
 		s.uiAddr = net.JoinHostPort(dialHost(st.host), strconv.Itoa(st.ports.ui))
 	}
-	if err := s.launch(ctx, st.cli, startArgs(st.host, st.dataDir, st.namespace, st.ports, st.opts), st.lock); err != nil {
+	if err := s.launch(ctx, st.cli, startArgs(st.host, st.dataDir, st.namespace, st.ports, st.opts), childEnv(st.opts), st.lock); err != nil {
 		return s, false, err
 	}
 	if err := s.setRetention(ctx, st.opts.Retention); err != nil {
@@ -326,7 +324,7 @@ func (p *startPorts) choose(host string, opts Options, logger *slog.Logger, retr
 
 // launch spawns one dev server process and waits until it is healthy; on
 // failure the process is stopped and the error quotes its log.
-func (s *Server) launch(ctx context.Context, cli string, args []string, lock *Lock) error {
+func (s *Server) launch(ctx context.Context, cli string, args, env []string, lock *Lock) error {
 	logFile, err := openLog(s.logPath)
 	if err != nil {
 		return err
@@ -338,10 +336,7 @@ func (s *Server) launch(ctx context.Context, cli string, args []string, lock *Lo
 	cmd.Stdout = logFile
 	cmd.Stderr = logFile
 	cmd.SysProcAttr = childProcAttr()
-	if s.memoryLimit > 0 {
-		// Later entries win, so this one overrides a GOMEMLIMIT this process was given.
-		cmd.Env = append(os.Environ(), "GOMEMLIMIT="+strconv.FormatInt(s.memoryLimit, 10))
-	}
+	cmd.Env = env
 	// The child holds the data directory's lock as long as it runs, even
 	// after we are gone.
 	cmd.ExtraFiles = []*os.File{lock.f}
