@@ -50,6 +50,20 @@ export async function signIn(page, user, password) {
 }
 
 /**
+ * projectOption waits until the project picker lists a project whose label starts with name and
+ * resolves with its value. The app is shown before its project list arrives, so reading the
+ * picker right after signing in can find it empty.
+ */
+export async function projectOption(page, name, timeout = 30000) {
+  const handle = await page.waitForFunction(
+    (n) => [...(document.querySelector('#project-select')?.options || [])].find((o) => o.textContent.startsWith(n))?.value,
+    name,
+    { timeout, polling: 50 },
+  );
+  return handle.jsonValue();
+}
+
+/**
  * openSignedIn launches Chromium (see launch), records the page's script errors in pageErrors,
  * opens url, signs in and waits for the empty chat; it resolves with launch's {context, page, close}.
  */

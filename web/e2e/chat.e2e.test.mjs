@@ -8,7 +8,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { launch, signIn } from './browser.mjs';
+import { launch, projectOption, signIn } from './browser.mjs';
 
 const URL = process.env.COPILOT_URL;
 const USER = process.env.COPILOT_USER || 'alice';
@@ -103,6 +103,7 @@ describe('chat page', { skip }, () => {
   });
 
   test('the project picker lists opened projects first and selects one', async () => {
+    await projectOption(page, PROJECT);
     const options = await page.$$eval('#project-select option', (os) => os.map((o) => ({ text: o.textContent, group: o.parentElement.label })));
     assert.equal(options[0].group, 'Opened');
     assert.equal(options[0].text, PROJECT);

@@ -6,7 +6,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { launch, signIn } from './browser.mjs';
+import { launch, projectOption, signIn } from './browser.mjs';
 
 const URL = process.env.COPILOT_URL;
 const USER = process.env.COPILOT_USER || 'alice';
@@ -37,8 +37,7 @@ const lampFill = (name) =>
   page.$eval(`#topology .topo-node[data-name="${name}"] .topo-node-lamp`, (el) => getComputedStyle(el).fill);
 
 async function selectProject(name) {
-  const value = await page.$eval('#project-select', (sel, n) => [...sel.options].find((o) => o.textContent.startsWith(n))?.value, name);
-  assert.ok(value, `project ${name} is listed`);
+  const value = await projectOption(page, name).catch((err) => assert.fail(`project ${name} is listed: ${err.message}`));
   await page.selectOption('#project-select', value);
 }
 
