@@ -69,6 +69,9 @@ func (p *sqlitePool) PrepareContext(ctx context.Context, query string) (*sql.Stm
 }
 
 func (p *sqlitePool) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	if returnsRows(query) {
+		return p.writer.ExecContext(ctx, query, args...)
+	}
 	if st := p.writerStmts.get(ctx, query); st != nil {
 		return st.ExecContext(ctx, args...)
 	}
@@ -188,6 +191,9 @@ func (t *sqliteTx) learn() {
 }
 
 func (t *sqliteTx) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	if returnsRows(query) {
+		return t.Tx.ExecContext(ctx, query, args...)
+	}
 	if st := t.stmt(ctx, query); st != nil {
 		return st.ExecContext(ctx, args...)
 	}
@@ -265,6 +271,22 @@ func (c *stmtCache) get(ctx context.Context, query string) *sql.Stmt {
 	}
 	c.stmts[query] = st
 	return st
+}
+
+// returnsRows reports whether a text may answer with rows: a SELECT, a WITH, a PRAGMA, or a write
+// with RETURNING. Run as an Exec, mattn's driver steps such a statement to its first row and
+// leaves it there until its next run resets it; a prepared one kept in the cache would hold the
+// writer's read open, and every later COMMIT on it would fail with "SQL statements in
+// progress". As text, the statement is finalized at once. A write that merely mentions one of
+// these words also runs as text, which only costs it the cache.
+func returnsRows(query string) bool {
+	q := strings.TrimLeft(query, " \t\r\n(")
+	for _, lead := range []string{"SELECT", "WITH", "PRAGMA", "VALUES", "EXPLAIN"} {
+		if len(q) >= len(lead) && strings.EqualFold(q[:len(lead)], lead) {
+			return true
+		}
+	}
+	return strings.Contains(strings.ToUpper(query), "RETURNING")
 }
 
 // singleStatement reports whether a text is one statement: a prepared statement runs only the

@@ -239,3 +239,21 @@ func TestSQLiteSeveralStatementsInOneTextAllRun(t *testing.T) {
 	}
 	require.True(t, singleStatement("SELECT 1;\n"))
 }
+
+// A statement that returns rows, run as an Exec (a PRAGMA that answers, a SELECT), leaves a
+// prepared statement stepped but not reset until its next run; held in the cache, it kept the
+// writer's read open, and every later COMMIT failed with "SQL statements in progress". Such
+// texts run as text, finalized at once.
+func TestSQLiteExecOfARowReturningTextLeavesTheWriterFree(t *testing.T) {
+	db, pool := openSplitSQLite(t)
+	for _, q := range []string{"PRAGMA wal_checkpoint(PASSIVE)", "SELECT 1", "INSERT INTO pool_rows (name) VALUES ('r') RETURNING id"} {
+		require.NoError(t, db.Exec(q).Error, q)
+		require.NoError(t, db.Transaction(func(tx *gorm.DB) error { return tx.Create(&poolRow{Name: q}).Error }), "a transaction after %q", q)
+	}
+	require.NoError(t, db.Exec("INSERT INTO pool_rows (name) VALUES ('plain')").Error)
+	texts := cachedTexts(pool.writerStmts)
+	require.Contains(t, texts, "INSERT INTO pool_rows (name) VALUES ('plain')", "a write that returns nothing is still prepared once")
+	for _, q := range []string{"PRAGMA wal_checkpoint(PASSIVE)", "SELECT 1", "INSERT INTO pool_rows (name) VALUES ('r') RETURNING id"} {
+		require.NotContains(t, texts, q)
+	}
+}
