@@ -16,15 +16,15 @@ import (
 // its one terminal event. Every step is safe to repeat, so a retry after a crash changes nothing
 // twice and never ends the stream a second time.
 //
-// Asked to (GenerateTitle), it first names the session as GenerateTitle does, within
-// titleBudget: a title is a nicety, and the turn must end whether or not one can be made. A
-// retry after the turn was finalized finds the session's first turn completed and calls no
-// model again.
+// Asked to (GenerateTitle), it first asks the model for the session's title, within
+// titleBudget: a title is a nicety, and the turn must end whether or not one can be made. The
+// title is stored with the turn's end, in the same transaction. A retry after the turn was
+// finalized finds the session's first turn completed and calls no model again.
 func (a *Activities) FinalizeTurn(ctx context.Context, in workflows.FinalizeInput) (workflows.FinalizeResult, error) {
 	var res workflows.FinalizeResult
 	if in.GenerateTitle {
 		tctx, cancel := context.WithTimeout(ctx, titleBudget)
-		title, err := a.GenerateTitle(tctx, workflows.TitleInput{Turn: in.Turn})
+		title, err := a.proposeTitle(tctx, in.Turn)
 		cancel()
 		if err != nil {
 			a.logger(ctx).Warn("title generation failed", "error", err)
@@ -44,15 +44,19 @@ func (a *Activities) FinalizeTurn(ctx context.Context, in workflows.FinalizeInpu
 const titleBudget = 20 * time.Second
 
 func (a *Activities) finalize(ctx context.Context, in workflows.FinalizeInput) error {
-	applied, err := a.Repo.FinalizeTurn(ctx, models.FinalizeParams{
+	fin, err := a.Repo.FinishTurn(ctx, models.FinalizeParams{
 		TurnID: in.Turn.TurnID, Status: in.Status, Error: in.Error, LLMCalls: in.LLMCalls,
-		InputTokens: in.InputTokens, OutputTokens: in.OutputTokens,
+		InputTokens: in.InputTokens, OutputTokens: in.OutputTokens, Title: in.Title,
 	})
 	if err != nil {
 		return fmt.Errorf("finalizing turn: %w", err)
 	}
+	applied := fin.Applied
+	if !fin.Titled {
+		in.Title = "" // the user named the session, or it was named before
+	}
 	if applied {
-		a.turnEnded(ctx, in)
+		a.turnEnded(ctx, in, &fin.Turn)
 		if isInjectionMode(in.Turn.Mode) {
 			a.injectionOutcome(ctx, in.Turn) // before an error, which ends a panel's stream
 		}
@@ -128,16 +132,13 @@ func (a *Activities) publishAbort(ctx context.Context, turn workflows.WorkRef) {
 }
 
 // turnEnded writes the turn's closing log line and metrics, once: only the finalizer that
-// applied the end gets here. The line has ids and numbers only, never the conversation.
-func (a *Activities) turnEnded(ctx context.Context, in workflows.FinalizeInput) {
-	var d time.Duration
-	if t, err := a.Repo.Turn(ctx, in.Turn.TurnID); err == nil {
-		end := time.Now()
-		if t.FinishedAt != nil {
-			end = *t.FinishedAt
-		}
-		d = end.Sub(t.CreatedAt)
+// applied the end gets here, with the turn as it ended. The line has ids and numbers only, never the conversation.
+func (a *Activities) turnEnded(ctx context.Context, in workflows.FinalizeInput, t *models.ChatTurn) {
+	end := time.Now()
+	if t.FinishedAt != nil {
+		end = *t.FinishedAt
 	}
+	d := end.Sub(t.CreatedAt)
 	a.Metrics.TurnFinished(in.Status, in.Turn.Mode, d)
 	a.baseLogger().Info("turn", "event", "end", "turn_id", in.Turn.TurnID, "session_id", in.Turn.SessionID,
 		"project_id", in.Turn.ProjectID, "user_id", in.Turn.UserID, "mode", in.Turn.Mode, "status", in.Status,

@@ -14,23 +14,35 @@ import (
 )
 
 // GenerateTitle names a session after its first completed turn, unless the user already named
-// it. The title call counts as an LLM call in the session's statistics, like any other.
+// it. The title call counts as an LLM call in the session's statistics, like any other. It is
+// the title activity of turns recorded before the finalizer made the title (FinalizeTurn).
 func (a *Activities) GenerateTitle(ctx context.Context, in workflows.TitleInput) (workflows.TitleResult, error) {
-	sess, err := a.Repo.SessionByThread(ctx, in.Turn.SessionID)
-	if err != nil {
-		return workflows.TitleResult{}, fmt.Errorf("loading session: %w", err)
+	result, err := a.proposeTitle(ctx, in.Turn)
+	if err != nil || result.Title == "" {
+		return result, err
 	}
-	if sess.TitleLocked {
-		return workflows.TitleResult{}, nil
-	}
-	completed, err := a.Repo.CompletedTurns(ctx, sess.ThreadID)
+	titled, err := a.Repo.SetAutoTitle(ctx, in.Turn.SessionID, result.Title)
 	if err != nil {
 		return workflows.TitleResult{}, err
 	}
-	if completed > 0 {
+	if !titled {
+		result.Title = ""
+	}
+	return result, nil
+}
+
+// proposeTitle asks the model for a session's title after its first completed turn, unless the
+// user already named it; it stores nothing. Called is set when the model was asked, with its
+// usage, which the workflow adds to the turn's statistics exactly once.
+func (a *Activities) proposeTitle(ctx context.Context, ref workflows.WorkRef) (workflows.TitleResult, error) {
+	wanted, err := a.Repo.TitleWanted(ctx, ref.SessionID)
+	if err != nil {
+		return workflows.TitleResult{}, fmt.Errorf("loading session: %w", err)
+	}
+	if !wanted {
 		return workflows.TitleResult{}, nil
 	}
-	turn, err := a.Repo.Turn(ctx, in.Turn.TurnID)
+	turn, err := a.Repo.Turn(ctx, ref.TurnID)
 	if err != nil {
 		return workflows.TitleResult{}, err
 	}
@@ -55,20 +67,8 @@ func (a *Activities) GenerateTitle(ctx context.Context, in workflows.TitleInput)
 	if err != nil {
 		return workflows.TitleResult{}, temporalLLMError(err)
 	}
-	// The usage goes back to the workflow, which adds it to the turn's statistics exactly once.
-	result := workflows.TitleResult{Called: true, InputTokens: answer.InputTokens, OutputTokens: answer.OutputTokens}
-	title := cleanTitle(answer.Content)
-	if title == "" {
-		return result, nil
-	}
-	titled, err := a.Repo.SetAutoTitle(ctx, sess.ThreadID, title)
-	if err != nil {
-		return workflows.TitleResult{}, err
-	}
-	if titled {
-		result.Title = title
-	}
-	return result, nil
+	return workflows.TitleResult{Called: true, InputTokens: answer.InputTokens, OutputTokens: answer.OutputTokens,
+		Title: cleanTitle(answer.Content)}, nil
 }
 
 // questionAndAnswer is what a title is made of: the user's first message and the copilot's

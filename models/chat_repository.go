@@ -10,7 +10,6 @@ import (
 
 	"github.com/google/uuid"
 	"gorm.io/gorm"
-	"gorm.io/gorm/clause"
 
 	"github.com/gns3-copilot/gns3-copilot/internal/domain"
 )
@@ -190,7 +189,9 @@ func sessionForTurn(tx *gorm.DB, p StartTurnParams, now time.Time, sess *ChatSes
 	// The mode goes in with the row rather than in an update after it.
 	*sess = ChatSession{ThreadID: id, UserID: p.UserID, ProjectID: p.ProjectID,
 		Title: p.InitialTitle, Metadata: withMode("{}", p.Mode), Stats: "{}", CreatedAt: now, UpdatedAt: now}
-	if err := tx.Create(sess).Error; err != nil {
+	err = scanOne(tx.Statement.Context, tx, insertSession, []any{sess.ThreadID, sess.UserID, sess.ProjectID, sess.Title,
+		now, now, sess.Metadata, false, false}, &sess.ID)
+	if err != nil {
 		if errors.Is(err, gorm.ErrDuplicatedKey) && p.SessionID != "" {
 			return false, false, errSessionRace
 		}
@@ -221,7 +222,8 @@ func insertTurn(tx *gorm.DB, p StartTurnParams, sessionID string, seq int, now t
 	*turn = ChatTurn{ID: turnID, SessionID: sessionID, Seq: seq, UserID: p.UserID, ProjectID: p.ProjectID,
 		Status: domain.TurnRunning, Mode: p.Mode, LLMConfigID: p.LLMConfigID, WorkflowID: p.WorkflowID(sessionID, turnID),
 		Temperature: p.Temperature, CreatedAt: now}
-	if err := tx.Create(turn).Error; err != nil {
+	ctx := tx.Statement.Context
+	if _, err := insertTurnRow.Exec(ctx, tx, turnArgs(turn)...); err != nil {
 		if errors.Is(err, gorm.ErrDuplicatedKey) {
 			return ErrTurnRunning
 		}
@@ -229,7 +231,8 @@ func insertTurn(tx *gorm.DB, p StartTurnParams, sessionID string, seq int, now t
 	}
 	msg := ChatMessage{ID: MessageID(turnID, 0), SessionID: sessionID, TurnID: turnID, TurnSeq: seq, Idx: 0,
 		Role: "user", Content: p.Message, CreatedAt: now}
-	return tx.Create(&msg).Error
+	_, err := insertMessage.Exec(ctx, tx, messageArgs(&msg)...)
+	return err
 }
 
 // sessionRaceAnswer answers a first message that lost the race to create its session under
@@ -282,11 +285,30 @@ func (r *ChatRepository) AbandonTurn(ctx context.Context, turn *ChatTurn, delete
 // Turn returns a turn by id.
 func (r *ChatRepository) Turn(ctx context.Context, turnID string) (*ChatTurn, error) {
 	var t ChatTurn
-	err := r.DB.WithContext(ctx).Where("id = ?", turnID).Take(&t).Error
-	if errors.Is(err, gorm.ErrRecordNotFound) {
-		return nil, ErrNotFound
+	if err := readTurn(ctx, r.DB, turnID, &t); err != nil {
+		return nil, err
 	}
-	return &t, err
+	return &t, nil
+}
+
+// readTurn reads a turn by id on db (a Transaction's tx reads in it); ErrNotFound when there is
+// none.
+func readTurn(ctx context.Context, db *gorm.DB, turnID string, t *ChatTurn) error {
+	rows, err := turnByID.Query(ctx, db, turnID)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	if !rows.Next() {
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		return ErrNotFound
+	}
+	if err := scanTurn(rows.Scan, t); err != nil {
+		return err
+	}
+	return rows.Close()
 }
 
 // LatestTurn returns the session's most recent turn.
@@ -302,7 +324,7 @@ func (r *ChatRepository) LatestTurn(ctx context.Context, sessionID string) (*Cha
 // RunningTurns returns the user's turns whose rows say running, in every session, oldest first.
 func (r *ChatRepository) RunningTurns(ctx context.Context, userID string) ([]ChatTurn, error) {
 	var out []ChatTurn
-	err := r.DB.WithContext(ctx).Where("user_id = ? AND status = ?", userID, domain.TurnRunning).Order("created_at").Find(&out).Error
+	err := r.DB.WithContext(ctx).Where(runningOfUser(domain.TurnRunning), userID).Order("created_at").Find(&out).Error
 	return out, err
 }
 
@@ -310,25 +332,28 @@ func (r *ChatRepository) RunningTurns(ctx context.Context, userID string) ([]Cha
 // the turn's own staged ones, in order, and which of their turns are private (their mode, read in
 // the same query, satisfies private), for RedactPrivate.
 func (r *ChatRepository) Transcript(ctx context.Context, turn *ChatTurn, private func(mode string) bool) ([]ChatMessage, map[string]bool, error) {
-	var rows []struct {
-		ChatMessage `gorm:"embedded"`
-		TurnMode    string
-	}
-	err := r.DB.WithContext(ctx).Table("chat_messages AS m").
-		Select("m.*, COALESCE(t.mode, '') AS turn_mode").
-		Joins("LEFT JOIN chat_turns t ON t.id = m.turn_id").
-		Where("m.session_id = ? AND (m.committed = ? OR m.turn_id = ?) AND m.aside = ?", turn.SessionID, true, turn.ID, false).
-		Order("m.turn_seq").Order("m.idx").Scan(&rows).Error
+	rows, err := transcriptOf.Query(ctx, r.DB, turn.SessionID, true, turn.ID, false)
 	if err != nil {
 		return nil, nil, err
 	}
-	out := make([]ChatMessage, len(rows))
+	defer rows.Close()
+	out := make([]ChatMessage, 0, 8)
 	priv := map[string]bool{}
-	for i, row := range rows {
-		out[i] = row.ChatMessage
-		if private(row.TurnMode) {
-			priv[row.TurnID] = true
+	for rows.Next() {
+		var m ChatMessage
+		var ns nullMessage
+		var mode string
+		if err := rows.Scan(append(messageFields(&m, &ns), &mode)...); err != nil {
+			return nil, nil, err
 		}
+		ns.apply(&m)
+		out = append(out, m)
+		if private(mode) {
+			priv[m.TurnID] = true
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, nil, err
 	}
 	return out, priv, nil
 }
@@ -338,10 +363,8 @@ func (r *ChatRepository) SaveMessage(ctx context.Context, m *ChatMessage) error 
 	if m.CreatedAt.IsZero() {
 		m.CreatedAt = r.Now()
 	}
-	return r.DB.WithContext(ctx).Clauses(clause.OnConflict{
-		Columns:   []clause.Column{{Name: "id"}},
-		DoUpdates: clause.AssignmentColumns([]string{"content", "tool_calls", "metadata", "name", "tool_call_id", "role"}),
-	}).Create(m).Error
+	_, err := upsertMessage.Exec(ctx, r.DB, messageArgs(m)...)
+	return err
 }
 
 // ToolCallRecord is the stored shape of one assistant tool call (OpenAI's wire shape).
@@ -362,19 +385,37 @@ type FinalizeParams struct {
 	LLMCalls     int64
 	InputTokens  int64
 	OutputTokens int64
+	// Title, when set, names the session in the same step, unless the user has named it.
+	Title string
 }
 
-// FinalizeTurn commits the turn's staged messages, adds a "cancelled" result for any tool call
-// left without one (so the transcript stays a valid OpenAI sequence), and adds the turn's
-// statistics to the session with one incrementing UPDATE. A turn already finalized is left
-// alone, which makes a retried finalizer harmless. It reports whether this call finalized.
+// Finished is what FinishTurn did.
+type Finished struct {
+	// Applied: this call finalized the turn (a retry finds it finalized and changes nothing).
+	Applied bool
+	// Titled: the session took FinalizeParams.Title.
+	Titled bool
+	// Turn is the turn as it was finalized, when Applied.
+	Turn ChatTurn
+}
+
+// FinalizeTurn is FinishTurn for callers that only ask whether it finalized the turn.
 func (r *ChatRepository) FinalizeTurn(ctx context.Context, p FinalizeParams) (bool, error) {
-	applied := false
+	f, err := r.FinishTurn(ctx, p)
+	return f.Applied, err
+}
+
+// FinishTurn commits the turn's staged messages, adds a "cancelled" result for any tool call
+// left without one (so the transcript stays a valid OpenAI sequence), and adds the turn's
+// statistics to the session with one incrementing UPDATE, which also sets its title when one is
+// given. A turn already finalized is left alone, which makes a retried finalizer harmless.
+func (r *ChatRepository) FinishTurn(ctx context.Context, p FinalizeParams) (Finished, error) {
+	var out Finished
 	now := r.Now()
 	err := r.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		var turn ChatTurn
-		if err := tx.Where("id = ?", p.TurnID).Take(&turn).Error; err != nil {
-			if errors.Is(err, gorm.ErrRecordNotFound) {
+		if err := readTurn(ctx, tx, p.TurnID, &turn); err != nil {
+			if errors.Is(err, ErrNotFound) {
 				return nil // the session was deleted while the turn ran
 			}
 			return err
@@ -382,8 +423,12 @@ func (r *ChatRepository) FinalizeTurn(ctx context.Context, p FinalizeParams) (bo
 		if turn.Status != domain.TurnRunning {
 			return nil
 		}
+		rows, err := stagedOfTurn.Query(ctx, tx, turn.ID)
+		if err != nil {
+			return err
+		}
 		var staged []ChatMessage
-		if err := tx.Where("turn_id = ?", turn.ID).Order("idx").Find(&staged).Error; err != nil {
+		if err := scanMessages(rows, func(m ChatMessage) { staged = append(staged, m) }); err != nil {
 			return err
 		}
 		added, maxIdx, err := answerUnrunCalls(tx, &turn, staged, p.Status, now)
@@ -397,20 +442,24 @@ func (r *ChatRepository) FinalizeTurn(ctx context.Context, p FinalizeParams) (bo
 			}
 			added += n
 		}
-		if err := tx.Model(&ChatMessage{}).Where("turn_id = ?", turn.ID).Update("committed", true).Error; err != nil {
+		if _, err := commitTurnRows.Exec(ctx, tx, true, turn.ID); err != nil {
 			return err
 		}
-		if err := addTurnStats(tx, &turn, p, int64(len(staged)+added), now); err != nil {
+		titled, err := addTurnStats(ctx, tx, &turn, p, int64(len(staged)+added), now)
+		if err != nil {
 			return err
 		}
-		if err := tx.Model(&ChatTurn{}).Where("id = ?", turn.ID).Updates(map[string]any{
-			"status": p.Status, "error": p.Error, "finished_at": now}).Error; err != nil {
+		if _, err := finishTurnRow.Exec(ctx, tx, p.Status, p.Error, now, turn.ID); err != nil {
 			return err
 		}
-		applied = true
+		turn.Status, turn.Error, turn.FinishedAt = p.Status, p.Error, &now
+		out = Finished{Applied: true, Titled: titled, Turn: turn}
 		return nil
 	})
-	return applied, err
+	if err != nil {
+		return Finished{}, err
+	}
+	return out, nil
 }
 
 // answerUnrunCalls adds a result for every tool call among the staged messages that has none
@@ -449,22 +498,21 @@ func answerUnrunCalls(tx *gorm.DB, turn *ChatTurn, staged []ChatMessage, status 
 	return added, maxIdx, nil
 }
 
-// addTurnStats adds a finished turn's messages and tokens to its session (one incrementing
-// UPDATE) and the tokens to its user's usage.
-func addTurnStats(tx *gorm.DB, turn *ChatTurn, p FinalizeParams, messages int64, now time.Time) error {
-	res := tx.Model(&ChatSession{}).Where("thread_id = ?", turn.SessionID).Updates(map[string]any{
-		"message_count":   gorm.Expr("message_count + ?", messages),
-		"llm_calls_count": gorm.Expr("llm_calls_count + ?", p.LLMCalls),
-		"input_tokens":    gorm.Expr("input_tokens + ?", p.InputTokens),
-		"output_tokens":   gorm.Expr("output_tokens + ?", p.OutputTokens),
-		"total_tokens":    gorm.Expr("total_tokens + ?", p.InputTokens+p.OutputTokens),
-		"last_message_at": now,
-		"updated_at":      now,
-	})
-	if res.Error != nil {
-		return res.Error
+// addTurnStats adds a finished turn's messages and tokens to its session, with p.Title unless
+// the user has named it (one incrementing UPDATE), and the tokens to its user's usage. It
+// reports whether the title was taken.
+func addTurnStats(ctx context.Context, tx *gorm.DB, turn *ChatTurn, p FinalizeParams, messages int64, now time.Time) (bool, error) {
+	var locked bool
+	err := scanOne(ctx, tx, addSessionStats, []any{messages, p.LLMCalls, p.InputTokens, p.OutputTokens, p.InputTokens + p.OutputTokens,
+		now, now, p.Title, p.Title, turn.SessionID}, &locked)
+	switch {
+	case errors.Is(err, ErrNotFound):
+		// The session is gone: a delete removes its turns too, so only an inconsistent file gets here.
+	case err != nil:
+		return false, err
 	}
-	return addTokenUsage(tx, turn.UserID, now, p.InputTokens, p.OutputTokens)
+	titled := err == nil && p.Title != "" && !locked
+	return titled, addTokenUsage(ctx, tx, turn.UserID, now, p.InputTokens, p.OutputTokens)
 }
 
 // UnrunToolResult is the result, in the standard tool format, of a tool call its turn ended
@@ -527,6 +575,18 @@ func (r *ChatRepository) SetAutoTitle(ctx context.Context, sessionID, title stri
 	res := r.DB.WithContext(ctx).Model(&ChatSession{}).Where("thread_id = ? AND title_locked = ?", sessionID, false).
 		Updates(map[string]any{"title": title, "updated_at": r.Now()})
 	return res.RowsAffected > 0, res.Error
+}
+
+// TitleWanted reports whether a session is still to be named automatically: the user has not
+// named it and none of its turns has completed (the title is made after the first). A session
+// that does not exist is not.
+func (r *ChatRepository) TitleWanted(ctx context.Context, sessionID string) (bool, error) {
+	var locked, completed bool
+	err := scanOne(ctx, r.DB, titleWanted, []any{sessionID}, &locked, &completed)
+	if errors.Is(err, ErrNotFound) {
+		return false, nil
+	}
+	return err == nil && !locked && !completed, err
 }
 
 // RunningSessions reports which of these sessions have a turn running now.

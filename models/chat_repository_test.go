@@ -256,3 +256,63 @@ func TestStartTurnNewSessionOverOrphanTurnCreatesNothing(t *testing.T) {
 		}
 	})
 }
+
+// The finalizer names a new session in the same step as the turn's end, never over a name the
+// user chose, and says whether it did; TitleWanted asks for a title only before the session's
+// first completed turn.
+func TestFinishTurnNamesTheSessionUnlessTheUserDid(t *testing.T) {
+	forEachChatDB(t, func(t *testing.T, repo *ChatRepository) {
+		ctx := context.Background()
+		user, project := uuid.NewString(), uuid.NewString()
+		sess, turn, _, err := repo.StartTurn(ctx, turnParams("", user, project))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if wanted, err := repo.TitleWanted(ctx, sess.ThreadID); err != nil || !wanted {
+			t.Fatalf("a new session: title wanted %v, %v", wanted, err)
+		}
+		fin, err := repo.FinishTurn(ctx, FinalizeParams{TurnID: turn.ID, Status: domain.TurnCompleted, LLMCalls: 2, InputTokens: 30, OutputTokens: 7, Title: "Lab overview"})
+		if err != nil || !fin.Applied || !fin.Titled {
+			t.Fatalf("finish: %+v, %v", fin, err)
+		}
+		if fin.Turn.Status != domain.TurnCompleted || fin.Turn.FinishedAt == nil || fin.Turn.CreatedAt.IsZero() {
+			t.Fatalf("the finished turn: %+v", fin.Turn)
+		}
+		got, err := repo.GetSession(ctx, user, project, sess.ThreadID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Title != "Lab overview" || got.LLMCallsCount != 2 || got.TotalTokens != 37 || got.MessageCount != 1 {
+			t.Fatalf("session after the first turn: title %q, %d calls, %d tokens, %d messages", got.Title, got.LLMCallsCount, got.TotalTokens, got.MessageCount)
+		}
+		if wanted, err := repo.TitleWanted(ctx, sess.ThreadID); err != nil || wanted {
+			t.Fatalf("after a completed turn: title wanted %v, %v", wanted, err)
+		}
+		// A retried finalizer changes nothing, the title included.
+		if again, err := repo.FinishTurn(ctx, FinalizeParams{TurnID: turn.ID, Status: domain.TurnCompleted, Title: "Something else"}); err != nil || again.Applied || again.Titled {
+			t.Fatalf("retry: %+v, %v", again, err)
+		}
+
+		// A session the user named while its first turn ran keeps the name.
+		sess2, turn2, _, err := repo.StartTurn(ctx, turnParams("", user, project))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := repo.RenameSession(ctx, user, project, sess2.ThreadID, "Mine"); err != nil {
+			t.Fatal(err)
+		}
+		if wanted, err := repo.TitleWanted(ctx, sess2.ThreadID); err != nil || wanted {
+			t.Fatalf("a named session: title wanted %v, %v", wanted, err)
+		}
+		fin, err = repo.FinishTurn(ctx, FinalizeParams{TurnID: turn2.ID, Status: domain.TurnCompleted, Title: "Lab overview"})
+		if err != nil || !fin.Applied || fin.Titled {
+			t.Fatalf("finish of the named session: %+v, %v", fin, err)
+		}
+		if got, err := repo.GetSession(ctx, user, project, sess2.ThreadID); err != nil || got.Title != "Mine" {
+			t.Fatalf("named session's title: %v, %v", got, err)
+		}
+		if wanted, err := repo.TitleWanted(ctx, uuid.NewString()); err != nil || wanted {
+			t.Fatalf("no such session: title wanted %v, %v", wanted, err)
+		}
+	})
+}

@@ -24,7 +24,11 @@ const PostgresMaxConns = 10
 // in dataDir. SQLite runs in WAL mode with a busy timeout so the API and worker of one process
 // can write concurrently; reads of a file database do not wait for writes (see sqlitePool).
 func Open(databaseURL, dataDir string) (*gorm.DB, error) {
-	cfg := &gorm.Config{Logger: logger.Default.LogMode(logger.Silent), TranslateError: true}
+	// A single INSERT, UPDATE or DELETE is atomic by itself: GORM's default transaction around
+	// each (no model here has hooks or associations that would add statements) only added a
+	// BEGIN and a COMMIT to every one, four times in each new chat. Several statements that must
+	// hold together run in a Transaction of their own.
+	cfg := &gorm.Config{Logger: logger.Default.LogMode(logger.Silent), TranslateError: true, SkipDefaultTransaction: true}
 	switch {
 	case IsPostgres(databaseURL):
 		db, err := gorm.Open(postgres.Open(databaseURL), cfg)
@@ -141,6 +145,13 @@ func Migrate(db *gorm.DB) error {
 	}
 	if err := db.Exec(`CREATE UNIQUE INDEX IF NOT EXISTS idx_turn_seq ON chat_turns (session_id, seq)`).Error; err != nil {
 		return fmt.Errorf("creating turn sequence index: %w", err)
+	}
+	// The per-user limit counts a user's running turns at every turn's start: without this index
+	// that count read every turn ever taken (a class's term is tens of thousands). Partial, it
+	// holds only the turns running now; a query uses it only when it names the status as this
+	// literal, not as a bound parameter (runningTurnsOfUser).
+	if err := db.Exec(`CREATE INDEX IF NOT EXISTS idx_running_turns_of_user ON chat_turns (user_id) WHERE status = 'running'`).Error; err != nil {
+		return fmt.Errorf("creating running-turns-of-user index: %w", err)
 	}
 	if err := backfillSessionModes(db); err != nil {
 		return fmt.Errorf("recording the copilot mode of older sessions: %w", err)

@@ -46,7 +46,9 @@ func (r MCPCallRepository) Start(ctx context.Context, c *MCPCall, max int) error
 	c.Status = domain.MCPCallRunning
 	return r.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if max > 0 {
-			running, err := countRunningLocked(tx, "gns3copilot:mcp-calls:"+c.UserID, &MCPCall{}, c.UserID, domain.MCPCallRunning)
+			running, err := countRunningLocked(tx, "gns3copilot:mcp-calls:"+c.UserID, func() (n int64, err error) {
+				return n, tx.Model(&MCPCall{}).Where(runningOfUser(domain.MCPCallRunning), c.UserID).Count(&n).Error
+			})
 			if err != nil {
 				return err
 			}

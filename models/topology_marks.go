@@ -2,7 +2,7 @@ package models
 
 import (
 	"context"
-	"errors"
+	"database/sql"
 	"time"
 
 	"gorm.io/gorm"
@@ -28,13 +28,11 @@ type TopologyMarks struct{ DB *gorm.DB }
 // Get returns the session's mark, or ErrNotFound before its first finished turn.
 func (r TopologyMarks) Get(ctx context.Context, sessionID string) (*TopologyMark, error) {
 	var m TopologyMark
-	err := r.DB.WithContext(ctx).Where("session_id = ?", sessionID).Take(&m).Error
-	if errors.Is(err, gorm.ErrRecordNotFound) {
-		return nil, ErrNotFound
-	}
-	if err != nil {
+	var at sql.NullTime
+	if err := scanOne(ctx, r.DB, markBySession, []any{sessionID}, &m.SessionID, &m.ProjectID, &m.Summary, &at); err != nil {
 		return nil, err
 	}
+	m.UpdatedAt = at.Time
 	return &m, nil
 }
 

@@ -6,9 +6,6 @@ import (
 	"time"
 
 	"gorm.io/gorm"
-	"gorm.io/gorm/clause"
-
-	"github.com/gns3-copilot/gns3-copilot/internal/domain"
 )
 
 // LimitError is durable work (a turn, an MCP call) refused because its user already has the
@@ -30,7 +27,9 @@ func checkUserTurns(tx *gorm.DB, userID string, max int) error {
 	if max <= 0 {
 		return nil
 	}
-	running, err := countRunningLocked(tx, "gns3copilot:user-turns:"+userID, &ChatTurn{}, userID, domain.TurnRunning)
+	running, err := countRunningLocked(tx, "gns3copilot:user-turns:"+userID, func() (n int64, err error) {
+		return n, scanOne(tx.Statement.Context, tx, runningOfUserN, []any{userID}, &n)
+	})
 	if err != nil {
 		return err
 	}
@@ -40,19 +39,26 @@ func checkUserTurns(tx *gorm.DB, userID string, max int) error {
 	return nil
 }
 
-// countRunningLocked counts the user's rows of model in status running, inside tx. On
-// PostgreSQL it first takes the transaction-scoped advisory lock lockKey, so that for
-// concurrent requests of the same user the count and the insert that follows in tx are one
-// step; SQLite runs one write transaction at a time anyway.
-func countRunningLocked(tx *gorm.DB, lockKey string, model any, userID, running string) (int64, error) {
+// countRunningLocked counts a user's running rows with count, inside tx. On PostgreSQL it
+// first takes the transaction-scoped advisory lock lockKey, so that for concurrent requests of
+// the same user the count and the insert that follows in tx are one step; SQLite runs one write
+// transaction at a time anyway.
+func countRunningLocked(tx *gorm.DB, lockKey string, count func() (int64, error)) (int64, error) {
 	if tx.Dialector.Name() == "postgres" {
-		if err := tx.Exec("SELECT pg_advisory_xact_lock(hashtext(?))", lockKey).Error; err != nil {
+		if _, err := advisoryLock.Exec(tx.Statement.Context, tx, lockKey); err != nil {
 			return 0, err
 		}
 	}
-	var n int64
-	err := tx.Model(model).Where("user_id = ? AND status = ?", userID, running).Count(&n).Error
-	return n, err
+	return count()
+}
+
+var advisoryLock = newStatement("SELECT pg_advisory_xact_lock(hashtext(?))")
+
+// runningOfUser is the condition "this user's rows in status running" with the status written
+// into the text: SQLite uses a partial index (idx_running_turns_of_user) only for a query that
+// names its status as that literal. running is one of our status constants, never input.
+func runningOfUser(running string) string {
+	return "user_id = ? AND status = '" + running + "'"
 }
 
 // UserTokenUsage is what a user's turns consumed on one UTC day. It is kept apart from the
@@ -71,18 +77,12 @@ func (UserTokenUsage) TableName() string { return "user_token_usage" }
 func UsageDay(t time.Time) string { return t.UTC().Format("2006-01-02") }
 
 // addTokenUsage adds a finished turn's tokens to its user's day, in the finalizing transaction.
-func addTokenUsage(tx *gorm.DB, userID string, at time.Time, in, out int64) error {
+func addTokenUsage(ctx context.Context, tx *gorm.DB, userID string, at time.Time, in, out int64) error {
 	if in == 0 && out == 0 {
 		return nil
 	}
-	row := UserTokenUsage{UserID: userID, Day: UsageDay(at), InputTokens: in, OutputTokens: out}
-	return tx.Clauses(clause.OnConflict{
-		Columns: []clause.Column{{Name: "user_id"}, {Name: "day"}},
-		DoUpdates: clause.Assignments(map[string]any{
-			"input_tokens":  gorm.Expr("user_token_usage.input_tokens + ?", in),
-			"output_tokens": gorm.Expr("user_token_usage.output_tokens + ?", out),
-		}),
-	}).Create(&row).Error
+	_, err := addUsage.Exec(ctx, tx, userID, UsageDay(at), in, out)
+	return err
 }
 
 // TokensUsedOn is the total of the tokens the user's finished turns consumed on day's UTC date.
