@@ -2,13 +2,15 @@ package credentials
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"sync/atomic"
 	"time"
 
 	"gorm.io/gorm"
-	"gorm.io/gorm/clause"
+
+	"github.com/gns3-copilot/gns3-copilot/internal/sqlstmt"
 )
 
 // turnCredential is a row of turn_credentials. Only the sealed value is stored; the associated
@@ -61,9 +63,16 @@ func newDBStore(db *gorm.DB, sealer *Sealer, now func() time.Time) (*dbStore, er
 // what is read back and compared.
 func dbTime(t time.Time) time.Time { return t.UTC().Truncate(time.Microsecond) }
 
+// The store's statements, written by hand: each turn puts, reads twice and deletes its
+// credential, and GORM built every one of them anew (internal/sqlstmt). "key" is quoted, as
+// both databases take it, being a keyword.
 var (
-	colKey     = clause.Column{Name: "key"}
-	colExpires = clause.Column{Name: "expires_at"}
+	putRow = sqlstmt.New(`INSERT INTO turn_credentials ("key", sealed_value, expires_at) VALUES (?, ?, ?)
+		ON CONFLICT ("key") DO UPDATE SET sealed_value = excluded.sealed_value, expires_at = excluded.expires_at`)
+	getRow           = sqlstmt.New(`SELECT sealed_value, expires_at FROM turn_credentials WHERE "key" = ?`)
+	deleteRow        = sqlstmt.New(`DELETE FROM turn_credentials WHERE "key" = ?`)
+	deleteExpiredRow = sqlstmt.New(`DELETE FROM turn_credentials WHERE "key" = ? AND expires_at <= ?`)
+	deleteExpired    = sqlstmt.New(`DELETE FROM turn_credentials WHERE expires_at <= ?`)
 )
 
 func (s *dbStore) Put(ctx context.Context, key, secret string, ttl time.Duration) error {
@@ -78,12 +87,7 @@ func (s *dbStore) Put(ctx context.Context, key, secret string, ttl time.Duration
 	if err := s.purge(ctx, now); err != nil {
 		return err
 	}
-	row := turnCredential{Key: key, SealedValue: sealed, ExpiresAt: now.Add(ttl)}
-	err = s.db.WithContext(ctx).Clauses(clause.OnConflict{
-		Columns:   []clause.Column{colKey},
-		DoUpdates: clause.AssignmentColumns([]string{"sealed_value", "expires_at"}),
-	}).Create(&row).Error
-	if err != nil {
+	if _, err := putRow.Exec(ctx, s.db, key, sealed, now.Add(ttl)); err != nil {
 		return fmt.Errorf("credentials: storing %s: %w", key, err)
 	}
 	return nil
@@ -93,28 +97,23 @@ func (s *dbStore) Get(ctx context.Context, key string) (string, error) {
 	if err := checkKey(key); err != nil {
 		return "", err
 	}
-	var rows []turnCredential
-	// Find with a limit rather than First: a missing row is normal here, not a logged error.
-	err := s.db.WithContext(ctx).Where(clause.Eq{Column: colKey, Value: key}).Limit(1).Find(&rows).Error
+	var row turnCredential
+	err := getRow.Row(ctx, s.db, []any{key}, &row.SealedValue, &row.ExpiresAt)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", ErrNotFound
+	}
 	if err != nil {
 		return "", fmt.Errorf("credentials: reading %s: %w", key, err)
 	}
-	if len(rows) == 0 {
-		return "", ErrNotFound
-	}
 	now := dbTime(s.now())
-	if !now.Before(rows[0].ExpiresAt) {
+	if !now.Before(row.ExpiresAt) {
 		// Only this row, and only if nobody refreshed it meanwhile.
-		err := s.db.WithContext(ctx).
-			Where(clause.Eq{Column: colKey, Value: key}).
-			Where(clause.Lte{Column: colExpires, Value: now}).
-			Delete(&turnCredential{}).Error
-		if err != nil {
+		if _, err := deleteExpiredRow.Exec(ctx, s.db, key, now); err != nil {
 			return "", fmt.Errorf("credentials: purging expired %s: %w", key, err)
 		}
 		return "", ErrNotFound
 	}
-	plain, err := s.sealer.Open(rows[0].SealedValue, bindingFor(key))
+	plain, err := s.sealer.Open(row.SealedValue, bindingFor(key))
 	if err != nil {
 		return "", fmt.Errorf("credentials: opening %s: %w", key, err)
 	}
@@ -125,8 +124,7 @@ func (s *dbStore) Delete(ctx context.Context, key string) error {
 	if err := checkKey(key); err != nil {
 		return err
 	}
-	err := s.db.WithContext(ctx).Where(clause.Eq{Column: colKey, Value: key}).Delete(&turnCredential{}).Error
-	if err != nil {
+	if _, err := deleteRow.Exec(ctx, s.db, key); err != nil {
 		return fmt.Errorf("credentials: deleting %s: %w", key, err)
 	}
 	return nil
@@ -142,8 +140,7 @@ func (s *dbStore) purge(ctx context.Context, now time.Time) error {
 	if !s.lastPurge.CompareAndSwap(last, now.UnixNano()) {
 		return nil
 	}
-	err := s.db.WithContext(ctx).Where(clause.Lte{Column: colExpires, Value: now}).Delete(&turnCredential{}).Error
-	if err != nil {
+	if _, err := deleteExpired.Exec(ctx, s.db, now); err != nil {
 		return fmt.Errorf("credentials: purging expired credentials: %w", err)
 	}
 	return nil
