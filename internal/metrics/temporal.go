@@ -35,6 +35,14 @@ var timerBuckets = []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 
 type temporalCollector struct {
 	mu       sync.Mutex
 	families map[string]*family
+	// byName finds the family of an SDK name without making its Prometheus name again: the SDK
+	// asks for a counter or timer by name at every task, a few dozen times a turn.
+	byName map[sdkName]*family
+}
+
+type sdkName struct {
+	kind metricKind
+	name string
 }
 
 type family struct {
@@ -53,7 +61,7 @@ type series struct {
 }
 
 func newTemporalCollector() *temporalCollector {
-	return &temporalCollector{families: map[string]*family{}}
+	return &temporalCollector{families: map[string]*family{}, byName: map[sdkName]*family{}}
 }
 
 // promName turns an SDK metric name into a Prometheus one, with the unit or _total suffix the
@@ -74,23 +82,30 @@ func promName(name string, kind metricKind) string {
 	return n
 }
 
-func (c *temporalCollector) series(kind metricKind, name string, tags map[string]string) *series {
-	name = promName(name, kind)
-	keys := slices.Sorted(maps.Keys(tags))
+// tagsKey is a tag set's identity within a family: its pairs in the order of their names.
+func tagsKey(tags map[string]string) string {
 	var b strings.Builder
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(tags)) {
 		b.WriteString(k)
 		b.WriteByte('=')
 		b.WriteString(tags[k])
 		b.WriteByte(0)
 	}
-	key := b.String()
+	return b.String()
+}
+
+// series returns the series of name with tags, whose tagsKey is key.
+func (c *temporalCollector) series(kind metricKind, name string, tags map[string]string, key string) *series {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	f := c.families[name]
+	f := c.byName[sdkName{kind, name}]
 	if f == nil {
-		f = &family{kind: kind, series: map[string]*series{}}
-		c.families[name] = f
+		prom := promName(name, kind)
+		if f = c.families[prom]; f == nil {
+			f = &family{kind: kind, series: map[string]*series{}}
+			c.families[prom] = f
+		}
+		c.byName[sdkName{kind, name}] = f
 	}
 	if f.kind != kind {
 		// The SDK never uses one name for two kinds; if it ever did, keep the first and drop the
@@ -165,31 +180,33 @@ func (c *temporalCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 }
 
-// temporalHandler implements the SDK's client.MetricsHandler on the collector.
+// temporalHandler implements the SDK's client.MetricsHandler on the collector. Its tag set's
+// key is made once, when the SDK adds tags, rather than at every counter it then asks for.
 type temporalHandler struct {
 	c    *temporalCollector
 	tags map[string]string
+	key  string
 }
 
 func (h temporalHandler) WithTags(tags map[string]string) client.MetricsHandler {
 	merged := make(map[string]string, len(h.tags)+len(tags))
 	maps.Copy(merged, h.tags)
 	maps.Copy(merged, tags)
-	return temporalHandler{c: h.c, tags: merged}
+	return temporalHandler{c: h.c, tags: merged, key: tagsKey(merged)}
 }
 
 func (h temporalHandler) Counter(name string) client.MetricsCounter {
-	s := h.c.series(kindCounter, name, h.tags)
+	s := h.c.series(kindCounter, name, h.tags, h.key)
 	return counterFunc(func(d int64) { addFloat(&s.value, float64(d)) })
 }
 
 func (h temporalHandler) Gauge(name string) client.MetricsGauge {
-	s := h.c.series(kindGauge, name, h.tags)
+	s := h.c.series(kindGauge, name, h.tags, h.key)
 	return gaugeFunc(func(v float64) { s.value.Store(math.Float64bits(v)) })
 }
 
 func (h temporalHandler) Timer(name string) client.MetricsTimer {
-	return timerFunc(h.c.series(kindTimer, name, h.tags).observe)
+	return timerFunc(h.c.series(kindTimer, name, h.tags, h.key).observe)
 }
 
 type counterFunc func(int64)
