@@ -61,6 +61,26 @@ type Counter struct {
 	encoding string
 	margin   float64
 	codec    func() tokenizer.Codec
+	// bound: counts are upper bounds made without the vocabulary (Bounded).
+	bound bool
+}
+
+// Bounded is c counting upper bounds of its counts without its vocabulary: a byte-level BPE
+// token is at least one byte, so a text has at most as many tokens as bytes (times the
+// estimate's margin, as c's own counts are). Most model calls fit their window with room to
+// spare, which these bounds prove without building a vocabulary of several megabytes.
+func (c *Counter) Bounded() *Counter {
+	b := *c
+	b.bound = true
+	return &b
+}
+
+// cacheName keys the counts c remembers: a bound is a byte count, whatever the vocabulary.
+func (c *Counter) cacheName() string {
+	if c.bound {
+		return "bytes"
+	}
+	return c.encoding
 }
 
 var (
@@ -101,8 +121,8 @@ func (c *Counter) Encoding() string { return c.encoding }
 // raw is the vocabulary's own count of s. The codec cannot fail on a Go string in its default
 // error mode; if it ever did, a byte count is the safe answer (no token is shorter than a byte).
 func (c *Counter) raw(s string) int {
-	if s == "" {
-		return 0
+	if s == "" || c.bound {
+		return len(s)
 	}
 	if len(s) < cacheMinBytes {
 		return c.count(s)
@@ -209,7 +229,7 @@ func (c *Counter) Tools(tools []openai.Tool) int {
 // definition whose parameters are already JSON is found by a hash of its parts, and encoded only
 // the first time.
 func (c *Counter) rawTool(t openai.Tool) (int, bool) {
-	key, keyed := toolKey(c.encoding, t)
+	key, keyed := toolKey(c.cacheName(), t)
 	if keyed {
 		if n, ok := counts.Get(key); ok {
 			return n, true

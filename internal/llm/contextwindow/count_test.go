@@ -229,3 +229,36 @@ func TestToolCountsAreRememberedByTheirParts(t *testing.T) {
 		t.Fatal("parameters given as a Go value are keyed: their encoding is not known without encoding them")
 	}
 }
+
+// A bound is never below the count it stands for, for exact vocabularies and for estimates
+// alike, and is a byte count: texts, messages and tool definitions.
+func TestBoundsAreNeverBelowTheCounts(t *testing.T) {
+	texts := []string{"", "a", "Hello, world!", "show running-config", "Grüße, 你好 🙂",
+		strings.Repeat("interface GigabitEthernet0/1\n ip address 10.0.0.1 255.255.255.0\n!\n", 40)}
+	tools := []openai.Tool{{Type: openai.ToolTypeFunction, Function: &openai.FunctionDefinition{
+		Name: "run_show", Description: "Run a show command on <devices> & report.",
+		Parameters: json.RawMessage(`{"type":"object","properties":{"command":{"type":"string"}}}`)}}}
+	for _, model := range []string{"gpt-4o", "gpt-4", "llama3"} {
+		c := ForModel(model)
+		b := c.Bounded()
+		if b.Encoding() != c.Encoding() || b.Exact() != c.Exact() {
+			t.Fatalf("%s: the bounded counter is of another model", model)
+		}
+		for _, s := range texts {
+			if b.Text(s) < c.Text(s) {
+				t.Errorf("%s: bound %d below count %d of %q", model, b.Text(s), c.Text(s), s)
+			}
+			if c.Exact() && b.Text(s) != len(s) {
+				t.Errorf("%s: bound %d of %q is not its %d bytes", model, b.Text(s), s, len(s))
+			}
+			m := openai.ChatCompletionMessage{Role: "assistant", Content: s, ToolCalls: []openai.ToolCall{{ID: "call_1", Type: "function",
+				Function: openai.FunctionCall{Name: "run_show", Arguments: `{"command":"` + s + `"}`}}}}
+			if b.Message(m) < c.Message(m) {
+				t.Errorf("%s: message bound %d below its count %d", model, b.Message(m), c.Message(m))
+			}
+		}
+		if b.Tools(tools) < c.Tools(tools) {
+			t.Errorf("%s: tools bound %d below their count %d", model, b.Tools(tools), c.Tools(tools))
+		}
+	}
+}

@@ -19,16 +19,63 @@ const minToolOutputTokens = 256
 // minus the system prompt and the tool schemas (and never more than what leaves max_tokens of
 // room for the answer), long tool results are cut to a share of it with a note, and whole old
 // turns are dropped until the rest fits. The result's Messages are what to send; msgs is not
-// modified.
+// modified. A call that fits whole by upper bounds is not counted further (fitsByBound), and its
+// Tokens is then that bound.
 func (s Settings) FitContext(msgs []openai.ChatCompletionMessage, tools []openai.Tool) contextwindow.Fitted {
 	c := contextwindow.ForModel(s.Model)
-	system := 0
+	if f, ok := s.fitsByBound(c.Bounded(), msgs, tools); ok {
+		return f
+	}
+	system := systemTokens(c, msgs)
+	budget := s.budget(system, c.Tools(tools))
+	capped, cut := c.CapToolOutputs(msgs, max(budget/ToolOutputShare, minToolOutputTokens))
+	f := c.Fit(capped, budget)
+	f.TruncatedToolOutputs += cut
+	return f
+}
+
+// fitsByBound reports whether msgs fit whole, measured with b's upper bounds: then nothing is
+// cut or dropped (every exact count is at most its bound, so the exact budget is at least this
+// one and the exact total at most this total), and the result, with Tokens an upper bound, is
+// the exact one's. Measured this way, a conversation that stays well inside its window never
+// builds a vocabulary.
+func (s Settings) fitsByBound(b *contextwindow.Counter, msgs []openai.ChatCompletionMessage, tools []openai.Tool) (contextwindow.Fitted, bool) {
+	budget := s.budget(systemTokens(b, msgs), b.Tools(tools))
+	share := max(budget/ToolOutputShare, minToolOutputTokens)
+	total := 0
 	for _, m := range msgs {
-		if m.Role == openai.ChatMessageRoleSystem || m.Role == openai.ChatMessageRoleDeveloper {
-			system += c.Message(m)
+		if isSystem(m) {
+			continue
+		}
+		if m.Role == openai.ChatMessageRoleTool && b.Text(m.Content) > share {
+			return contextwindow.Fitted{}, false
+		}
+		total += b.Message(m)
+	}
+	if total > budget {
+		return contextwindow.Fitted{}, false
+	}
+	return contextwindow.Fitted{Messages: contextwindow.Sanitize(msgs), Tokens: total, Fits: true}, true
+}
+
+func isSystem(m openai.ChatCompletionMessage) bool {
+	return m.Role == openai.ChatMessageRoleSystem || m.Role == openai.ChatMessageRoleDeveloper
+}
+
+// systemTokens is what the system messages of msgs cost, counted with c.
+func systemTokens(c *contextwindow.Counter, msgs []openai.ChatCompletionMessage) int {
+	n := 0
+	for _, m := range msgs {
+		if isSystem(m) {
+			n += c.Message(m)
 		}
 	}
-	schemas := c.Tools(tools)
+	return n
+}
+
+// budget is what the conversation may take beside a system prompt and tool schemas of these
+// sizes, leaving max_tokens of room for the answer when it is set.
+func (s Settings) budget(system, schemas int) int {
 	budget := contextwindow.Budget(s.ContextLimitK, s.ContextStrategy, system, schemas)
 	if s.MaxTokens > 0 {
 		window := s.ContextLimitK
@@ -37,8 +84,5 @@ func (s Settings) FitContext(msgs []openai.ChatCompletionMessage, tools []openai
 		}
 		budget = min(budget, max(0, window*1000-s.MaxTokens-system-schemas))
 	}
-	capped, cut := c.CapToolOutputs(msgs, max(budget/ToolOutputShare, minToolOutputTokens))
-	f := c.Fit(capped, budget)
-	f.TruncatedToolOutputs += cut
-	return f
+	return budget
 }

@@ -2,6 +2,7 @@ package llmconfig
 
 import (
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -53,5 +54,50 @@ func TestFitContextBudgetsForTheSettings(t *testing.T) {
 	big := Settings{Model: "llama3", ContextLimitK: 1000}
 	if all := big.FitContext(msgs, tools); len(all.Messages) != len(msgs) || all.TruncatedToolOutputs != 0 {
 		t.Fatalf("trimmed a transcript that fits: %d of %d", len(all.Messages), len(msgs))
+	}
+}
+
+// A call that fits its window whole is proved so by bounds, and what is sent is what the exact
+// count would have sent; one near its window is still counted exactly and trimmed.
+func TestFitContextByBoundsSendsWhatTheCountWould(t *testing.T) {
+	msgs := []openai.ChatCompletionMessage{
+		{Role: "system", Content: "You are the GNS3 copilot."},
+		{Role: "user", Content: "What is in my lab?"},
+		{Role: "assistant", ToolCalls: []openai.ToolCall{{ID: "call_1", Type: "function", Function: openai.FunctionCall{Name: "run_show", Arguments: `{"node":"R1"}`}}}},
+		{Role: "tool", ToolCallID: "call_1", Content: "R1#show ip interface brief\nGi0/0 10.0.0.1 up up\n"},
+		{Role: "tool", ToolCallID: "call_orphan", Content: "a result without its call is dropped either way"},
+		{Role: "assistant", Content: "R1 has one interface up."},
+	}
+	tools := []openai.Tool{{Type: "function", Function: &openai.FunctionDefinition{Name: "run_show", Parameters: map[string]any{"type": "object"}}}}
+	for _, model := range []string{"gpt-4o", "llama3"} {
+		s := Settings{Model: model, ContextLimitK: 8, ContextStrategy: "balanced"}
+		c := contextwindow.ForModel(model)
+		f, ok := s.fitsByBound(c.Bounded(), msgs, tools)
+		if !ok {
+			t.Fatalf("%s: a short conversation in an 8K window was not proved to fit", model)
+		}
+		system := systemTokens(c, msgs)
+		exact := c.Fit(msgs, s.budget(system, c.Tools(tools)))
+		if !reflect.DeepEqual(f.Messages, exact.Messages) || exact.DroppedTurns != 0 || exact.TruncatedToolOutputs != 0 {
+			t.Fatalf("%s: by bounds %d messages, exactly %d (dropped %d, cut %d)", model, len(f.Messages), len(exact.Messages), exact.DroppedTurns, exact.TruncatedToolOutputs)
+		}
+		if f.Tokens < exact.Tokens || !f.Fits {
+			t.Fatalf("%s: bound %d below the exact %d tokens", model, f.Tokens, exact.Tokens)
+		}
+		if got := s.FitContext(msgs, tools); !reflect.DeepEqual(got.Messages, exact.Messages) {
+			t.Fatalf("%s: FitContext sent other messages than the exact fit", model)
+		}
+	}
+	// A tool output above its share of the budget by bytes is counted exactly, and cut only if
+	// its tokens are above it too.
+	long := strings.Repeat("interface GigabitEthernet0/1\n ip address 10.1.1.1 255.255.255.0\n!\n", 60)
+	withLong := append([]openai.ChatCompletionMessage(nil), msgs...)
+	withLong[3].Content = long
+	s := Settings{Model: "gpt-4o", ContextLimitK: 8, ContextStrategy: "balanced"}
+	if _, ok := s.fitsByBound(contextwindow.ForModel("gpt-4o").Bounded(), withLong, tools); ok {
+		t.Fatal("a 4 KB tool output in an 8K window was proved to fit by bytes")
+	}
+	if f := s.FitContext(withLong, tools); !f.Fits || len(f.Messages) == 0 {
+		t.Fatalf("the exact fit of a long output: %+v", f)
 	}
 }
