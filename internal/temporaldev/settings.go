@@ -40,7 +40,11 @@ var pollRPSSettings = []string{
 //     Cassandra-era failures and idle task queues, while finished tasks are deleted as they
 //     are acknowledged and closed workflows by their retention (the namespace's setting below);
 //     off, they save about 7 MB and half of the idle CPU;
-//   - Nexus is off (no endpoints are registered; nothing polls for them).
+//   - Nexus is off (no endpoints are registered; nothing polls for them);
+//   - the parent-close-policy system worker is off: the history service then applies a closing
+//     parent's policy to its children itself, whatever their number (it hands the work to that
+//     worker only from 10 children on), and a turn has a few configuration jobs at most; off, the
+//     worker's SDK client, pollers and caches (1.5 MB of live heap) are not there.
 //
 // The events cache stays at its default (512 KB for the one shard the CLI runs, which
 // `temporal server start-dev` cannot change). The scaled-out layout's server keeps Temporal's
@@ -50,6 +54,7 @@ var leanSettings = []string{
 	"worker.taskQueueScannerEnabled=false",
 	"worker.historyScannerEnabled=false",
 	"system.enableNexus=false",
+	"system.enableParentClosePolicyWorker=false",
 }
 
 // DefaultRetention is how long the dev server keeps a closed workflow's history (a finished

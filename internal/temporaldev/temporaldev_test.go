@@ -606,7 +606,7 @@ func TestRetentionAndSettingsAtEveryStart(t *testing.T) {
 	assert.Equal(t, 72*time.Hour, retention(s))
 	args, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", s.PID()))
 	require.NoError(t, err)
-	for _, kv := range []string{"history.hostLevelCacheMaxSize=512", "worker.historyScannerEnabled=false", "system.enableNexus=false"} {
+	for _, kv := range []string{"history.hostLevelCacheMaxSize=512", "worker.historyScannerEnabled=false", "system.enableNexus=false", "system.enableParentClosePolicyWorker=false"} {
 		assert.Contains(t, string(args), kv)
 	}
 	assert.Contains(t, environ(s), "GOMEMLIMIT=83886080")
@@ -616,4 +616,46 @@ func TestRetentionAndSettingsAtEveryStart(t *testing.T) {
 	s = start(t, temporaldev.Options{DataDir: dir, Headless: true})
 	assert.Equal(t, temporaldev.DefaultRetention, retention(s))
 	assert.Contains(t, environ(s), "GOMEMLIMIT=1GiB")
+}
+
+// The parent-close-policy worker is off (leanSettings): a parent that ends while its child
+// runs still ends the child, the history service applying the policy itself.
+func TestAParentThatEndsStillTerminatesItsChild(t *testing.T) {
+	s := start(t, temporaldev.Options{DataDir: t.TempDir(), Headless: true})
+	c := dial(t, s)
+	w := worker.New(c, "parents", worker.Options{})
+	w.RegisterWorkflow(waitForGo)
+	w.RegisterWorkflow(parentOfWaiter)
+	require.NoError(t, w.Start())
+	t.Cleanup(w.Stop)
+	ctx := ctxFor(t, 30*time.Second)
+	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{TaskQueue: "parents"}, parentOfWaiter, "the-child")
+	require.NoError(t, err)
+	require.NoError(t, run.Get(ctx, nil))
+	for {
+		desc, err := c.DescribeWorkflowExecution(ctx, "the-child", "")
+		require.NoError(t, err)
+		if st := desc.GetWorkflowExecutionInfo().GetStatus(); st == enums.WORKFLOW_EXECUTION_STATUS_TERMINATED {
+			return
+		} else if st != enums.WORKFLOW_EXECUTION_STATUS_RUNNING {
+			t.Fatalf("the child ended %v, want terminated by its parent's close", st)
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatal("the child still runs after its parent ended")
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// waitForGo waits for a signal that never comes.
+func waitForGo(ctx workflow.Context) error {
+	workflow.GetSignalChannel(ctx, "go").Receive(ctx, nil)
+	return nil
+}
+
+// parentOfWaiter starts waitForGo as childID and ends once it has started.
+func parentOfWaiter(ctx workflow.Context, childID string) error {
+	cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{WorkflowID: childID})
+	return workflow.ExecuteChildWorkflow(cctx, waitForGo).GetChildWorkflowExecution().Get(ctx, nil)
 }
