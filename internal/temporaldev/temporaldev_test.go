@@ -612,10 +612,18 @@ func TestRetentionAndSettingsAtEveryStart(t *testing.T) {
 	assert.Contains(t, environ(s), "GOMEMLIMIT=83886080")
 	assert.NotContains(t, environ(s), "GOMEMLIMIT=1GiB")
 	require.NoError(t, s.Stop())
-	// Without one, the dev server gets the environment as it is.
+	// Without one, the dev server gets the environment as it is, and a GOGC of 75 where the
+	// environment sets none.
 	s = start(t, temporaldev.Options{DataDir: dir, Headless: true})
 	assert.Equal(t, temporaldev.DefaultRetention, retention(s))
 	assert.Contains(t, environ(s), "GOMEMLIMIT=1GiB")
+	assert.Contains(t, environ(s), "GOGC=75")
+	require.NoError(t, s.Stop())
+	// An operator's GOGC is the dev server's too.
+	t.Setenv("GOGC", "120")
+	s = start(t, temporaldev.Options{DataDir: dir, Headless: true})
+	assert.Contains(t, environ(s), "GOGC=120")
+	assert.NotContains(t, environ(s), "GOGC=75")
 }
 
 // The parent-close-policy worker is off (leanSettings): a parent that ends while its child
