@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/gns3-copilot/gns3-copilot/internal/domain"
+	"github.com/gns3-copilot/gns3-copilot/internal/memtrim"
 	"github.com/gns3-copilot/gns3-copilot/internal/relay"
 	"github.com/gns3-copilot/gns3-copilot/models"
 	"github.com/gns3-copilot/gns3-copilot/workflows"
@@ -140,6 +141,8 @@ func (a *Activities) turnEnded(ctx context.Context, in workflows.FinalizeInput, 
 	}
 	d := end.Sub(t.CreatedAt)
 	a.Metrics.TurnFinished(in.Status, in.Turn.Mode, d)
+	// What the turn left is given back once the process has been quiet for a while.
+	memtrim.Worked()
 	a.baseLogger().Info("turn", "event", "end", "turn_id", in.Turn.TurnID, "session_id", in.Turn.SessionID,
 		"project_id", in.Turn.ProjectID, "user_id", in.Turn.UserID, "mode", in.Turn.Mode, "status", in.Status,
 		"steps", in.LLMCalls, "input_tokens", in.InputTokens, "output_tokens", in.OutputTokens, "duration", d)

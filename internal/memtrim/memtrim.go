@@ -8,6 +8,7 @@ import (
 	"context"
 	"runtime/debug"
 	"runtime/metrics"
+	"sync/atomic"
 	"time"
 )
 
@@ -38,6 +39,15 @@ func HeapHeld() uint64 {
 // busyAlloc is what a process allocates in one interval when it works: an idle serve allocates
 // about 1 MB in 20 s and an idle dev server 0.4 to 2.3 MB, a burst of turns hundreds.
 const busyAlloc = 4 << 20
+
+// worked is set by Worked and read by the next tick.
+var worked atomic.Bool
+
+// Worked tells the trimmer that the process did a piece of work (serve: a turn ended), however
+// little it allocated: a few chats allocate less than busyAlloc in an interval, and an idle
+// serve then kept, 45 s after it started, the 30 MB of heap and code pages its first turns left,
+// for as long as it stayed idle.
+func Worked() { worked.Store(true) }
 
 // ReturnIdleMemory gives the system back what work left behind, until ctx ends. The Go runtime
 // does it only gradually: an idle process collects garbage every two minutes, and its scavenger
@@ -76,7 +86,7 @@ func newTrimmer(threshold uint64) *trimmer {
 // mapped (DropIdleCodePages). It reports whether it did.
 func (t *trimmer) tick() bool {
 	now := allocated()
-	quiet := now-t.allocs < busyAlloc
+	quiet := now-t.allocs < busyAlloc && !worked.Swap(false)
 	t.allocs = now
 	if !quiet {
 		t.busy = true

@@ -79,3 +79,28 @@ func TestTrimsOnceWhenTheWorkStops(t *testing.T) {
 		t.Fatalf("%d collections while idle", numGC()-gcs)
 	}
 }
+
+// A piece of work that allocates little (a few chats) still counts as work: the interval it
+// was done in is busy, and the first quiet one after it trims.
+func TestWorkThatAllocatesLittleIsTrimmedAfter(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(-1))
+	tr := newTrimmer(1 << 62)
+	worked.Store(false)
+	if tr.tick() {
+		t.Fatal("trimmed before any work")
+	}
+	Worked()
+	if tr.tick() {
+		t.Fatal("trimmed in the interval of the work")
+	}
+	gcs := numGC()
+	if !tr.tick() {
+		t.Fatal("did not trim in the first quiet interval after the work")
+	}
+	if numGC() == gcs {
+		t.Fatal("trimmed without a collection")
+	}
+	if tr.tick() {
+		t.Fatal("trimmed again while idle")
+	}
+}
