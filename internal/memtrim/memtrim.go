@@ -86,7 +86,10 @@ func newTrimmer(threshold uint64) *trimmer {
 // mapped (DropIdleCodePages). It reports whether it did.
 func (t *trimmer) tick() bool {
 	now := allocated()
-	quiet := now-t.allocs < busyAlloc && !worked.Swap(false)
+	// Read (and reset) the work flag whatever the allocations say: left set behind a busy
+	// interval, it would make the next quiet one look busy and put the trim off an interval.
+	didWork := worked.Swap(false)
+	quiet := now-t.allocs < busyAlloc && !didWork
 	t.allocs = now
 	if !quiet {
 		t.busy = true

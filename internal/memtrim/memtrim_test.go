@@ -104,3 +104,24 @@ func TestWorkThatAllocatesLittleIsTrimmedAfter(t *testing.T) {
 		t.Fatal("trimmed again while idle")
 	}
 }
+
+// Work noted in an interval that also allocated much (a burst of turns) is that interval's:
+// the first quiet interval after it trims.
+func TestWorkInABusyIntervalDoesNotPutTheTrimOff(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(-1))
+	tr := newTrimmer(1 << 62)
+	worked.Store(false)
+	garbage := make([][]byte, 0, 64)
+	for range 64 {
+		garbage = append(garbage, make([]byte, 4*busyAlloc/64))
+	}
+	runtime.KeepAlive(garbage)
+	garbage = nil
+	Worked()
+	if tr.tick() {
+		t.Fatal("trimmed in the middle of the work")
+	}
+	if !tr.tick() {
+		t.Fatal("did not trim in the first quiet interval after the work")
+	}
+}
