@@ -48,13 +48,7 @@ func BenchmarkDiskPerTurn(b *testing.B) {
 	for b.Loop() {
 		b.StopTimer()
 		path := filepath.Join(b.TempDir(), "copilot.db")
-		db, err := Open("sqlite:"+path, "")
-		if err != nil {
-			b.Fatal(err)
-		}
-		if err := Migrate(db); err != nil {
-			b.Fatal(err)
-		}
+		db := openMigrated(b, path)
 		repo := NewChatRepository(db)
 		devs := DeviceRepository{DB: db}
 		ctx := context.Background()

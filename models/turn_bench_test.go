@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"gorm.io/gorm"
+
 	"github.com/gns3-copilot/gns3-copilot/internal/domain"
 )
 
@@ -21,13 +23,7 @@ import (
 // that has used the copilot for a while. One op is one turn.
 func BenchmarkTurnRows(b *testing.B) {
 	path := filepath.Join(b.TempDir(), "copilot.db")
-	db, err := Open("sqlite:"+path, "")
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := Migrate(db); err != nil {
-		b.Fatal(err)
-	}
+	db := openMigrated(b, path)
 	b.Cleanup(func() {
 		if s, err := db.DB(); err == nil {
 			_ = s.Close()
@@ -145,3 +141,16 @@ func processCPU(b *testing.B) time.Duration {
 // turnBenchBacklog is how many finished turns BenchmarkTurnRows's database holds before it
 // measures: a class of 30 after a few weeks.
 const turnBenchBacklog = 5000
+
+// openMigrated opens the SQLite file at path as serve does and migrates it.
+func openMigrated(b *testing.B, path string) *gorm.DB {
+	b.Helper()
+	db, err := Open("sqlite:"+path, "")
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := Migrate(db); err != nil {
+		b.Fatal(err)
+	}
+	return db
+}
