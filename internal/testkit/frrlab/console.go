@@ -36,9 +36,13 @@ type console struct {
 	readyMark string
 }
 
-// openPTY returns a new pseudo-terminal's master and the path of its slave.
+// openPTY returns a new pseudo-terminal's master and the path of its slave. The master is
+// non-blocking, so that Go's poller serves it and closing it ends a read in progress: a blocked
+// read keeps the master open, and a program on the console that outlives its shell (vtysh, when
+// SIGHUP was ignored before the test started, as under nohup) would never get the hangup that
+// ends it, nor the console's stop return.
 func openPTY() (*os.File, string, error) {
-	fd, err := unix.Open("/dev/ptmx", unix.O_RDWR|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
+	fd, err := unix.Open("/dev/ptmx", unix.O_RDWR|unix.O_NOCTTY|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, "", fmt.Errorf("open /dev/ptmx: %w", err)
 	}
