@@ -195,10 +195,22 @@ func (r *LLMConfigRepository) ByID(ctx context.Context, id string) (*LLMModelCon
 
 // List returns the owner's configurations, oldest first.
 func (r *LLMConfigRepository) List(ctx context.Context, ownerType, ownerID string) ([]LLMModelConfig, error) {
+	// Every turn a user starts reads their configurations (to find the one it runs with), so
+	// this is written by hand (internal/sqlstmt) rather than built by GORM each time.
+	rows, err := configsOfOwner.Query(ctx, r.DB, ownerType, ownerID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
 	out := []LLMModelConfig{}
-	err := r.DB.WithContext(ctx).Where("owner_type = ? AND owner_id = ?", ownerType, ownerID).
-		Order("created_at").Order("id").Find(&out).Error
-	return out, err
+	for rows.Next() {
+		var c LLMModelConfig
+		if err := rows.Scan(llmConfigFields(&c)...); err != nil {
+			return nil, err
+		}
+		out = append(out, c)
+	}
+	return out, rows.Err()
 }
 
 // ListGroups returns the configurations of the groups, oldest first.

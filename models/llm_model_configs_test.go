@@ -3,10 +3,13 @@ package models
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
+	"gorm.io/gorm"
 )
 
 func forEachLLMDB(t *testing.T, run func(t *testing.T, repo *LLMConfigRepository)) {
@@ -256,6 +259,67 @@ func TestLLMConfigRepositoryListsAndDefaults(t *testing.T) {
 		d, err := repo.Default(ctx, OwnerGroup, g2)
 		if err != nil || d.OwnerID != g2 {
 			t.Fatalf("group default: %+v %v", d, err)
+		}
+	})
+}
+
+// List is written by hand; it must read every column GORM's model has, into the field GORM
+// would put it in, in GORM's order, so a column added to the model without adding it to the
+// statement fails here.
+func TestLLMConfigListReadsWhatGORMReads(t *testing.T) {
+	forEachLLMDB(t, func(t *testing.T, repo *LLMConfigRepository) {
+		ctx := context.Background()
+		user := uuid.NewString()
+		stmt := &gorm.Statement{DB: repo.DB}
+		if err := stmt.Parse(&LLMModelConfig{}); err != nil {
+			t.Fatal(err)
+		}
+		if got, want := llmConfigColumns, strings.Join(stmt.Schema.DBNames, ", "); got != want {
+			t.Fatalf("the statement's columns\n%s\nare not the model's\n%s", got, want)
+		}
+		for i, name := range []string{"first", "second", "third"} {
+			c := newLLMRow(OwnerUser, user, name)
+			// Every field differs from the other rows and from its zero value, so a field read
+			// into the wrong place or not at all shows.
+			c.Temperature, c.MaxTokens, c.ContextLimit, c.Version = 0.25*float64(i+1), 100*(i+1), 8*(i+1), 0
+			c.APIKeySealed, c.APIKeyHint, c.Extra = "sealed-"+name, "…"+name, `{"k":"`+name+`"}`
+			c.EndpointTrusted, c.InheritsFrom, c.CopilotMode = i%2 == 0, "", "lab_automation_assistant"
+			if err := repo.Create(ctx, c, i == 1); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := repo.Update(ctx, OwnerUser, user, c.ID, nil, func(c *LLMModelConfig) error {
+				c.Name += " renamed"
+				return nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := repo.Create(ctx, newLLMRow(OwnerUser, uuid.NewString(), "someone else's"), true); err != nil {
+			t.Fatal(err)
+		}
+		var want []LLMModelConfig
+		if err := repo.DB.Where("owner_type = ? AND owner_id = ?", OwnerUser, user).Order("created_at").Order("id").Find(&want).Error; err != nil {
+			t.Fatal(err)
+		}
+		got, err := repo.List(ctx, OwnerUser, user)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != 3 || len(want) != 3 {
+			t.Fatalf("listed %d, GORM finds %d, want 3", len(got), len(want))
+		}
+		for i := range want {
+			w, g := want[i], got[i]
+			if !w.CreatedAt.Equal(g.CreatedAt) || !w.UpdatedAt.Equal(g.UpdatedAt) {
+				t.Fatalf("row %d times: got %v %v, GORM reads %v %v", i, g.CreatedAt, g.UpdatedAt, w.CreatedAt, w.UpdatedAt)
+			}
+			w.CreatedAt, w.UpdatedAt, g.CreatedAt, g.UpdatedAt = time.Time{}, time.Time{}, time.Time{}, time.Time{}
+			if w != g {
+				t.Fatalf("row %d:\n got %+v\nGORM %+v", i, g, w)
+			}
+		}
+		if none, err := repo.List(ctx, OwnerGroup, user); err != nil || len(none) != 0 {
+			t.Fatalf("another owner type lists nothing: %v %v", none, err)
 		}
 	})
 }

@@ -26,13 +26,15 @@ func scanOne(ctx context.Context, db *gorm.DB, s sqlstmt.Statement, args []any, 
 // The statements of a turn's rows. Their columns are listed rather than *, so that a column a
 // later migration adds does not shift what the scans read.
 const (
-	turnColumns    = "id, session_id, seq, user_id, project_id, status, mode, llm_config_id, workflow_id, error, temperature, created_at, finished_at"
-	messageColumns = "id, session_id, turn_id, turn_seq, idx, role, content, name, tool_call_id, tool_calls, metadata, committed, aside, sub, created_at"
+	turnColumns      = "id, session_id, seq, user_id, project_id, status, mode, llm_config_id, workflow_id, error, temperature, created_at, finished_at"
+	llmConfigColumns = "id, owner_type, owner_id, name, model_type, provider, base_url, model, temperature, api_key_sealed, api_key_hint, max_tokens, context_limit, context_strategy, copilot_mode, is_default, endpoint_trusted, extra, inherits_from, version, created_at, updated_at"
+	messageColumns   = "id, session_id, turn_id, turn_seq, idx, role, content, name, tool_call_id, tool_calls, metadata, committed, aside, sub, created_at"
 
 	insertMessageText = "INSERT INTO chat_messages (" + messageColumns + ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 
 var (
+	configsOfOwner  = newStatement("SELECT " + llmConfigColumns + " FROM llm_model_configs WHERE owner_type = ? AND owner_id = ? ORDER BY created_at, id")
 	turnByID        = newStatement("SELECT " + turnColumns + " FROM chat_turns WHERE id = ?")
 	runningOfUserN  = newStatement("SELECT count(*) FROM chat_turns WHERE " + runningOfUser(domain.TurnRunning))
 	insertSession   = newStatement("INSERT INTO chat_sessions (thread_id, user_id, project_id, title, message_count, llm_calls_count, input_tokens, output_tokens, total_tokens, created_at, updated_at, metadata, stats, pinned, title_locked) VALUES (?, ?, ?, ?, 0, 0, 0, 0, 0, ?, ?, ?, '{}', ?, ?) RETURNING id")
@@ -73,6 +75,13 @@ func scanTurn(scan func(dest ...any) error, t *ChatTurn) error {
 		t.FinishedAt = &finished.Time
 	}
 	return nil
+}
+
+// llmConfigFields are pointers to c's fields in llmConfigColumns' order.
+func llmConfigFields(c *LLMModelConfig) []any {
+	return []any{&c.ID, &c.OwnerType, &c.OwnerID, &c.Name, &c.ModelType, &c.Provider, &c.BaseURL, &c.Model, &c.Temperature,
+		&c.APIKeySealed, &c.APIKeyHint, &c.MaxTokens, &c.ContextLimit, &c.ContextStrategy, &c.CopilotMode, &c.IsDefault,
+		&c.EndpointTrusted, &c.Extra, &c.InheritsFrom, &c.Version, &c.CreatedAt, &c.UpdatedAt}
 }
 
 // turnArgs are t's values in turnColumns' order.

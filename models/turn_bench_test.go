@@ -16,7 +16,7 @@ import (
 
 // BenchmarkTurnRows is the copilot's own database work for one new chat, in the order the API,
 // the model call and the finalizer do it (issue 36: serve's CPU a turn): the turn started under a
-// per-user limit, the turn, the transcript and the topology mark read for the prompt, the answer
+// per-user limit after the user's model configurations were read, the turn, the transcript and the topology mark read for the prompt, the answer
 // stored, the title's check and reads, the turn finalized with its title, and the session's new
 // topology mark. The credentials and the event log are stores of their own, not in it. It runs
 // on a SQLite file already holding turnBenchBacklog finished turns of other students, as a class
@@ -31,8 +31,20 @@ func BenchmarkTurnRows(b *testing.B) {
 	})
 	repo := NewChatRepository(db)
 	marks := TopologyMarks{DB: db}
+	configs := NewLLMConfigRepository(db)
 	ctx := context.Background()
+	for i := range 30 {
+		c := &LLMModelConfig{ID: fmt.Sprintf("00000000-0000-0000-0000-0000000000%02d", i), OwnerType: OwnerUser, OwnerID: fmt.Sprintf("student-%02d", i),
+			Name: "class model", ModelType: "text", Provider: "openai", BaseURL: "https://api.openai.com/v1", Model: "gpt-4o-mini",
+			Temperature: 0.7, ContextLimit: 128, ContextStrategy: "balanced", CopilotMode: "teaching_assistant"}
+		if err := configs.Create(ctx, c, true); err != nil {
+			b.Fatal(err)
+		}
+	}
 	start := func(user string) (*ChatSession, *ChatTurn) {
+		if own, err := configs.List(ctx, OwnerUser, user); err != nil || len(own) != 1 {
+			b.Fatal(own, err)
+		}
 		sess, turn, _, err := repo.StartTurn(ctx, StartTurnParams{UserID: user, ProjectID: "lab-project-0000000000000000000000000001",
 			Message: "What is in my lab?", Mode: domain.ModeTeachingAssistant, InitialTitle: "What is in my lab?",
 			WorkflowID: func(s, t string) string { return "chat-" + s + "-" + t }, MaxRunningPerUser: 5})
