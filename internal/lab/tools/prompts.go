@@ -3,24 +3,34 @@ package tools
 import (
 	"embed"
 	"strings"
+	"sync"
 )
 
 //go:embed prompts/*.md
 var promptFiles embed.FS
 
-// SystemPrompt returns the system prompt of a mode (embedded from
-// tools/prompts). The caller appends the project context; see
-// BuildSystemPrompt.
+// modePrompts are the embedded prompts by mode, read once: every model call of every turn
+// builds its system prompt from one, and reading it from the embedded files copied it twice.
+var modePrompts = sync.OnceValue(func() map[Mode]string {
+	out := map[Mode]string{}
+	for _, m := range []Mode{TeachingAssistant, LabAutomation, TroubleshootingInjection} {
+		b, err := promptFiles.ReadFile("prompts/" + string(m) + ".md")
+		if err != nil {
+			panic("tools: missing embedded prompt for " + string(m))
+		}
+		out[m] = string(b)
+	}
+	return out
+})
+
+// SystemPrompt returns the system prompt of a mode (embedded from tools/prompts). The caller
+// appends the project context; see BuildSystemPrompt.
 func SystemPrompt(mode Mode) string {
 	m, err := ParseMode(string(mode))
 	if err != nil {
 		m = TeachingAssistant
 	}
-	b, err := promptFiles.ReadFile("prompts/" + string(m) + ".md")
-	if err != nil {
-		panic("tools: missing embedded prompt for " + string(m))
-	}
-	return string(b)
+	return modePrompts()[m]
 }
 
 // BuildSystemPrompt joins a mode's prompt and the project context produced
