@@ -14,13 +14,14 @@ import (
 	"github.com/gns3-copilot/gns3-copilot/internal/domain"
 )
 
-// BenchmarkTurnRows is the copilot's own database work for one new chat, in the order the API,
-// the model call and the finalizer do it (issue 36: serve's CPU a turn): the turn started under a
-// per-user limit after the user's model configurations were read, the turn, the transcript and the topology mark read for the prompt, the answer
-// stored, the title's check and reads, the turn finalized with its title, and the session's new
-// topology mark. The credentials and the event log are stores of their own, not in it. It runs
-// on a SQLite file already holding turnBenchBacklog finished turns of other students, as a class
-// that has used the copilot for a while. One op is one turn.
+// BenchmarkTurnRows is the copilot's own database work for one new chat, in the order the API, the
+// model call and the finalizer do it (issue 36: serve's CPU a turn): the turn started under a
+// per-user limit after the user's model configurations were read, the turn, the transcript and the
+// topology mark read for the prompt, the answer stored, the title's check and reads, the turn
+// finalized with its title, and the session's new topology mark. The credentials and the event log
+// are stores of their own, not in it. It runs on a SQLite file already holding turnBenchBacklog
+// finished turns of other students, as a class that has used the copilot for a while. One op is
+// one turn.
 func BenchmarkTurnRows(b *testing.B) {
 	path := filepath.Join(b.TempDir(), "copilot.db")
 	db := openMigrated(b, path)
@@ -34,10 +35,7 @@ func BenchmarkTurnRows(b *testing.B) {
 	configs := NewLLMConfigRepository(db)
 	ctx := context.Background()
 	for i := range 30 {
-		c := &LLMModelConfig{ID: fmt.Sprintf("00000000-0000-0000-0000-0000000000%02d", i), OwnerType: OwnerUser, OwnerID: fmt.Sprintf("student-%02d", i),
-			Name: "class model", ModelType: "text", Provider: "openai", BaseURL: "https://api.openai.com/v1", Model: "gpt-4o-mini",
-			Temperature: 0.7, ContextLimit: 128, ContextStrategy: "balanced", CopilotMode: "teaching_assistant"}
-		if err := configs.Create(ctx, c, true); err != nil {
+		if err := configs.Create(ctx, newLLMRow(OwnerUser, fmt.Sprintf("student-%02d", i), "class model"), true); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -13,7 +13,7 @@ var promptFiles embed.FS
 // builds its system prompt from one, and reading it from the embedded files copied it twice.
 var modePrompts = sync.OnceValue(func() map[Mode]string {
 	out := map[Mode]string{}
-	for _, m := range []Mode{TeachingAssistant, LabAutomation, TroubleshootingInjection} {
+	for _, m := range Modes {
 		b, err := promptFiles.ReadFile("prompts/" + string(m) + ".md")
 		if err != nil {
 			panic("tools: missing embedded prompt for " + string(m))
