@@ -199,9 +199,11 @@ func (s *Server) topologyStream(c *gin.Context) {
 				}
 			}
 			version = v
-		} else if live || next != nil {
+		} else if live || (next != nil && v != version) {
 			// The changes since the last frame are unknown (a re-read, or the live copy came up
-			// after a direct read): send the whole picture again.
+			// after a direct read): send the whole picture again. A copy still being read for the
+			// first time (no version yet) is waited for: reading GNS3 again meanwhile would only
+			// repeat the direct read just sent.
 			if snap, err = s.deps.Live.Read(ctx, u.GNS3, pid); err != nil {
 				s.endTopologyStream(c, w, err)
 				return

@@ -213,7 +213,6 @@ func (p *project) session() error {
 	if err := p.reread(); err != nil {
 		return err
 	}
-	p.setConnected(true)
 	silence := p.hub.opts.MaxSilence
 	tick := time.NewTicker(min(silence/2, p.hub.opts.IdleAfter/4))
 	defer tick.Stop()
@@ -295,6 +294,10 @@ func (p *project) reread() error {
 	p.resetAt = p.version
 	p.history = p.history[:0]
 	p.seeded = true
+	// Every read runs on an open stream, so the copy is current from here; said under the same
+	// lock as the wake-up, or a stream woken by it would find the copy not current yet and read
+	// GNS3 directly.
+	p.connected = true
 	p.heard = time.Now()
 	p.notifyLocked()
 	p.mu.Unlock()
