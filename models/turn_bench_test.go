@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -23,6 +24,65 @@ import (
 // finished turns of other students, as a class that has used the copilot for a while. One op is
 // one turn.
 func BenchmarkTurnRows(b *testing.B) {
+	db, path, turn := turnRows(b)
+	b.ReportAllocs()
+	cpu0 := processCPU(b)
+	i := 0
+	for b.Loop() {
+		i++
+		turn(i)
+	}
+	// The process's CPU, not the wall clock: on a shared machine the wall clock also counts the
+	// time other processes had the cores.
+	b.ReportMetric(float64((processCPU(b)-cpu0).Nanoseconds())/float64(b.N), "cpu-ns/op")
+
+	// What a turn writes into the WAL, counted in pages: every page a commit changed is written
+	// whole, so this is what the commits cost in writes, and what a checkpoint copies back later.
+	// Exact where the CPU above is noisy. The checkpoint is held off while it is counted.
+	b.StopTimer()
+	b.ReportMetric(walPages(b, db, path, func() {
+		for range walTurns {
+			i++
+			turn(i)
+		}
+	})/walTurns, "wal-pages/turn")
+}
+
+// BenchmarkTurnRowsConcurrent is BenchmarkTurnRows's turns taken by a class at once: 100 turns
+// run together in each round, as in the load benchmark's burst, so that their writes meet at
+// SQLite's one writer. One op is one turn.
+func BenchmarkTurnRowsConcurrent(b *testing.B) {
+	const class = 100
+	db, path, turn := turnRows(b)
+	round := func(first int) {
+		var wg sync.WaitGroup
+		for k := range class {
+			wg.Go(func() { turn(first + k) })
+		}
+		wg.Wait()
+	}
+	b.ReportAllocs()
+	cpu0 := processCPU(b)
+	n := 0
+	for b.Loop() {
+		// b.Loop counts turns; every class-th one runs a round of class turns.
+		if n%class == 0 {
+			round(n)
+		}
+		n++
+	}
+	b.ReportMetric(float64((processCPU(b)-cpu0).Nanoseconds())/float64(b.N), "cpu-ns/op")
+	b.StopTimer()
+	b.ReportMetric(walPages(b, db, path, func() {
+		for r := range walTurns / class {
+			round(n + r*class)
+		}
+	})/walTurns, "wal-pages/turn")
+}
+
+// turnRows opens the benchmarks' database and returns the sequence of one turn, of the i-th
+// student of the class.
+func turnRows(b *testing.B) (*gorm.DB, string, func(i int)) {
 	path := filepath.Join(b.TempDir(), "copilot.db")
 	db := openMigrated(b, path)
 	b.Cleanup(func() {
@@ -95,21 +155,11 @@ func BenchmarkTurnRows(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	b.ReportAllocs()
-	cpu0 := processCPU(b)
-	i := 0
-	for b.Loop() {
-		i++
-		turn(i)
-	}
-	// The process's CPU, not the wall clock: on a shared machine the wall clock also counts the
-	// time other processes had the cores.
-	b.ReportMetric(float64((processCPU(b)-cpu0).Nanoseconds())/float64(b.N), "cpu-ns/op")
+	return db, path, turn
+}
 
-	// What a turn writes into the WAL, counted in pages: every page a commit changed is written
-	// whole, so this is what the commits cost in writes, and what a checkpoint copies back later.
-	// Exact where the CPU above is noisy. The checkpoint is held off while it is counted.
-	b.StopTimer()
+// walPages counts the WAL pages run writes, with the checkpoint held off.
+func walPages(b *testing.B, db *gorm.DB, path string, run func()) float64 {
 	var out []map[string]any
 	if err := db.Raw("PRAGMA wal_checkpoint(TRUNCATE)").Scan(&out).Error; err != nil {
 		b.Fatal(err)
@@ -121,19 +171,16 @@ func BenchmarkTurnRows(b *testing.B) {
 	if err := db.Raw("PRAGMA page_size").Scan(&pageSize).Error; err != nil {
 		b.Fatal(err)
 	}
-	for range walTurns {
-		i++
-		turn(i)
-	}
+	run()
 	st, err := os.Stat(path + "-wal")
 	if err != nil {
 		b.Fatal(err)
 	}
-	// A WAL frame is a page behind a 24-byte header, after the file's 32-byte header.
-	b.ReportMetric(float64(st.Size()-32)/float64(pageSize+24)/walTurns, "wal-pages/turn")
 	if err := db.Raw("PRAGMA wal_autocheckpoint=1000").Scan(&out).Error; err != nil {
 		b.Fatal(err)
 	}
+	// A WAL frame is a page behind a 24-byte header, after the file's 32-byte header.
+	return float64(st.Size()-32) / float64(pageSize+24)
 }
 
 // walTurns is how many turns BenchmarkTurnRows counts the WAL pages of.
