@@ -29,6 +29,9 @@ const sqliteReaders = 4
 type sqlitePool struct {
 	writer, reader           *sql.DB
 	writerStmts, readerStmts *stmtCache
+	// batch is how every transaction and write runs on the writer: concurrent ones committed
+	// together (sqlite_batch.go).
+	batch *writeBatcher
 }
 
 var (
@@ -60,7 +63,12 @@ func openSQLitePool(writerDSN, readerDSN string) (*sqlitePool, error) {
 		_ = writer.Close()
 		return nil, err
 	}
-	return &sqlitePool{writer: writer, reader: reader, writerStmts: newStmtCache(writer), readerStmts: newStmtCache(reader)}, nil
+	batch, err := newWriteBatcher(writer)
+	if err != nil {
+		_ = writer.Close()
+		return nil, err
+	}
+	return &sqlitePool{writer: writer, reader: reader, writerStmts: newStmtCache(writer), readerStmts: newStmtCache(reader), batch: batch}, nil
 }
 
 func (p *sqlitePool) PrepareContext(ctx context.Context, query string) (*sql.Stmt, error) {
@@ -68,14 +76,33 @@ func (p *sqlitePool) PrepareContext(ctx context.Context, query string) (*sql.Stm
 	return p.writer.PrepareContext(ctx, query)
 }
 
+// ExecContext runs a write of its own: by itself when the writer is free, else as a
+// transaction of one statement committed with the writes beside it.
 func (p *sqlitePool) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
 	if returnsRows(query) {
 		return p.writer.ExecContext(ctx, query, args...)
 	}
-	if st := p.writerStmts.get(ctx, query); st != nil {
-		return st.ExecContext(ctx, args...)
+	p.batch.acquire()
+	if p.batch.alone() {
+		defer p.batch.turn.Unlock()
+		if st := p.writerStmts.get(ctx, query); st != nil {
+			return st.ExecContext(ctx, args...)
+		}
+		return p.writer.ExecContext(ctx, query, args...)
 	}
-	return p.writer.ExecContext(ctx, query, args...)
+	t, err := p.member(p.batch.join(ctx))
+	if err != nil {
+		return nil, err
+	}
+	res, err := t.ExecContext(ctx, query, args...)
+	if err != nil {
+		_ = t.Rollback()
+		return nil, err
+	}
+	if err := t.Commit(); err != nil {
+		return nil, err
+	}
+	return res, nil
 }
 
 func (p *sqlitePool) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
@@ -94,13 +121,21 @@ func (p *sqlitePool) QueryRowContext(ctx context.Context, query string, args ...
 	return db.QueryRowContext(ctx, query, args...)
 }
 
-// BeginTx starts a transaction on the writer whose statements are the writer's prepared ones.
-func (p *sqlitePool) BeginTx(ctx context.Context, opts *sql.TxOptions) (gorm.ConnPool, error) {
-	tx, err := p.writer.BeginTx(ctx, opts)
+// BeginTx starts a transaction on the writer whose statements are the writer's prepared ones: a
+// member of the writer's batch. SQLite's transactions are serializable whatever opts asks.
+func (p *sqlitePool) BeginTx(ctx context.Context, _ *sql.TxOptions) (gorm.ConnPool, error) {
+	return p.begin(ctx)
+}
+
+func (p *sqlitePool) begin(ctx context.Context) (*sqliteTx, error) {
+	return p.member(p.batch.begin(ctx))
+}
+
+func (p *sqlitePool) member(b *writeBatch, first bool, err error) (*sqliteTx, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &sqliteTx{Tx: tx, pool: p}, nil
+	return &sqliteTx{Tx: b.tx, pool: p, batch: b, first: first}, nil
 }
 
 // GetDBConn is what gorm's DB() returns: the writer, whose Close closes both pools.
@@ -156,33 +191,53 @@ func (c sqliteConnector) Close() error { return c.readers.Close() }
 // It prepares nothing new for the cache while it runs: that takes a connection of the writer,
 // whose only one the transaction holds. A text first seen in a transaction runs as text, and is
 // prepared for the next ones once the transaction has ended.
+//
+// Its statements do not run under the caller's context: mattn's driver interrupts a statement
+// whose context ends, and SQLite then rolls back the whole transaction, which holds the batch's
+// other members' work too. A context that has ended stops the member's next statement instead.
 type sqliteTx struct {
 	*sql.Tx
-	pool *sqlitePool
-	seen []string // texts that ran unprepared
+	pool  *sqlitePool
+	batch *writeBatch
+	first bool // the batch's first member, which needs no savepoint
+	ended bool
+	seen  []string // texts that ran unprepared
 }
 
-func (t *sqliteTx) stmt(ctx context.Context, query string) *sql.Stmt {
+func (t *sqliteTx) stmt(query string) *sql.Stmt {
 	st := t.pool.writerStmts.cached(query)
 	if st == nil {
 		t.seen = append(t.seen, query)
 		return nil
 	}
-	return t.StmtContext(ctx, st)
+	return t.Stmt(st)
 }
 
+// Commit keeps the member's work and returns once the batch holding it has committed. GORM
+// rolls back after a failed commit: nothing is left to undo by then.
 func (t *sqliteTx) Commit() error {
-	err := t.Tx.Commit()
+	if t.ended {
+		return sql.ErrTxDone
+	}
+	t.ended = true
+	err := t.pool.batch.end(t.batch, t.first, true)
 	t.learn()
 	return err
 }
 
 func (t *sqliteTx) Rollback() error {
-	err := t.Tx.Rollback()
+	if t.ended {
+		return sql.ErrTxDone
+	}
+	t.ended = true
+	err := t.pool.batch.end(t.batch, t.first, false)
 	t.learn()
 	return err
 }
 
+// learn prepares the texts that ran unprepared, once the member has left the writer (preparing
+// takes the writer's connection, which the batch holds); a batch begun since may hold it, and
+// then this waits for that batch's end.
 func (t *sqliteTx) learn() {
 	for _, q := range t.seen {
 		t.pool.writerStmts.get(context.Background(), q)
@@ -191,24 +246,37 @@ func (t *sqliteTx) learn() {
 }
 
 func (t *sqliteTx) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	ctx = context.WithoutCancel(ctx)
 	if returnsRows(query) {
 		return t.Tx.ExecContext(ctx, query, args...)
 	}
-	if st := t.stmt(ctx, query); st != nil {
+	if st := t.stmt(query); st != nil {
 		return st.ExecContext(ctx, args...)
 	}
 	return t.Tx.ExecContext(ctx, query, args...)
 }
 
 func (t *sqliteTx) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
-	if st := t.stmt(ctx, query); st != nil {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	ctx = context.WithoutCancel(ctx)
+	if st := t.stmt(query); st != nil {
 		return st.QueryContext(ctx, args...)
 	}
 	return t.Tx.QueryContext(ctx, query, args...)
 }
 
 func (t *sqliteTx) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
-	if st := t.stmt(ctx, query); st != nil {
+	if ctx.Err() != nil {
+		// database/sql answers an ended context with its error before the driver sees it.
+		return t.Tx.QueryRowContext(ctx, query, args...)
+	}
+	ctx = context.WithoutCancel(ctx)
+	if st := t.stmt(query); st != nil {
 		return st.QueryRowContext(ctx, args...)
 	}
 	return t.Tx.QueryRowContext(ctx, query, args...)
