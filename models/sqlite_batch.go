@@ -43,10 +43,11 @@ type writeBatcher struct {
 // writeBatch is one shared transaction and what its members wait for.
 type writeBatch struct {
 	tx *sql.Tx
-	// joined counts the members that ran in it; kept, those whose work it holds.
-	joined, kept int
-	done         chan struct{}
-	err          error
+	// joined counts the members that ran in it; holdsWork is whether one of them kept its work.
+	joined    int
+	holdsWork bool
+	done      chan struct{}
+	err       error
 }
 
 // memberSavepoint is every member's savepoint: members run one after another, each releasing
@@ -89,7 +90,7 @@ func (w *writeBatcher) join(ctx context.Context) (b *writeBatch, first bool, err
 	}
 	if w.cur == nil {
 		if b, err = w.open(); err != nil {
-			w.turn.Unlock()
+			w.handOff()
 			return nil, false, err
 		}
 		b.joined++
@@ -97,7 +98,7 @@ func (w *writeBatcher) join(ctx context.Context) (b *writeBatch, first bool, err
 	}
 	b = w.cur
 	if err := b.run(w.savepoint); err != nil {
-		w.fail(b, err)
+		w.discard(b, err)
 		w.handOff()
 		return nil, false, err
 	}
@@ -131,15 +132,15 @@ func (w *writeBatcher) alone() bool { return w.cur == nil && w.waiting.Load() ==
 // batch's commit and returns its error.
 func (w *writeBatcher) end(b *writeBatch, first, commit bool) error {
 	var err error
-	switch {
-	case first && !commit:
-		// The batch holds nothing but this member's work.
-		w.fail(b, nil)
-	case first:
-	case !commit:
-		err = b.run(w.rollbackTo)
-		fallthrough
-	default:
+	if first {
+		if !commit {
+			// The batch holds nothing but this member's work.
+			w.discard(b, nil)
+		}
+	} else {
+		if !commit {
+			err = b.run(w.rollbackTo)
+		}
 		if err == nil {
 			err = b.run(w.release)
 		}
@@ -147,9 +148,9 @@ func (w *writeBatcher) end(b *writeBatch, first, commit bool) error {
 	if err != nil {
 		// The savepoint is gone only when SQLite rolled the whole transaction back (an I/O
 		// error, a full disk): every member's work went with it.
-		w.fail(b, fmt.Errorf("the database rolled back a batch of writes: %w", err))
+		w.discard(b, fmt.Errorf("the database rolled back a batch of writes: %w", err))
 	} else if commit {
-		b.kept++
+		b.holdsWork = true
 	}
 	w.handOff()
 	if !commit {
@@ -164,7 +165,7 @@ func (w *writeBatcher) end(b *writeBatch, first, commit bool) error {
 func (w *writeBatcher) handOff() {
 	b := w.cur
 	if b != nil && (w.waiting.Load() == 0 || b.joined >= maxBatchMembers) {
-		if b.kept > 0 {
+		if b.holdsWork {
 			b.err = b.tx.Commit()
 		} else {
 			_ = b.tx.Rollback()
@@ -175,8 +176,9 @@ func (w *writeBatcher) handOff() {
 	w.turn.Unlock()
 }
 
-// fail ends b with err for every member it kept; the turn's holder calls it.
-func (w *writeBatcher) fail(b *writeBatch, err error) {
+// discard rolls b back and ends it with err for every member that kept its work in it; the
+// turn's holder calls it.
+func (w *writeBatcher) discard(b *writeBatch, err error) {
 	_ = b.tx.Rollback()
 	b.err = err
 	if w.cur == b {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sync"
 	"syscall"
 	"testing"
@@ -99,22 +100,28 @@ func turnRows(b *testing.B) (*gorm.DB, string, func(i int)) {
 			b.Fatal(err)
 		}
 	}
+	// fatal is b.Fatal for the turns BenchmarkTurnRowsConcurrent runs on goroutines of their own,
+	// where FailNow may not be called: it fails the benchmark and ends the calling goroutine.
+	fatal := func(args ...any) {
+		b.Error(args...)
+		runtime.Goexit()
+	}
 	start := func(user string) (*ChatSession, *ChatTurn) {
 		if own, err := configs.List(ctx, OwnerUser, user); err != nil || len(own) != 1 {
-			b.Fatal(own, err)
+			fatal(own, err)
 		}
 		sess, turn, _, err := repo.StartTurn(ctx, StartTurnParams{UserID: user, ProjectID: "lab-project-0000000000000000000000000001",
 			Message: "What is in my lab?", Mode: domain.ModeTeachingAssistant, InitialTitle: "What is in my lab?",
 			WorkflowID: func(s, t string) string { return "chat-" + s + "-" + t }, MaxRunningPerUser: 5})
 		if err != nil {
-			b.Fatal(err)
+			fatal(err)
 		}
 		return sess, turn
 	}
 	for i := range turnBenchBacklog {
 		_, turn := start(fmt.Sprintf("student-%02d", i%30))
 		if _, err := repo.FinalizeTurn(ctx, FinalizeParams{TurnID: turn.ID, Status: domain.TurnCompleted, LLMCalls: 1}); err != nil {
-			b.Fatal(err)
+			fatal(err)
 		}
 	}
 	private := func(string) bool { return false }
@@ -124,35 +131,35 @@ func turnRows(b *testing.B) (*gorm.DB, string, func(i int)) {
 		// The model call.
 		t, err := repo.Turn(ctx, turn.ID)
 		if err != nil {
-			b.Fatal(err)
+			fatal(err)
 		}
 		if _, _, err := repo.Transcript(ctx, t, private); err != nil {
-			b.Fatal(err)
+			fatal(err)
 		}
 		if _, err := marks.Get(ctx, sess.ThreadID); err != nil && err != ErrNotFound {
-			b.Fatal(err)
+			fatal(err)
 		}
 		if err := repo.SaveMessage(ctx, &ChatMessage{ID: MessageID(t.ID, 1), SessionID: t.SessionID, TurnID: t.ID, TurnSeq: t.Seq, Idx: 1,
 			Role: "assistant", Content: answer, Metadata: `{"model":"gpt-4o-mini","input_tokens":2900,"output_tokens":30}`}); err != nil {
-			b.Fatal(err)
+			fatal(err)
 		}
 		// The finalizer: what the title is made of, then the turn's end with its title.
 		if wanted, err := repo.TitleWanted(ctx, sess.ThreadID); err != nil || !wanted {
-			b.Fatal(wanted, err)
+			fatal(wanted, err)
 		}
 		t, err = repo.Turn(ctx, turn.ID)
 		if err != nil {
-			b.Fatal(err)
+			fatal(err)
 		}
 		if _, _, err := repo.Transcript(ctx, t, private); err != nil {
-			b.Fatal(err)
+			fatal(err)
 		}
 		if fin, err := repo.FinishTurn(ctx, FinalizeParams{TurnID: turn.ID, Status: domain.TurnCompleted, LLMCalls: 2,
 			InputTokens: 3000, OutputTokens: 40, Title: "Two PCs in the lab"}); err != nil || !fin.Titled {
-			b.Fatal(fin, err)
+			fatal(fin, err)
 		}
 		if err := marks.Put(ctx, &TopologyMark{SessionID: sess.ThreadID, ProjectID: t.ProjectID, Summary: `{"nodes":2,"links":1}`}); err != nil {
-			b.Fatal(err)
+			fatal(err)
 		}
 	}
 	return db, path, turn
