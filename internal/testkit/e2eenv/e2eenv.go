@@ -1,7 +1,8 @@
-// Package e2eenv starts the whole copilot for end-to-end tests: a fake GNS3 controller, a
-// scripted OpenAI-compatible model, and the real service (API, worker, Temporal dev server,
-// SQLite) on 127.0.0.1, all stopped when the test ends. It also reads SSE streams the way a
-// browser would, so tests assert on the frames a client really receives.
+// Package e2eenv starts the whole copilot for end-to-end tests: a fake GNS3 controller (or a
+// real one, package realgns3), a scripted OpenAI-compatible model, and the real service (API,
+// worker, Temporal dev server, SQLite) on 127.0.0.1, all stopped when the test ends. It also
+// reads SSE streams the way a browser would, so tests assert on the frames a client really
+// receives.
 package e2eenv
 
 import (
@@ -23,6 +24,7 @@ import (
 	"github.com/gns3-copilot/gns3-copilot/internal/testkit/apicheck"
 	"github.com/gns3-copilot/gns3-copilot/internal/testkit/fakegns3"
 	"github.com/gns3-copilot/gns3-copilot/internal/testkit/fakeopenai"
+	"github.com/gns3-copilot/gns3-copilot/internal/testkit/realgns3"
 	"github.com/gns3-copilot/gns3-copilot/internal/testkit/ssetest"
 )
 
@@ -73,6 +75,10 @@ type Options struct {
 	GNS3 []fakegns3.Option
 	// NoLiveTopology makes the service read GNS3 per request instead of keeping a live topology.
 	NoLiveTopology bool
+	// RealGNS3 puts the service in front of a real GNS3 instead of the fake (Env.GNS3 is then
+	// nil), acting for its signed-in account in RealProject.
+	RealGNS3    *realgns3.Server
+	RealProject string
 }
 
 // Env is a running copilot with its fakes.
@@ -83,7 +89,9 @@ type Env struct {
 	Service   *app.Running
 	URL       string
 	ProjectID string
-	Config    app.Config
+	// Token is the GNS3 token the env's requests carry: UserToken, or the real GNS3's account's.
+	Token  string
+	Config app.Config
 	// HTTP is the client the env's requests go through; it validates every exchange.
 	HTTP *http.Client
 	logs *lockedBuffer
@@ -127,10 +135,17 @@ func RequireTemporalCLI(t testing.TB) string {
 func Start(t testing.TB, opts Options) *Env {
 	t.Helper()
 	cli := RequireTemporalCLI(t)
-	g := fakegns3.New(t, opts.GNS3...)
-	g.AddUser(Username, UserToken, false)
-	g.SetPassword(Username, Password)
-	pid := g.AddProject("lab1", fakegns3.Members(Username))
+	var g *fakegns3.Server
+	gns3URL, pid, token := "", opts.RealProject, UserToken
+	if opts.RealGNS3 != nil {
+		gns3URL, token = opts.RealGNS3.URL, opts.RealGNS3.Token
+	} else {
+		g = fakegns3.New(t, opts.GNS3...)
+		g.AddUser(Username, UserToken, false)
+		g.SetPassword(Username, Password)
+		pid = g.AddProject("lab1", fakegns3.Members(Username))
+		gns3URL = g.URL
+	}
 	llm := fakeopenai.New(t)
 	llm.RequireAPIKey(LLMKey)
 
@@ -145,7 +160,7 @@ func Start(t testing.TB, opts Options) *Env {
 		dataDir = t.TempDir()
 	}
 	cfg := app.Config{
-		Listen: "127.0.0.1:0", DataDir: dataDir, GNS3URL: g.URL, GNS3Timeout: 10 * time.Second,
+		Listen: "127.0.0.1:0", DataDir: dataDir, GNS3URL: gns3URL, GNS3Timeout: 10 * time.Second,
 		TemporalAddress: opts.TemporalAddress, TemporalNamespace: "default", TemporalCLI: cli, TemporalUIPort: -1,
 		RedisURL: opts.RedisURL, DatabaseURL: opts.DatabaseURL, LLMProvider: "openai", LLMContextLimitK: 128, CopilotMode: opts.Mode,
 		DeviceConcurrency: 16, EventTTL: time.Hour, LogLevel: "warn", Heartbeat: opts.Heartbeat, ProxyGNS3: opts.ProxyGNS3,
@@ -182,7 +197,7 @@ func Start(t testing.TB, opts Options) *Env {
 		t.Fatalf("the OpenAPI document: %v", err)
 	}
 	client := &http.Client{Transport: checker.Transport(nil, func(err error) { t.Errorf("OpenAPI: %v", err) })}
-	e := &Env{T: t, GNS3: g, LLM: llm, Service: run, ProjectID: pid, Config: cfg, HTTP: client, logs: logs}
+	e := &Env{T: t, GNS3: g, LLM: llm, Service: run, ProjectID: pid, Token: token, Config: cfg, HTTP: client, logs: logs}
 	if run.Addr() != "" {
 		e.URL = "http://" + run.Addr()
 	}
@@ -197,7 +212,15 @@ func (e *Env) ChatPath(rest string) string {
 // Do sends a request with the user's token and returns the status and body.
 func (e *Env) Do(method, path string, body any) (int, []byte) {
 	e.T.Helper()
-	return e.DoAs(UserToken, method, path, body)
+	return e.DoAs(e.token(), method, path, body)
+}
+
+// token is the token of the env's user; an Env put together by hand has UserToken.
+func (e *Env) token() string {
+	if e.Token != "" {
+		return e.Token
+	}
+	return UserToken
 }
 
 // DoAs sends a request with the given token ("" for none).
@@ -274,7 +297,7 @@ type Stream struct {
 func (e *Env) OpenStream(method, path string, body any, lastID string) *Stream {
 	e.T.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	resp, err := e.send(ctx, UserToken, method, path, body, lastID)
+	resp, err := e.send(ctx, e.token(), method, path, body, lastID)
 	if err != nil {
 		cancel()
 		e.T.Fatalf("%s %s: %v", method, path, err)
