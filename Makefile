@@ -93,7 +93,8 @@ newcomer-check:
 # GNS3 answering in 8 ms, with and without the live topology, for a message typed right after
 # the previous one and for the first one after a pause), console commands on 1 vs 50 real
 # VPCS, event log round trips, packet capture decoding, the memory of idle SSE clients, an MCP
-# tool call against the same tool run directly, and the
+# tool call against the same tool run directly, the share of each model request a prefix cache
+# can reuse (both orders a model server renders a request in) with the tokens per call, and the
 # load command: LOAD_TURNS (default 100) students send a message at the same moment to `serve`
 # on its embedded defaults, then LOAD_TURNS_LARGE (default 300: a large class, or three classes
 # on one server).
@@ -104,6 +105,7 @@ bench:
 	$(GO) test -run '^$$' -bench 'TimeToFirstTokenSlowGNS3$$' -benchtime 50x ./e2e
 	$(GO) test -run '^$$' -bench TimeToFirstTokenSlowGNS3AfterPause -benchtime 50x ./e2e
 	$(GO) test -run '^$$' -bench MCPCallOverhead -benchtime 50x ./e2e
+	$(GO) test -run '^$$' -bench PromptPrefixCache -benchtime 1x ./e2e
 	$(GO) test -run '^$$' -bench ShowIP -benchtime 30x ./internal/lab/devices
 	$(GO) test -run '^$$' -bench ConfigJob -benchtime 3x ./activities
 	$(GO) test -run '^$$' -bench . ./internal/relay/...
