@@ -10,7 +10,6 @@ import (
 	"strings"
 	"testing"
 
-	openai "github.com/sashabaranov/go-openai"
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/gns3-copilot/gns3-copilot/internal/domain"
@@ -21,7 +20,7 @@ import (
 
 const internalSecret = "INTERNAL-METADATA-TOKEN-123"
 
-var hello = llm.Prompt{Messages: []openai.ChatCompletionMessage{{Role: "user", Content: "hi"}}}
+var hello = llm.Prompt{Messages: []llm.Message{llm.Text("user", "hi")}}
 
 // callThrough makes one real streaming call with go-openai against a server answering with
 // status and body, and returns what the user would read.
