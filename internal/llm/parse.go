@@ -67,6 +67,11 @@ func (a *answer) take(fields map[string]rawJSON) {
 		a.started()
 		a.fieldText.WriteString(field)
 		a.reason(field)
+		if a.think != nil && a.think.phase == phaseStart && a.think.held == "" {
+			// The server parses reasoning out itself: its content is the answer, to be streamed
+			// as it comes rather than held back for a closing tag that will never show.
+			a.think = nil
+		}
 	}
 	if raw, ok := fields["reasoning_details"]; ok && !isNull(raw) {
 		texts, ok := a.details.add(raw)
@@ -81,9 +86,8 @@ func (a *answer) take(fields map[string]rawJSON) {
 			}
 		}
 	}
-	if text, ok := a.text(fields, "content"); ok && text != "" {
-		a.started()
-		a.answerText(text)
+	if raw, ok := fields["content"]; ok && !isNull(raw) {
+		a.takeContent(raw)
 	}
 	if raw, ok := fields["tool_calls"]; ok && !isNull(raw) {
 		var frags []wireToolCallDelta
@@ -131,6 +135,62 @@ func (a *answer) text(fields map[string]rawJSON, key string) (string, bool) {
 		return "", false
 	}
 	return s, true
+}
+
+// takeContent takes a delta's content: text, or (Mistral's reasoning models) an array of parts,
+// whose text parts are the answer and whose thinking parts are reasoning. A shape neither is
+// kept as unknown.
+func (a *answer) takeContent(raw rawJSON) {
+	var text string
+	if json.Unmarshal(raw, &text) == nil {
+		if text != "" {
+			a.started()
+			a.answerText(text)
+		}
+		return
+	}
+	var parts []map[string]rawJSON
+	if json.Unmarshal(raw, &parts) != nil {
+		a.keepUnknown("content", raw)
+		return
+	}
+	for _, p := range parts {
+		var typ string
+		_ = json.Unmarshal(p["type"], &typ)
+		switch typ {
+		case "text":
+			var t string
+			if json.Unmarshal(p["text"], &t) == nil && t != "" {
+				a.started()
+				a.answerText(t)
+			}
+		case "thinking", "reasoning":
+			if t := partText(p[typ]) + partText(p["text"]); t != "" {
+				a.started()
+				a.fieldText.WriteString(t)
+				a.reason(t)
+			}
+		default:
+			a.keepUnknown("content", raw)
+		}
+	}
+}
+
+// partText is the text of a part's value: a string, or the text parts of an array.
+func partText(raw rawJSON) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var parts []struct {
+		Text string `json:"text"`
+	}
+	_ = json.Unmarshal(raw, &parts)
+	var b strings.Builder
+	for _, p := range parts {
+		b.WriteString(p.Text)
+	}
+	return b.String()
 }
 
 // answerText takes a piece of content, separating reasoning in <think> tags where the dialect

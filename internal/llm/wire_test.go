@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -150,6 +151,11 @@ func TestStreamReadsEveryDialectsReasoning(t *testing.T) {
 			delta(`"content":"<think> is an HTML-like tag."`),
 			finish("stop"),
 		}, "<think> is an HTML-like tag.", "", nil},
+		{"content parts with a thinking part", "custom", "magistral-medium-latest", []string{
+			delta(`"content":[{"type":"thinking","thinking":[{"type":"text","text":"Which node? "}]}]`),
+			delta(`"content":[{"type":"text","text":"PC1."}]`),
+			finish("stop"),
+		}, "PC1.", "Which node? ", nil},
 		{"unknown reasoning shapes are kept, not fatal", "deepseek", "deepseek-v4-flash", []string{
 			delta(`"reasoning_content":{"steps":["a","b"]},"thinking_signature":"xyz","reasoning_details":"not an array"`),
 			delta(`"content":"fine"`),
@@ -218,4 +224,17 @@ func TestCompleteKeepsReasoningOutOfTheAnswer(t *testing.T) {
 		require.Equal(t, "A short title.", ans.Reasoning, tc.provider)
 		require.Equal(t, int64(4), ans.OutputTokens)
 	}
+}
+
+// A server that parses the reasoning out itself (vLLM, Ollama) streams the answer as it comes,
+// even for a model whose template would put the opening tag into the prompt: its content is not
+// held back for a closing tag that will never come.
+func TestParsedReasoningLetsTheAnswerStream(t *testing.T) {
+	var got []string
+	a := newAnswer(dialectFor(llmconfig.Settings{Provider: "vllm", Model: "Qwen/Qwen3.5-27B"}), "Qwen/Qwen3.5-27B",
+		Deltas{Content: func(s string) { got = append(got, s) }}, time.Now())
+	require.NotNil(t, a.think)
+	a.take(map[string]rawJSON{"reasoning": rawJSON(`"plan"`)})
+	a.take(map[string]rawJSON{"content": rawJSON(`"The answer"`)})
+	require.Equal(t, []string{"The answer"}, got, "the answer streamed before the end")
 }
