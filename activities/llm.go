@@ -63,7 +63,7 @@ func (a *Activities) LLMCall(ctx context.Context, in workflows.LLMInput) (workfl
 	// it, and otherwise it is the partial answer the user already saw.
 	if callErr == nil || answer.Content != "" {
 		// A cancelled context cannot write; the store must still happen.
-		if err := a.saveAnswer(context.WithoutCancel(ctx), turn, in.MessageIndex, settings.Model, answer, callErr != nil); err != nil {
+		if err := a.saveAnswer(context.WithoutCancel(ctx), turn, in.MessageIndex, settings, answer, callErr != nil); err != nil {
 			return workflows.LLMResult{}, err
 		}
 	}
@@ -78,21 +78,13 @@ func (a *Activities) LLMCall(ctx context.Context, in workflows.LLMInput) (workfl
 		InputTokens: answer.InputTokens, OutputTokens: answer.OutputTokens}, nil
 }
 
-// saveAnswer stores the model's message of the turn. Its tool calls are kept only from a call
-// that succeeded: a failed call's are incomplete, and nothing will run them.
-func (a *Activities) saveAnswer(ctx context.Context, turn *models.ChatTurn, idx int, model string, answer llm.Answer, failed bool) error {
-	stored := models.ChatMessage{ID: models.MessageID(turn.ID, idx), SessionID: turn.SessionID, TurnID: turn.ID, TurnSeq: turn.Seq,
-		Idx: idx, Role: "assistant", Content: answer.Content}
-	if !failed && len(answer.ToolCalls) > 0 {
-		records := make([]models.ToolCallRecord, len(answer.ToolCalls))
-		for i, c := range answer.ToolCalls {
-			records[i].ID, records[i].Type = c.ID, "function"
-			records[i].Function.Name, records[i].Function.Arguments = c.Name, c.Arguments
-		}
-		callsJSON, _ := json.Marshal(records)
-		stored.ToolCalls = string(callsJSON)
-	}
-	meta := map[string]any{"model": model, "input_tokens": answer.InputTokens, "output_tokens": answer.OutputTokens}
+// saveAnswer stores the model's message of the turn, with its reasoning and the state its
+// provider needs back (llm.AnswerRow). Its tool calls are kept only from a call that succeeded: a
+// failed call's are incomplete, and nothing will run them.
+func (a *Activities) saveAnswer(ctx context.Context, turn *models.ChatTurn, idx int, settings llmconfig.Settings, answer llm.Answer, failed bool) error {
+	stored := llm.AnswerRow(settings, answer, !failed)
+	stored.ID, stored.SessionID, stored.TurnID, stored.TurnSeq, stored.Idx = models.MessageID(turn.ID, idx), turn.SessionID, turn.ID, turn.Seq, idx
+	meta := map[string]any{"model": settings.Model, "input_tokens": answer.InputTokens, "output_tokens": answer.OutputTokens}
 	if failed {
 		meta["incomplete"] = true
 	}

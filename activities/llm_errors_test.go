@@ -10,7 +10,6 @@ import (
 	"strings"
 	"testing"
 
-	openai "github.com/sashabaranov/go-openai"
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/gns3-copilot/gns3-copilot/internal/domain"
@@ -21,7 +20,7 @@ import (
 
 const internalSecret = "INTERNAL-METADATA-TOKEN-123"
 
-var hello = llm.Prompt{Messages: []openai.ChatCompletionMessage{{Role: "user", Content: "hi"}}}
+var hello = llm.Prompt{Messages: []llm.Message{llm.Text("user", "hi")}}
 
 // callThrough makes one real streaming call with go-openai against a server answering with
 // status and body, and returns what the user would read.
@@ -69,10 +68,49 @@ func TestProviderBodiesAreNotReflected(t *testing.T) {
 		t.Fatalf("provider message not clipped: %d characters", len(msg))
 	}
 
-	// A plain-text 500 is only a status.
-	ae = callThrough(t, http.StatusInternalServerError, "text/plain", "panic: "+internalSecret, true)
-	if msg := ae.Error(); strings.Contains(msg, internalSecret) || !strings.Contains(msg, "HTTP 500 Internal Server Error") || ae.NonRetryable() {
-		t.Fatalf("500: %s", msg)
+	// A plain-text answer is what the provider said: it is shown, on one line, clipped.
+	ae = callThrough(t, http.StatusServiceUnavailable, "text/plain", "upstream connect error\nor disconnect/reset before headers\n"+long, true)
+	if msg := ae.Error(); !strings.Contains(msg, "HTTP 503: upstream connect error or disconnect/reset before headers") || strings.Contains(msg, "\n") ||
+		strings.Count(msg, "x") > llm.MaxProviderMessage+20 || ae.NonRetryable() {
+		t.Fatalf("plain text: %s", msg)
+	}
+}
+
+// What the provider said reaches the user in the provider's own words, whatever the shape of
+// the body it said it in.
+func TestProviderWordsInEveryShape(t *testing.T) {
+	for _, tc := range []struct {
+		name, body, want string
+	}{
+		{"Google's array", `[{"error":{"code":400,"message":"Function call is missing a thought_signature in functionCall parts.","status":"INVALID_ARGUMENT"}}]`,
+			"HTTP 400: Function call is missing a thought_signature in functionCall parts."},
+		{"OpenRouter's upstream error as text", `{"error":{"message":"Provider returned error","code":400,"metadata":{"raw":"{\"error\":{\"message\":\"The reasoning_content in the thinking mode must be passed back to the API.\",\"type\":\"invalid_request_error\"}}","provider_name":"DeepSeek"}}}`,
+			"HTTP 400: Provider returned error (DeepSeek: The reasoning_content in the thinking mode must be passed back to the API.)"},
+		{"OpenRouter's upstream error as an object", `{"error":{"message":"Provider returned error","code":400,"metadata":{"raw":{"error":{"message":"Invalid signature in thinking block"}},"provider_name":"Anthropic"}}}`,
+			"HTTP 400: Provider returned error (Anthropic: Invalid signature in thinking block)"},
+		{"OpenRouter's plain raw", `{"error":{"message":"Provider returned error","code":429,"metadata":{"raw":"temporarily rate-limited upstream","provider_name":"BaseTen"}}}`,
+			"HTTP 429: Provider returned error (BaseTen: temporarily rate-limited upstream)"},
+		{"a bare error string", `{"error":"model \"qwen3:8b\" not found, try pulling it first"}`, `HTTP 404: model "qwen3:8b" not found, try pulling it first`},
+		{"a flat message", `{"object":"error","message":"This model's maximum context length is 32768 tokens.","type":"BadRequestError","code":400}`,
+			"HTTP 400: This model's maximum context length is 32768 tokens."},
+		{"FastAPI's detail", `{"detail":[{"loc":["body","messages",2,"reasoning_content"],"msg":"Input should be a valid string"}]}`,
+			"HTTP 422: Input should be a valid string"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			status := http.StatusBadRequest
+			switch {
+			case strings.Contains(tc.want, "HTTP 429"):
+				status = http.StatusTooManyRequests
+			case strings.Contains(tc.want, "HTTP 404"):
+				status = http.StatusNotFound
+			case strings.Contains(tc.want, "HTTP 422"):
+				status = http.StatusUnprocessableEntity
+			}
+			ae := callThrough(t, status, "application/json", tc.body, true)
+			if !strings.Contains(ae.Error(), tc.want) {
+				t.Fatalf("got %s\nwant %s", ae.Error(), tc.want)
+			}
+		})
 	}
 }
 

@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	openai "github.com/sashabaranov/go-openai"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/testsuite"
 
@@ -30,7 +29,7 @@ func TestToolCallArgumentsAreNotResentOnEveryChunk(t *testing.T) {
 	a := &Activities{Events: events}
 	settings := llmconfig.Settings{BaseURL: provider.URL, Model: "m", Trusted: true} // the operator's own endpoint, on loopback
 	out, err := a.streamToTurn(context.Background(), settings, llm.Prompt{
-		Messages: []openai.ChatCompletionMessage{{Role: "user", Content: "hi"}}}, workflows.WorkRef{SessionID: "s", TurnID: "turn"}, "msg")
+		Messages: []llm.Message{llm.Text("user", "hi")}}, workflows.WorkRef{SessionID: "s", TurnID: "turn"}, "msg")
 	require.NoError(t, err)
 	require.Len(t, out.ToolCalls, 1)
 	require.Equal(t, string(args), out.ToolCalls[0].Arguments)

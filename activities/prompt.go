@@ -2,7 +2,6 @@ package activities
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -42,7 +41,7 @@ func (a *Activities) prompt(ctx context.Context, in workflows.LLMInput, turn *mo
 	if in.Step == 1 {
 		// Only the turn's first call: later calls of the turn already had the note.
 		if note := a.driftNote(ctx, in.Turn, snap); note != "" {
-			msgs = append(msgs, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleSystem, Content: note})
+			msgs = append(msgs, llm.Text(openai.ChatMessageRoleSystem, note))
 		}
 	}
 	return llm.Prompt{Messages: msgs, Tools: offered}, nil
@@ -83,37 +82,17 @@ func toolDefinitions(ts []tools.Tool) []openai.Tool {
 	return out
 }
 
-// promptMessages turns the stored transcript into the request's messages, leaving out the
-// message this call is about to write (a retry must not see its own failed attempt).
+// promptMessages is the request's messages: the system prompt and the stored transcript as
+// the model's dialect takes them (llm.Messages), fitted to its context, leaving out the message
+// this call is about to write (a retry must not see its own failed attempt).
 func (a *Activities) promptMessages(ctx context.Context, system string, transcript []models.ChatMessage, ownIdx int, turnID string,
-	settings llmconfig.Settings, offered []openai.Tool) []openai.ChatCompletionMessage {
-	msgs := []openai.ChatCompletionMessage{{Role: openai.ChatMessageRoleSystem, Content: system}}
+	settings llmconfig.Settings, offered []openai.Tool) []llm.Message {
+	rows := make([]models.ChatMessage, 0, len(transcript))
 	for _, m := range transcript {
 		if m.TurnID == turnID && m.Idx >= ownIdx {
 			continue
 		}
-		if m.Role == "assistant" && m.Content == "" && m.ToolCalls == "" {
-			continue // only carries a failed turn's error for the history; providers refuse it
-		}
-		msgs = append(msgs, openAIMessage(m))
+		rows = append(rows, m)
 	}
-	return a.fitContext(ctx, msgs, settings, offered)
-}
-
-// openAIMessage is a stored message as the chat-completions API takes it.
-func openAIMessage(m models.ChatMessage) openai.ChatCompletionMessage {
-	om := openai.ChatCompletionMessage{Role: m.Role, Content: m.Content, Name: m.Name, ToolCallID: m.ToolCallID}
-	if m.Role == "tool" {
-		om.Name = ""
-	}
-	if m.ToolCalls != "" {
-		var recs []models.ToolCallRecord
-		if json.Unmarshal([]byte(m.ToolCalls), &recs) == nil {
-			for _, r := range recs {
-				om.ToolCalls = append(om.ToolCalls, openai.ToolCall{ID: r.ID, Type: openai.ToolTypeFunction,
-					Function: openai.FunctionCall{Name: r.Function.Name, Arguments: r.Function.Arguments}})
-			}
-		}
-	}
-	return om
+	return a.fitContext(ctx, llm.Messages(settings, system, nil, rows), settings, offered)
 }

@@ -9,6 +9,7 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 
 	"github.com/gns3-copilot/gns3-copilot/internal/lab/tools"
+	"github.com/gns3-copilot/gns3-copilot/internal/llm"
 	"github.com/gns3-copilot/gns3-copilot/models"
 	"github.com/gns3-copilot/gns3-copilot/workflows"
 )
@@ -57,11 +58,11 @@ func (a *Activities) proposeTitle(ctx context.Context, ref workflows.WorkRef) (w
 	if err != nil {
 		return workflows.TitleResult{}, err
 	}
-	answer, err := a.llmClient().Complete(ctx, settings, []openai.ChatCompletionMessage{
-		{Role: openai.ChatMessageRoleSystem, Content: a.Skills.Current().TitlePrompt()},
-		{Role: openai.ChatMessageRoleUser, Content: clip(firstQuestion, 2000)},
-		{Role: openai.ChatMessageRoleAssistant, Content: clip(lastAnswer, 2000)},
-		{Role: openai.ChatMessageRoleUser, Content: "Title for the conversation above:"},
+	answer, err := a.llmClient().Complete(ctx, settings, []llm.Message{
+		llm.Text(openai.ChatMessageRoleSystem, a.Skills.Current().TitlePrompt()),
+		llm.Text(openai.ChatMessageRoleUser, clip(firstQuestion, 2000)),
+		llm.Text(openai.ChatMessageRoleAssistant, clip(lastAnswer, 2000)),
+		llm.Text(openai.ChatMessageRoleUser, "Title for the conversation above:"),
 	}, 24)
 	a.recordLLMCall(settings, answer)
 	if err != nil {

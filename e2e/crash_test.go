@@ -91,13 +91,16 @@ func workerLog(t *testing.T, dataDir string) string {
 	return logPath
 }
 
-func startWorker(t *testing.T, bin string, env *e2eenv.Env, temporalAddr, logPath string) *workerProc {
+// startWorker runs a worker process for env, with extra flags after the usual ones (a later flag
+// wins, so they may change the server default model).
+func startWorker(t *testing.T, bin string, env *e2eenv.Env, temporalAddr, logPath string, extra ...string) *workerProc {
 	t.Helper()
 	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	require.NoError(t, err)
-	cmd := exec.Command(bin, "worker",
+	args := []string{"worker",
 		"--temporal-address", temporalAddr, "--redis-url", env.Config.RedisURL, "--data-dir", env.Config.DataDir,
-		"--gns3-url", env.GNS3.URL, "--llm-base-url", env.LLM.URL, "--llm-model", "gpt-4o-mini", "--log-level", "info")
+		"--gns3-url", env.GNS3.URL, "--llm-base-url", env.LLM.URL, "--llm-model", "gpt-4o-mini", "--log-level", "info"}
+	cmd := exec.Command(bin, append(args, extra...)...)
 	cmd.Env = append(os.Environ(), "GNS3_COPILOT_LLM_API_KEY="+e2eenv.LLMKey)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	require.NoError(t, cmd.Start())

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/google/uuid"
+	"github.com/stretchr/testify/require"
 
 	"github.com/gns3-copilot/gns3-copilot/internal/domain"
 )
@@ -314,5 +315,50 @@ func TestFinishTurnNamesTheSessionUnlessTheUserDid(t *testing.T) {
 		if wanted, err := repo.TitleWanted(ctx, uuid.NewString()); err != nil || wanted {
 			t.Fatalf("no such session: title wanted %v, %v", wanted, err)
 		}
+	})
+}
+
+// An assistant message's reasoning and the state its provider needs back are stored with it,
+// read back with the transcript on the turn's later calls and on later turns, and replaced
+// whole when the model call is retried.
+func TestReasoningIsStoredWithItsMessage(t *testing.T) {
+	forEachChatDB(t, func(t *testing.T, repo *ChatRepository) {
+		ctx := context.Background()
+		sess, turn, _, err := repo.StartTurn(ctx, turnParams("", uuid.NewString(), uuid.NewString()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		msg := ChatMessage{ID: MessageID(turn.ID, 1), SessionID: sess.ThreadID, TurnID: turn.ID, TurnSeq: turn.Seq, Idx: 1, Role: "assistant",
+			ToolCalls: `[{"id":"c1","type":"function","function":{"name":"get_gns3_topology","arguments":"{}"}}]`,
+			Reasoning: "first attempt", ReasoningState: `{"attempt":1}`}
+		if err := repo.SaveMessage(ctx, &msg); err != nil {
+			t.Fatal(err)
+		}
+		msg.Reasoning, msg.ReasoningState = "The user wants the topology.", `{"source":{"provider":"deepseek","model":"deepseek-v4-pro"}}`
+		if err := repo.SaveMessage(ctx, &msg); err != nil {
+			t.Fatal(err)
+		}
+		staged, _, err := repo.Transcript(ctx, turn, func(string) bool { return false })
+		if err != nil {
+			t.Fatal(err)
+		}
+		require.Len(t, staged, 2)
+		require.Equal(t, "The user wants the topology.", staged[1].Reasoning, "the retried call's reasoning replaced the first")
+		require.Equal(t, msg.ReasoningState, staged[1].ReasoningState)
+		require.Empty(t, staged[1].Content, "reasoning is never the content")
+
+		if _, err := repo.FinalizeTurn(ctx, FinalizeParams{TurnID: turn.ID, Status: domain.TurnCompleted}); err != nil {
+			t.Fatal(err)
+		}
+		_, next, _, err := repo.StartTurn(ctx, turnParams(sess.ThreadID, sess.UserID, sess.ProjectID))
+		if err != nil {
+			t.Fatal(err)
+		}
+		later, _, err := repo.Transcript(ctx, next, func(string) bool { return false })
+		if err != nil {
+			t.Fatal(err)
+		}
+		require.Equal(t, msg.ReasoningState, later[1].ReasoningState, "a later turn reads it from the committed transcript")
+		require.Equal(t, "", later[0].Reasoning)
 	})
 }

@@ -256,8 +256,9 @@ const InjectedText = "A network fault was injected into this lab for troubleshoo
 	"then type \"check\" (or press Check). Type \"hint\" for a hint."
 
 // RedactPrivate returns msgs with the messages of private turns reduced to what the student may
-// know: which tools ran, never with which arguments or results, and a fixed sentence for the
-// model's text. Messages of keepTurn (the injection turn itself, for its own model calls) stay.
+// know: which tools ran, never with which arguments or results, a fixed sentence for the model's
+// text, and none of its reasoning (which would name the fault). Messages of keepTurn (the
+// injection turn itself, for its own model calls) stay.
 func RedactPrivate(msgs []ChatMessage, private map[string]bool, keepTurn string) []ChatMessage {
 	if len(private) == 0 {
 		return msgs
@@ -270,6 +271,7 @@ func RedactPrivate(msgs []ChatMessage, private map[string]bool, keepTurn string)
 		}
 		switch m.Role {
 		case "assistant":
+			out[i].Reasoning, out[i].ReasoningState = "", ""
 			if m.Content != "" {
 				out[i].Content = InjectedText
 			}

@@ -13,7 +13,8 @@ import (
 func TestRedactPrivateHidesInjectionTurnsOnly(t *testing.T) {
 	msgs := []ChatMessage{
 		{TurnID: "t1", Role: "user", Content: "Inject a network fault"},
-		{TurnID: "t1", Role: "assistant", ToolCalls: `[{"id":"c1","type":"function","function":{"name":"execute_vpcs_commands","arguments":"{\"device_configs\":[{\"device_name\":\"PC1\",\"commands\":[\"ip 10.0.0.99/24\"]}]}"}}]`},
+		{TurnID: "t1", Role: "assistant", ToolCalls: `[{"id":"c1","type":"function","function":{"name":"execute_vpcs_commands","arguments":"{\"device_configs\":[{\"device_name\":\"PC1\",\"commands\":[\"ip 10.0.0.99/24\"]}]}"}}]`,
+			Reasoning: "PC1 gets the wrong address 10.0.0.99", ReasoningState: `{"source":{"provider":"deepseek"}}`},
 		{TurnID: "t1", Role: "tool", ToolCallID: "c1", Name: "execute_vpcs_commands", Content: `{"success":true,"data":[{"result":"PC1 : 10.0.0.99"}]}`},
 		{TurnID: "t1", Role: "assistant", Content: "I gave PC1 the address 10.0.0.99."},
 		{TurnID: "t2", Role: "user", Content: "what did you change on 10.0.0.99?"},
@@ -22,7 +23,7 @@ func TestRedactPrivateHidesInjectionTurnsOnly(t *testing.T) {
 	out := RedactPrivate(msgs, map[string]bool{"t1": true}, "")
 	var all strings.Builder
 	for _, m := range out[:4] {
-		all.WriteString(m.Content + m.ToolCalls)
+		all.WriteString(m.Content + m.ToolCalls + m.Reasoning + m.ReasoningState)
 	}
 	require.NotContains(t, all.String(), "10.0.0.99")
 	require.NotContains(t, all.String(), "PC1")

@@ -70,7 +70,14 @@ type ChatMessage struct {
 	// ToolCalls is the JSON array of OpenAI tool calls of an assistant message ("" when none).
 	ToolCalls string `gorm:"type:text"`
 	Metadata  string `gorm:"type:text"`
-	Committed bool   `gorm:"not null;default:false"`
+	// Reasoning is what a thinking model wrote before this assistant message, as a person may
+	// read it ("" when none). It is never part of Content.
+	Reasoning string `gorm:"type:text"`
+	// ReasoningState is what the provider needs back with this message on later calls (its
+	// reasoning fields, signatures, encrypted details) and who produced it, as JSON owned by
+	// internal/llm ("" when none). Only the model that made it is ever sent it.
+	ReasoningState string `gorm:"type:text"`
+	Committed      bool   `gorm:"not null;default:false"`
 	// Aside marks a message of the conversation that is not part of the model's exchange: an
 	// approval's question and the person's answer. The history shows it; the model never sees
 	// it, since its request must keep each assistant's tool calls next to their results (it

@@ -7,6 +7,8 @@ package llm
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"net/http"
 	"time"
 
@@ -39,17 +41,25 @@ func NewClient(trusted, untrusted *http.Client) *Client {
 // Answer is what a model call produced, also when it failed part-way: the text that arrived is
 // kept, so a caller can store the partial answer the user already saw.
 type Answer struct {
+	// Content is the answer, never the reasoning before it.
 	Content string
+	// Reasoning is what a thinking model wrote before its answer, as a person may read it.
+	Reasoning string
 	// ToolCalls are in the order of their index. ID is empty when the provider sent none.
 	ToolCalls    []ToolCall
 	FinishReason string
 	InputTokens  int64
 	OutputTokens int64
-	// Took is the whole call; FirstToken the wait for the first text or tool-call delta of a
-	// stream (0 when none came).
+	// Took is the whole call; FirstToken the wait for the first text, reasoning or tool-call
+	// delta of a stream (0 when none came).
 	Took, FirstToken time.Duration
 	// ErrorClass is the failure's class for the metrics (llmconfig.ErrorAuth, …), "" on success.
 	ErrorClass string
+
+	// What the provider needs back with this answer on later calls (AnswerRow stores it).
+	details []rawJSON
+	extra   rawJSON
+	unknown map[string][]rawJSON
 }
 
 // ToolCall is one function call the model asked for, or as much of it as has arrived.
@@ -58,31 +68,56 @@ type ToolCall struct {
 	ID        string
 	Name      string
 	Arguments string
+	// extra is the call's extra_content (Gemini's thought signature), kept for AnswerRow.
+	extra rawJSON
 }
 
 // Complete makes one call without streaming, for short answers such as a session's title. The
 // request carries only the model, the messages and maxTokens: a title needs no temperature and
-// no tools.
-func (c *Client) Complete(ctx context.Context, s llmconfig.Settings, msgs []openai.ChatCompletionMessage, maxTokens int) (Answer, error) {
-	req := openai.ChatCompletionRequest{Model: s.Model, Messages: msgs, MaxTokens: maxTokens}
+// no tools. Reasoning the model writes is kept out of the answer, as in a stream.
+func (c *Client) Complete(ctx context.Context, s llmconfig.Settings, msgs []Message, maxTokens int) (Answer, error) {
+	req := openai.ChatCompletionRequest{Model: s.Model, MaxTokens: maxTokens}
 	began := time.Now()
-	resp, err := c.openAI(s).CreateChatCompletion(ctx, req)
-	ans := Answer{Took: time.Since(began), InputTokens: int64(resp.Usage.PromptTokens),
-		OutputTokens: int64(resp.Usage.CompletionTokens), ErrorClass: llmconfig.ErrorClass(err)}
+	var ans Answer
+	body, err := requestBody(req, msgs)
 	if err != nil {
+		return ans, fmt.Errorf("writing the request: %w", err)
+	}
+	ex := &exchange{body: body}
+	resp, err := c.openAI(s).CreateChatCompletion(withExchange(ctx, ex), req)
+	ans.Took = time.Since(began)
+	ans.InputTokens, ans.OutputTokens = int64(resp.Usage.PromptTokens), int64(resp.Usage.CompletionTokens)
+	if err != nil {
+		ans.ErrorClass = llmconfig.ErrorClass(err)
+		return ans, classify(ctx, ex.failure(err), s)
+	}
+	var whole wireChunk
+	if err := json.Unmarshal(ex.raw, &whole); err != nil {
+		ans.ErrorClass = llmconfig.ErrorOther
 		return ans, classify(ctx, err, s)
 	}
-	if len(resp.Choices) > 0 {
-		ans.Content, ans.FinishReason = resp.Choices[0].Message.Content, string(resp.Choices[0].FinishReason)
+	if len(whole.Choices) > 0 {
+		a := newAnswer(dialectFor(s), s.Model, Deltas{}, began)
+		a.whole = true
+		a.take(whole.Choices[0].Message)
+		a.done()
+		a.fill(&ans)
+		ans.ToolCalls = a.calls.whole()
+		if fr := whole.Choices[0].FinishReason; fr != nil {
+			ans.FinishReason = *fr
+		}
 	}
 	return ans, nil
 }
 
-// openAI is a go-openai client for s's endpoint, over the transport s's trust allows.
+// openAI is a go-openai client for s's endpoint, over the transport s's trust allows, with the
+// dialect's body sent and the response handed back (exchangeDoer).
 func (c *Client) openAI(s llmconfig.Settings) *openai.Client {
 	httpClient := c.trusted
 	if !s.Trusted {
 		httpClient = c.untrusted
 	}
-	return openai.NewClientWithConfig(llmconfig.ClientConfig(s, httpClient))
+	cfg := llmconfig.ClientConfig(s, httpClient)
+	cfg.HTTPClient = exchangeDoer{next: cfg.HTTPClient}
+	return openai.NewClientWithConfig(cfg)
 }

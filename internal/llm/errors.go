@@ -35,8 +35,8 @@ const (
 )
 
 // Error is a failed model call, described for the person who reads it: which setting to check
-// when trying again cannot help. It never carries a provider's body, only the message of an
-// OpenAI-style error object, clipped.
+// when trying again cannot help, and what the provider said, in its own words (providerWords),
+// on one line and clipped. It never carries a provider's body beyond that message.
 type Error struct {
 	Kind    Kind
 	Message string
@@ -59,9 +59,10 @@ var ErrCutOff = errors.New("the stream ended without a finish reason")
 const MaxProviderMessage = 300
 
 // classify turns what go-openai or the transport returned into an Error; when ctx has ended,
-// its error is returned instead. What the server at the base URL said is shown only when it is
-// an OpenAI-style error object, and then only its message, clipped: that server may be anything,
-// and its body is none of the user's business.
+// its error is returned instead. What the server at the base URL said is shown as its message in
+// whichever shape it sent it (an OpenAI-style object, Google's array, OpenRouter's upstream
+// error in metadata.raw, plain text), clipped to one line; a JSON body of no known shape shows
+// only its status, and a web page only that it is one.
 func classify(ctx context.Context, err error, s llmconfig.Settings) error {
 	if ctx.Err() != nil {
 		return ctx.Err()
@@ -79,21 +80,28 @@ func classify(ctx context.Context, err error, s llmconfig.Settings) error {
 	}
 	var apiErr *openai.APIError
 	var reqErr *openai.RequestError
+	var httpErr *httpFailure
 	status, msg := 0, ""
+	var body []byte
 	if errors.As(err, &reqErr) {
-		status = reqErr.HTTPStatusCode
-		body := strings.TrimSpace(string(reqErr.Body))
-		if strings.HasPrefix(body, "<") || strings.Contains(strings.ToLower(body), "<html") {
-			return failure(Misconfigured,
-				"%s answered with an HTML page (HTTP %d) instead of the OpenAI API: check the base URL of your LLM configuration (it usually ends in /v1).",
-				where, status)
-		}
+		status, body = reqErr.HTTPStatusCode, reqErr.Body
 	}
 	if errors.As(err, &apiErr) {
 		if apiErr.HTTPStatusCode != 0 {
 			status = apiErr.HTTPStatusCode
 		}
 		msg = providerMessage(apiErr.Message)
+	}
+	if errors.As(err, &httpErr) {
+		status, body = httpErr.status, httpErr.body
+	}
+	if body != nil {
+		if looksLikeHTML(body) {
+			return failure(Misconfigured,
+				"%s answered with an HTML page (HTTP %d) instead of the OpenAI API: check the base URL of your LLM configuration (it usually ends in /v1).",
+				where, status)
+		}
+		msg = providerMessage(providerWords(body))
 	}
 	said := strings.TrimSpace(fmt.Sprintf("HTTP %d %s", status, http.StatusText(status)))
 	if msg != "" {

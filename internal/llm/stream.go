@@ -2,11 +2,11 @@ package llm
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"math"
-	"sort"
 	"strings"
 	"time"
 
@@ -17,36 +17,39 @@ import (
 
 // Prompt is what a streamed call sends: the conversation and the tools the model may call.
 type Prompt struct {
-	Messages []openai.ChatCompletionMessage
+	Messages []Message
 	Tools    []openai.Tool
 }
 
-// Deltas receives a streamed answer while it arrives; a nil function is not called. Both are
+// Deltas receives a streamed answer while it arrives; a nil function is not called. They are
 // called from the goroutine that called Stream.
 type Deltas struct {
-	// Content gets each piece of text.
+	// Content gets each piece of the answer's text, never reasoning.
 	Content func(text string)
+	// Reasoning gets each piece of what a thinking model writes before its answer, whichever
+	// field or tags it came in.
+	Reasoning func(text string)
 	// ToolCall gets a tool call as far as it has arrived, its arguments accumulated, on every
 	// fragment.
 	ToolCall func(call ToolCall)
 }
 
 // Stream makes a streamed call with s's model, temperature and token limit, shaped for s's
-// provider, and asks for the usage. Tool calls are accumulated by index, so parallel calls whose
-// fragments interleave come out whole. A stream that ends without a finish reason was cut off:
-// its Error wraps ErrCutOff. When ctx ends, its error is returned as it is.
+// provider and its dialect, and asks for the usage. Tool calls are accumulated by index, so
+// parallel calls whose fragments interleave come out whole. A stream that ends without a finish
+// reason was cut off: its Error wraps ErrCutOff. When ctx ends, its error is returned as it is.
 func (c *Client) Stream(ctx context.Context, s llmconfig.Settings, p Prompt, d Deltas) (Answer, error) {
 	began := time.Now()
-	ans, err := c.stream(ctx, s, streamRequest(s, p), d, began)
+	ans, err := c.stream(ctx, s, streamRequest(s, p), p.Messages, d, began)
 	ans.Took = time.Since(began)
 	return ans, err
 }
 
-// streamRequest is the request for s's model, adapted to its provider.
+// streamRequest is the request for s's model, adapted to its provider. Its messages are left
+// out: the dialect writes them (requestBody).
 func streamRequest(s llmconfig.Settings, p Prompt) openai.ChatCompletionRequest {
 	req := openai.ChatCompletionRequest{
 		Model:         s.Model,
-		Messages:      p.Messages,
 		Stream:        true,
 		StreamOptions: &openai.StreamOptions{IncludeUsage: true},
 		Tools:         p.Tools,
@@ -66,15 +69,20 @@ func streamRequest(s llmconfig.Settings, p Prompt) openai.ChatCompletionRequest 
 	return req
 }
 
-func (c *Client) stream(ctx context.Context, s llmconfig.Settings, req openai.ChatCompletionRequest, d Deltas, began time.Time) (Answer, error) {
+func (c *Client) stream(ctx context.Context, s llmconfig.Settings, req openai.ChatCompletionRequest, msgs []Message, d Deltas, began time.Time) (Answer, error) {
 	var ans Answer
 	failed := func(err error) (Answer, error) {
 		ans.ErrorClass = llmconfig.ErrorClass(err)
 		return ans, classify(ctx, err, s)
 	}
-	st, err := c.openAI(s).CreateChatCompletionStream(ctx, req)
+	body, err := requestBody(req, msgs)
 	if err != nil {
-		return failed(err)
+		return ans, fmt.Errorf("writing the request: %w", err)
+	}
+	ex := &exchange{body: body, stream: true}
+	st, err := c.openAI(s).CreateChatCompletionStream(withExchange(ctx, ex), req)
+	if err != nil {
+		return failed(ex.failure(err))
 	}
 	defer st.Close()
 	// A base URL that serves a web page answers 200 with HTML, which go-openai reads as an empty
@@ -86,42 +94,24 @@ func (c *Client) stream(ctx context.Context, s llmconfig.Settings, req openai.Ch
 			s.BaseURL, providerMessage(ct))}
 	}
 
-	calls := toolCallAccumulator{}
-	var content strings.Builder
+	a := newAnswer(dialectFor(s), s.Model, d, began)
+	events := newEventReader(ex.resp.Body)
 	for {
-		chunk, err := st.Recv()
+		data, err := events.next()
 		if errors.Is(err, io.EOF) {
 			break
 		}
+		if err == nil {
+			err = a.chunk(data, &ans)
+		}
 		if err != nil {
-			ans.Content = content.String()
+			a.done()
+			a.fill(&ans)
 			return failed(err)
 		}
-		if chunk.Usage != nil {
-			ans.InputTokens, ans.OutputTokens = int64(chunk.Usage.PromptTokens), int64(chunk.Usage.CompletionTokens)
-		}
-		for _, ch := range chunk.Choices {
-			if ans.FirstToken == 0 && (ch.Delta.Content != "" || len(ch.Delta.ToolCalls) > 0) {
-				ans.FirstToken = time.Since(began)
-			}
-			if ch.Delta.Content != "" {
-				content.WriteString(ch.Delta.Content)
-				if d.Content != nil {
-					d.Content(ch.Delta.Content)
-				}
-			}
-			for _, frag := range ch.Delta.ToolCalls {
-				call := calls.add(frag)
-				if d.ToolCall != nil {
-					d.ToolCall(call)
-				}
-			}
-			if ch.FinishReason != "" {
-				ans.FinishReason = string(ch.FinishReason)
-			}
-		}
 	}
-	ans.Content = content.String()
+	a.done()
+	a.fill(&ans)
 	if ctx.Err() != nil {
 		ans.ErrorClass = llmconfig.ErrorClass(ctx.Err())
 		return ans, ctx.Err()
@@ -132,52 +122,28 @@ func (c *Client) stream(ctx context.Context, s llmconfig.Settings, req openai.Ch
 		return ans, &Error{Kind: Unavailable, cause: ErrCutOff, Message: fmt.Sprintf(
 			"the LLM provider at %s ended the answer without finishing it; retrying.", s.BaseURL)}
 	}
-	ans.ToolCalls = calls.whole()
+	ans.ToolCalls = a.calls.whole()
 	return ans, nil
 }
 
-// toolCallAccumulator joins the fragments of a stream's tool calls, keyed by their index.
-type toolCallAccumulator map[int]*partialCall
-
-type partialCall struct {
-	id, name string
-	args     strings.Builder
-}
-
-// add appends one fragment and returns its call as far as it has arrived.
-func (calls toolCallAccumulator) add(frag openai.ToolCall) ToolCall {
-	idx := len(calls)
-	if frag.Index != nil {
-		idx = *frag.Index
-	} else if frag.ID == "" && len(calls) > 0 {
-		idx = len(calls) - 1 // providers without indexes continue the last call
+// chunk reads one event of the stream into a and ans (usage, finish reason); an error the
+// provider sent in the stream is returned in its own words.
+func (a *answer) chunk(data []byte, ans *Answer) error {
+	var c wireChunk
+	if err := json.Unmarshal(data, &c); err != nil {
+		return err
 	}
-	c := calls[idx]
-	if c == nil {
-		c = &partialCall{}
-		calls[idx] = c
+	if !isNull(c.Error) {
+		return &openai.APIError{Message: providerWords(c.Error)}
 	}
-	if frag.ID != "" {
-		c.id = frag.ID
+	if c.Usage != nil {
+		ans.InputTokens, ans.OutputTokens = int64(c.Usage.PromptTokens), int64(c.Usage.CompletionTokens)
 	}
-	if frag.Function.Name != "" {
-		c.name = frag.Function.Name
+	for _, ch := range c.Choices {
+		a.take(ch.Delta)
+		if ch.FinishReason != nil && *ch.FinishReason != "" {
+			ans.FinishReason = *ch.FinishReason
+		}
 	}
-	c.args.WriteString(frag.Function.Arguments)
-	return ToolCall{Index: idx, ID: c.id, Name: c.name, Arguments: c.args.String()}
-}
-
-// whole returns the calls in the order of their index.
-func (calls toolCallAccumulator) whole() []ToolCall {
-	idxs := make([]int, 0, len(calls))
-	for i := range calls {
-		idxs = append(idxs, i)
-	}
-	sort.Ints(idxs)
-	var out []ToolCall
-	for _, i := range idxs {
-		c := calls[i]
-		out = append(out, ToolCall{Index: i, ID: c.id, Name: c.name, Arguments: c.args.String()})
-	}
-	return out
+	return nil
 }

@@ -17,7 +17,7 @@ import (
 	"github.com/gns3-copilot/gns3-copilot/internal/testkit/fakeopenai"
 )
 
-var hello = Prompt{Messages: []openai.ChatCompletionMessage{{Role: "user", Content: "hi"}}}
+var hello = Prompt{Messages: []Message{Text("user", "hi")}}
 
 // trusted is the settings of an operator's endpoint, which may be on loopback like the fakes.
 func trusted(baseURL string) llmconfig.Settings {

@@ -72,7 +72,15 @@ func unanswered(open map[string]bool, at int) error {
 // crashed or was aborted between the two) is removed from its assistant message, which is itself
 // left out when nothing else remains of it. System and user messages are always kept.
 func Sanitize(msgs []openai.ChatCompletionMessage) []openai.ChatCompletionMessage {
-	out := make([]openai.ChatCompletionMessage, 0, len(msgs))
+	out, _ := SanitizeFrom(msgs)
+	return out
+}
+
+// SanitizeFrom is Sanitize that also says where each kept message came from: from[i] is the
+// index in msgs of out[i], so a caller can carry along what it keeps beside each message.
+func SanitizeFrom(msgs []openai.ChatCompletionMessage) (out []openai.ChatCompletionMessage, from []int) {
+	out = make([]openai.ChatCompletionMessage, 0, len(msgs))
+	from = make([]int, 0, len(msgs))
 	for i := 0; i < len(msgs); {
 		m := msgs[i]
 		if m.Role == openai.ChatMessageRoleTool {
@@ -81,6 +89,7 @@ func Sanitize(msgs []openai.ChatCompletionMessage) []openai.ChatCompletionMessag
 		}
 		if m.Role != openai.ChatMessageRoleAssistant || len(m.ToolCalls) == 0 {
 			out = append(out, m)
+			from = append(from, i)
 			i++
 			continue
 		}
@@ -96,12 +105,14 @@ func Sanitize(msgs []openai.ChatCompletionMessage) []openai.ChatCompletionMessag
 		}
 		answered := map[string]bool{}
 		var results []openai.ChatCompletionMessage
+		var resultsFrom []int
 		j := i + 1
 		for ; j < len(msgs) && msgs[j].Role == openai.ChatMessageRoleTool; j++ {
 			id := msgs[j].ToolCallID
 			if dup, ok := called[id]; ok && !dup && !answered[id] {
 				answered[id] = true
 				results = append(results, msgs[j])
+				resultsFrom = append(resultsFrom, j)
 			}
 		}
 		calls := make([]openai.ToolCall, 0, len(m.ToolCalls))
@@ -117,15 +128,20 @@ func Sanitize(msgs []openai.ChatCompletionMessage) []openai.ChatCompletionMessag
 		if len(calls) > 0 || m.Content != "" || len(m.MultiContent) > 0 || m.Refusal != "" {
 			out = append(out, m)
 			out = append(out, results...)
+			from = append(from, i)
+			from = append(from, resultsFrom...)
 		}
 		i = j
 	}
-	return out
+	return out, from
 }
 
 // Fitted is the outcome of fitting a transcript into a budget.
 type Fitted struct {
 	Messages []openai.ChatCompletionMessage
+	// From says where each of Messages came from: From[i] is the index of Messages[i] in the
+	// messages given to Fit.
+	From []int
 	// Tokens is what the messages other than system messages cost.
 	Tokens int
 	// DroppedTurns and DroppedMessages count the older turns left out.
@@ -155,7 +171,7 @@ func (c *Counter) Trim(msgs []openai.ChatCompletionMessage, budget int) []openai
 // still over, its tool results are shortened with TruncateToolOutput, the longest first, until
 // it fits. msgs is not modified.
 func (c *Counter) Fit(msgs []openai.ChatCompletionMessage, budget int) Fitted {
-	msgs = Sanitize(msgs)
+	msgs, from := SanitizeFrom(msgs)
 	if budget < 0 {
 		budget = 0
 	}
@@ -191,14 +207,16 @@ func (c *Counter) Fit(msgs []openai.ChatCompletionMessage, budget int) Fitted {
 	}
 
 	out := make([]openai.ChatCompletionMessage, 0, len(msgs)-dropped)
+	outFrom := make([]int, 0, len(msgs)-dropped)
 	kept := make([]int, 0, len(msgs)-dropped) // cost of each kept message, aligned with out
 	for i, m := range msgs {
 		if turn[i] == -1 || turn[i] >= drop {
 			out = append(out, m)
+			outFrom = append(outFrom, from[i])
 			kept = append(kept, cost[i])
 		}
 	}
-	f := Fitted{Messages: out, DroppedTurns: drop, DroppedMessages: dropped}
+	f := Fitted{Messages: out, From: outFrom, DroppedTurns: drop, DroppedMessages: dropped}
 	if total > budget {
 		f.TruncatedToolOutputs, total = c.shrinkToolResults(out, kept, total, budget)
 	}

@@ -103,6 +103,20 @@ func checkFitted(t *testing.T, seed int64, in []openai.ChatCompletionMessage, bu
 	if err := Validate(f.Messages); err != nil {
 		fail("invalid sequence: %v", err)
 	}
+	// Each kept message says where it came from, in order, and is that message (a tool result
+	// may be shortened, an assistant message may lose calls left unanswered).
+	if len(f.From) != len(f.Messages) {
+		fail("%d origins for %d messages", len(f.From), len(f.Messages))
+	}
+	for i, at := range f.From {
+		if at < 0 || at >= len(in) || (i > 0 && at <= f.From[i-1]) {
+			fail("origin %d of message %d out of order", at, i)
+		}
+		got, orig := f.Messages[i], in[at]
+		if got.Role != orig.Role || got.ToolCallID != orig.ToolCallID || (got.Role != "tool" && got.Content != orig.Content) {
+			fail("message %d does not come from message %d", i, at)
+		}
+	}
 	var sysIn, sysOut []openai.ChatCompletionMessage
 	for _, m := range in {
 		if isSystem(m) {

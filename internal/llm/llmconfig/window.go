@@ -18,8 +18,8 @@ const minToolOutputTokens = 256
 // settings: tokens are counted for the model, the budget is context_limit × the strategy's ratio
 // minus the system prompt and the tool schemas (and never more than what leaves max_tokens of
 // room for the answer), long tool results are cut to a share of it with a note, and whole old
-// turns are dropped until the rest fits. The result's Messages are what to send; msgs is not
-// modified. A call that fits whole by upper bounds is not counted further (fitsByBound), and its
+// turns are dropped until the rest fits. The result's Messages are what to send, and its From
+// indexes msgs; msgs is not modified. A call that fits whole by upper bounds is not counted further (fitsByBound), and its
 // Tokens is then that bound.
 func (s Settings) FitContext(msgs []openai.ChatCompletionMessage, tools []openai.Tool) contextwindow.Fitted {
 	c := contextwindow.ForModel(s.Model)
@@ -55,7 +55,8 @@ func (s Settings) fitsByBound(b *contextwindow.Counter, msgs []openai.ChatComple
 	if total > budget {
 		return contextwindow.Fitted{}, false
 	}
-	return contextwindow.Fitted{Messages: contextwindow.Sanitize(msgs), Tokens: total, Fits: true}, true
+	kept, from := contextwindow.SanitizeFrom(msgs)
+	return contextwindow.Fitted{Messages: kept, From: from, Tokens: total, Fits: true}, true
 }
 
 func isSystem(m openai.ChatCompletionMessage) bool {

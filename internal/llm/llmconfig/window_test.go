@@ -78,6 +78,9 @@ func TestFitContextByBoundsSendsWhatTheCountWould(t *testing.T) {
 		}
 		system := systemTokens(c, msgs)
 		exact := c.Fit(msgs, s.budget(system, c.Tools(tools)))
+		if !reflect.DeepEqual(f.From, []int{0, 1, 2, 3, 5}) || !reflect.DeepEqual(exact.From, f.From) {
+			t.Fatalf("%s: kept messages come from %v by bounds, %v exactly; want all but the orphan", model, f.From, exact.From)
+		}
 		if !reflect.DeepEqual(f.Messages, exact.Messages) || exact.DroppedTurns != 0 || exact.TruncatedToolOutputs != 0 {
 			t.Fatalf("%s: by bounds %d messages, exactly %d (dropped %d, cut %d)", model, len(f.Messages), len(exact.Messages), exact.DroppedTurns, exact.TruncatedToolOutputs)
 		}

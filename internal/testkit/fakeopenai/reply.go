@@ -17,6 +17,10 @@ import (
 // with stream_options.include_usage, and finally "data: [DONE]". HangAfter
 // and DropAfter count the events after the opening role chunk.
 type Reply struct {
+	// Reasoning is what a thinking model writes before its answer, one element per streamed
+	// chunk. How it travels is the emulated provider's (Server.Emulate); the plain OpenAI wire
+	// sends none of it.
+	Reasoning []string
 	// Content is the assistant text, one element per streamed chunk.
 	Content []string
 	// ToolCalls are requested by the model after Content. Their arguments

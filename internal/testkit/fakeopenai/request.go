@@ -48,6 +48,28 @@ type Message struct {
 	Name        string
 	ToolCallID  string
 	ToolCalls   []RequestToolCall
+	// The reasoning fields thinking models' clients send back, as sent: nil when absent.
+	ReasoningContent json.RawMessage
+	Reasoning        json.RawMessage
+	ReasoningDetails json.RawMessage
+	ExtraContent     json.RawMessage
+}
+
+// ReasoningText returns reasoning_content (else reasoning) when it is a string, and whether
+// either field was sent at all.
+func (m Message) ReasoningText() (string, bool) {
+	present := false
+	for _, raw := range []json.RawMessage{m.ReasoningContent, m.Reasoning} {
+		if raw == nil || strings.TrimSpace(string(raw)) == "null" {
+			continue
+		}
+		present = true
+		var s string
+		if json.Unmarshal(raw, &s) == nil {
+			return s, true
+		}
+	}
+	return "", present
 }
 
 // RequestToolCall is a tool call echoed back by the client in an assistant
@@ -57,6 +79,19 @@ type RequestToolCall struct {
 	Type      string
 	Name      string
 	Arguments string
+	// ExtraContent is the call's extra_content as sent (Gemini's thought signature).
+	ExtraContent json.RawMessage
+}
+
+// ThoughtSignature is the call's extra_content.google.thought_signature, "" when absent.
+func (c RequestToolCall) ThoughtSignature() string {
+	var ec struct {
+		Google struct {
+			ThoughtSignature string `json:"thought_signature"`
+		} `json:"google"`
+	}
+	_ = json.Unmarshal(c.ExtraContent, &ec)
+	return ec.Google.ThoughtSignature
 }
 
 // Tool is a tool offered to the model.
@@ -128,17 +163,22 @@ type wireRequest struct {
 }
 
 type wireMessage struct {
-	Role       string          `json:"role"`
-	Content    json.RawMessage `json:"content"`
-	Name       string          `json:"name"`
-	ToolCallID *string         `json:"tool_call_id"`
-	ToolCalls  []struct {
+	Role             string          `json:"role"`
+	Content          json.RawMessage `json:"content"`
+	Name             string          `json:"name"`
+	ToolCallID       *string         `json:"tool_call_id"`
+	ReasoningContent json.RawMessage `json:"reasoning_content"`
+	Reasoning        json.RawMessage `json:"reasoning"`
+	ReasoningDetails json.RawMessage `json:"reasoning_details"`
+	ExtraContent     json.RawMessage `json:"extra_content"`
+	ToolCalls        []struct {
 		ID       string `json:"id"`
 		Type     string `json:"type"`
 		Function struct {
 			Name      string `json:"name"`
 			Arguments string `json:"arguments"`
 		} `json:"function"`
+		ExtraContent json.RawMessage `json:"extra_content"`
 	} `json:"tool_calls"`
 }
 
@@ -176,7 +216,8 @@ func decodeRequest(body []byte, rec *Request) (*wireRequest, *APIError) {
 		rec.StreamOptions = &so
 	}
 	for i, m := range w.Messages {
-		msg := Message{Role: m.Role, Name: m.Name, RawContent: m.Content}
+		msg := Message{Role: m.Role, Name: m.Name, RawContent: m.Content, ReasoningContent: m.ReasoningContent,
+			Reasoning: m.Reasoning, ReasoningDetails: m.ReasoningDetails, ExtraContent: m.ExtraContent}
 		if m.ToolCallID != nil {
 			msg.ToolCallID = *m.ToolCallID
 		}
@@ -186,7 +227,8 @@ func decodeRequest(body []byte, rec *Request) (*wireRequest, *APIError) {
 		}
 		msg.Content, msg.ContentNull = text, null
 		for _, tc := range m.ToolCalls {
-			msg.ToolCalls = append(msg.ToolCalls, RequestToolCall{ID: tc.ID, Type: tc.Type, Name: tc.Function.Name, Arguments: tc.Function.Arguments})
+			msg.ToolCalls = append(msg.ToolCalls, RequestToolCall{ID: tc.ID, Type: tc.Type, Name: tc.Function.Name, Arguments: tc.Function.Arguments,
+				ExtraContent: tc.ExtraContent})
 		}
 		rec.Messages = append(rec.Messages, msg)
 	}

@@ -1,7 +1,9 @@
 // Package fakeopenai is a scripted OpenAI-compatible chat-completions server
 // for tests. It speaks the real wire format (streamed chunks, tool-call
 // deltas keyed by index, the usage chunk, [DONE], OpenAI error bodies),
-// checks requests the way OpenAI does, and records them for assertions.
+// checks requests the way OpenAI does, and records them for assertions. It
+// can also emulate the providers of thinking models (Emulate): how each
+// streams reasoning, and what each refuses when it is not sent back.
 package fakeopenai
 
 import (
@@ -65,6 +67,8 @@ type Server struct {
 	apiKey   string
 	lenient  bool
 	models   []string
+	provider Provider
+	key      []byte // signs what the emulated provider issues (providers.go)
 }
 
 // New starts a fake on 127.0.0.1 and closes it when the test ends.
@@ -75,6 +79,7 @@ func New(t testing.TB) *Server {
 		stopping: make(chan struct{}),
 		changed:  make(chan struct{}),
 		models:   []string{"gpt-4o-mini"},
+		key:      newKey(),
 	}
 	mux := http.NewServeMux()
 	for _, prefix := range []string{"/v1", ""} {
@@ -263,7 +268,7 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	rec.Seq = len(s.requests) + 1
 	s.requests = append(s.requests, rec)
-	key, lenient := s.apiKey, s.lenient
+	key, lenient, provider := s.apiKey, s.lenient, s.provider
 	s.mu.Unlock()
 	s.update(func(st *Stats) { st.Requests++ })
 
@@ -277,6 +282,13 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request) {
 		s.t.Logf("fakeopenai: request #%d rejected (%d): %s", rec.Seq, reject.Status, reject.Message)
 		s.update(func(st *Stats) { st.Rejected++ })
 		writeError(w, reject)
+		return
+	}
+	if perr := s.refuse(provider, rec); perr != nil && !lenient {
+		body, _ := json.Marshal(perr.body)
+		s.t.Logf("fakeopenai: request #%d refused as %s would (%d): %s", rec.Seq, provider, perr.status, body)
+		s.update(func(st *Stats) { st.Rejected++ })
+		writeJSON(w, perr.status, perr.body)
 		return
 	}
 
@@ -401,7 +413,7 @@ func (s *Server) serveReply(w http.ResponseWriter, r *http.Request, rec Request,
 	if reply.Drop {
 		s.drop()
 	}
-	writeJSON(w, http.StatusOK, completion(rec, reply))
+	writeJSON(w, http.StatusOK, s.completion(provider(s), rec, reply))
 	s.update(func(st *Stats) { st.Completed++ })
 }
 
@@ -411,7 +423,7 @@ func (s *Server) serveStream(ctx context.Context, w http.ResponseWriter, rec Req
 	w.Header().Set("Cache-Control", "no-cache")
 	w.WriteHeader(http.StatusOK)
 
-	role, events := streamEvents(rec, reply)
+	role, events := s.streamEvents(provider(s), rec, reply)
 	send := func(ev string) bool {
 		if _, err := io.WriteString(w, ev); err != nil {
 			return false
@@ -450,6 +462,9 @@ func (s *Server) serveStream(ctx context.Context, w http.ResponseWriter, rec Req
 	}
 	s.update(func(st *Stats) { st.Completed++ })
 }
+
+// provider is the provider s emulates now.
+func provider(s *Server) Provider { return s.Emulating() }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	b, err := json.Marshal(v)

@@ -3,6 +3,7 @@ package fakeopenai
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -28,17 +29,22 @@ type chunkChoice struct {
 }
 
 type delta struct {
-	Role      string          `json:"role,omitempty"`
-	Content   *string         `json:"content,omitempty"`
-	Refusal   json.RawMessage `json:"refusal,omitempty"`
-	ToolCalls []toolDelta     `json:"tool_calls,omitempty"`
+	Role             string           `json:"role,omitempty"`
+	Content          *string          `json:"content,omitempty"`
+	Refusal          json.RawMessage  `json:"refusal,omitempty"`
+	ReasoningContent *string          `json:"reasoning_content,omitempty"`
+	Reasoning        *string          `json:"reasoning,omitempty"`
+	ReasoningDetails []map[string]any `json:"reasoning_details,omitempty"`
+	ToolCalls        []toolDelta      `json:"tool_calls,omitempty"`
+	ExtraContent     map[string]any   `json:"extra_content,omitempty"`
 }
 
 type toolDelta struct {
-	Index    int           `json:"index"`
-	ID       string        `json:"id,omitempty"`
-	Type     string        `json:"type,omitempty"`
-	Function functionDelta `json:"function"`
+	Index        int            `json:"index"`
+	ID           string         `json:"id,omitempty"`
+	Type         string         `json:"type,omitempty"`
+	Function     functionDelta  `json:"function"`
+	ExtraContent map[string]any `json:"extra_content,omitempty"`
 }
 
 type functionDelta struct {
@@ -114,7 +120,7 @@ func estimateUsage(rec Request, reply Reply) Usage {
 	for _, t := range rec.Tools {
 		u.PromptTokens += estimateTokens(t.Name) + estimateTokens(t.Description) + estimateTokens(string(t.Parameters))
 	}
-	for _, c := range reply.Content {
+	for _, c := range append(append([]string(nil), reply.Reasoning...), reply.Content...) {
 		u.CompletionTokens += max(1, estimateTokens(c))
 	}
 	for _, c := range reply.ToolCalls {
@@ -131,10 +137,84 @@ func argumentChunks(c ToolCall) []string {
 	return splitArguments(c.Arguments, c.ArgumentChunkSize)
 }
 
-// streamEvents renders a streamed reply: the opening role event, then the
-// events that follow it in order (body chunks, finish chunk, in-band error
-// or usage chunk, [DONE]).
-func streamEvents(rec Request, reply Reply) (string, []string) {
+// openRouterComment is the SSE comment OpenRouter sends while a model works.
+const openRouterComment = ": OPENROUTER PROCESSING\n\n"
+
+// thinkTagChunks is how a <think> block's tags reach a client of a server without a reasoning
+// parser: cut across chunks.
+var (
+	openTagChunks  = []string{"<thi", "nk>\n"}
+	closeTagChunks = []string{"\n</th", "ink>\n\n"}
+)
+
+// reasoningDeltas are the deltas that carry reply's reasoning as provider p streams it, before
+// the answer; the content deltas of think tags come back as content instead.
+func (s *Server) reasoningDeltas(p Provider, reply Reply) []delta {
+	if len(reply.Reasoning) == 0 {
+		return nil
+	}
+	var out []delta
+	text := func(t string) *string { return &t }
+	full := strings.Join(reply.Reasoning, "")
+	switch p {
+	case DeepSeekThinking:
+		for _, r := range reply.Reasoning {
+			out = append(out, delta{ReasoningContent: text(r)})
+		}
+	case VLLMReasoning:
+		for _, r := range reply.Reasoning {
+			out = append(out, delta{Reasoning: text(r)})
+		}
+	case OpenRouterDeepSeek, OpenRouterSigned:
+		format := "unknown"
+		if p == OpenRouterSigned {
+			format = "anthropic-claude-v1"
+		}
+		for _, r := range reply.Reasoning {
+			out = append(out, delta{Reasoning: text(r), ReasoningDetails: []map[string]any{
+				{"type": "reasoning.text", "text": r, "format": format, "index": 0}}})
+		}
+		if p == OpenRouterSigned {
+			out = append(out, delta{ReasoningDetails: []map[string]any{
+				{"type": "reasoning.text", "signature": s.sign("thinking", full), "index": 0},
+				{"type": "reasoning.encrypted", "data": s.sign("encrypted", full), "id": "rs_fake", "format": format, "index": 1}}})
+		}
+	case LlamaCppThink, LlamaCppThinkOpenInPrompt:
+		var pieces []string
+		if p == LlamaCppThink {
+			pieces = append(pieces, openTagChunks...)
+		}
+		pieces = append(pieces, reply.Reasoning...)
+		pieces = append(pieces, closeTagChunks...)
+		for _, c := range pieces {
+			out = append(out, delta{Content: text(c)})
+		}
+	}
+	return out
+}
+
+// streamEvents renders a streamed reply as provider p sends it: the opening role event, then
+// the events that follow it in order (reasoning, body chunks, finish chunk, in-band error or
+// usage chunk, [DONE]).
+func (s *Server) streamEvents(p Provider, rec Request, reply Reply) (string, []string) {
+	role, events := s.plainEvents(p, rec, reply)
+	if p != OpenRouterDeepSeek && p != OpenRouterSigned {
+		return role, events
+	}
+	// OpenRouter keeps the connection alive with comments while the model works: before the
+	// first data and now and then between.
+	role = strings.Repeat(openRouterComment, 3) + role
+	var out []string
+	for i, ev := range events {
+		if i > 0 && i%3 == 0 {
+			out = append(out, openRouterComment)
+		}
+		out = append(out, ev)
+	}
+	return role, out
+}
+
+func (s *Server) plainEvents(provider Provider, rec Request, reply Reply) (string, []string) {
 	p := makePlan(rec, reply)
 	includeUsage := rec.IncludeUsage()
 	frame := func(choices []chunkChoice) string {
@@ -153,16 +233,29 @@ func streamEvents(rec Request, reply Reply) (string, []string) {
 	role := frame(choice(delta{Role: "assistant", Content: &empty, Refusal: jsonNull}))
 
 	var events []string
-	for _, text := range reply.Content {
+	for _, d := range s.reasoningDeltas(provider, reply) {
+		events = append(events, frame(choice(d)))
+	}
+	for i, text := range reply.Content {
 		t := text
-		events = append(events, frame(choice(delta{Content: &t})))
+		d := delta{Content: &t}
+		if provider == Gemini3 && len(p.calls) == 0 && i == len(reply.Content)-1 {
+			// An answer without calls carries its signature on its last part.
+			d.ExtraContent = geminiSignature(s.sign("gemini-text", strings.Join(reply.Content, "")))
+		}
+		events = append(events, frame(choice(d)))
 	}
 
 	// Each call yields an opening delta (id, type, name, empty arguments)
 	// followed by its argument pieces; every delta is its own chunk.
 	perCall := make([][]toolDelta, len(p.calls))
 	for i, c := range p.calls {
-		perCall[i] = append(perCall[i], toolDelta{Index: i, ID: c.ID, Type: "function", Function: functionDelta{Name: c.Name}})
+		opening := toolDelta{Index: i, ID: c.ID, Type: "function", Function: functionDelta{Name: c.Name}}
+		if provider == Gemini3 && i == 0 {
+			// Parallel calls: only the first carries the signature.
+			opening.ExtraContent = geminiSignature(s.sign("gemini", c.ID, c.Name, strings.Join(argumentChunks(c), "")))
+		}
+		perCall[i] = append(perCall[i], opening)
 		for _, piece := range argumentChunks(c) {
 			perCall[i] = append(perCall[i], toolDelta{Index: i, Function: functionDelta{Arguments: piece}})
 		}
@@ -225,10 +318,14 @@ type completionChoice struct {
 }
 
 type completionMsg struct {
-	Role      string          `json:"role"`
-	Content   *string         `json:"content"`
-	Refusal   json.RawMessage `json:"refusal"`
-	ToolCalls []wireToolCall  `json:"tool_calls,omitempty"`
+	Role             string           `json:"role"`
+	Content          *string          `json:"content"`
+	Refusal          json.RawMessage  `json:"refusal"`
+	ReasoningContent *string          `json:"reasoning_content,omitempty"`
+	Reasoning        *string          `json:"reasoning,omitempty"`
+	ReasoningDetails []map[string]any `json:"reasoning_details,omitempty"`
+	ToolCalls        []wireToolCall   `json:"tool_calls,omitempty"`
+	ExtraContent     map[string]any   `json:"extra_content,omitempty"`
 }
 
 type wireToolCall struct {
@@ -238,26 +335,52 @@ type wireToolCall struct {
 		Name      string `json:"name"`
 		Arguments string `json:"arguments"`
 	} `json:"function"`
+	ExtraContent map[string]any `json:"extra_content,omitempty"`
 }
 
-// completion renders the non-streaming answer; content is null when the
+// geminiSignature is extra_content as Gemini's OpenAI-compatible endpoint carries a signature.
+func geminiSignature(sig string) map[string]any {
+	return map[string]any{"google": map[string]any{"thought_signature": sig}}
+}
+
+// completion renders the non-streaming answer as provider p sends it; content is null when the
 // model only calls tools, as OpenAI sends it.
-func completion(rec Request, reply Reply) completionWire {
+func (s *Server) completion(provider Provider, rec Request, reply Reply) completionWire {
 	p := makePlan(rec, reply)
 	msg := completionMsg{Role: "assistant", Refusal: jsonNull}
-	if len(reply.Content) > 0 || len(p.calls) == 0 {
-		text := ""
-		for _, c := range reply.Content {
-			text += c
+	text := strings.Join(reply.Content, "")
+	// Reasoning travels in the message's fields, or in front of the content as the stream has it.
+	var thinkPrefix strings.Builder
+	for _, d := range s.reasoningDeltas(provider, reply) {
+		switch {
+		case d.ReasoningContent != nil:
+			msg.ReasoningContent = join(msg.ReasoningContent, *d.ReasoningContent)
+		case d.Content != nil:
+			thinkPrefix.WriteString(*d.Content)
 		}
+		if d.Reasoning != nil {
+			msg.Reasoning = join(msg.Reasoning, *d.Reasoning)
+		}
+		msg.ReasoningDetails = append(msg.ReasoningDetails, d.ReasoningDetails...)
+	}
+	text = thinkPrefix.String() + text
+	if msg.ReasoningDetails != nil {
+		// An unstreamed answer carries each detail whole.
+		msg.ReasoningDetails = wholeDetails(msg.ReasoningDetails)
+	}
+	if text != "" || len(p.calls) == 0 {
 		msg.Content = &text
 	}
-	for _, c := range p.calls {
+	if provider == Gemini3 && len(p.calls) == 0 {
+		msg.ExtraContent = geminiSignature(s.sign("gemini-text", strings.Join(reply.Content, "")))
+	}
+	for i, c := range p.calls {
 		var tc wireToolCall
 		tc.ID, tc.Type = c.ID, "function"
 		tc.Function.Name = c.Name
-		for _, piece := range argumentChunks(c) {
-			tc.Function.Arguments += piece
+		tc.Function.Arguments = strings.Join(argumentChunks(c), "")
+		if provider == Gemini3 && i == 0 {
+			tc.ExtraContent = geminiSignature(s.sign("gemini", c.ID, c.Name, tc.Function.Arguments))
 		}
 		msg.ToolCalls = append(msg.ToolCalls, tc)
 	}
@@ -270,4 +393,35 @@ func completion(rec Request, reply Reply) completionWire {
 		Choices:           []completionChoice{{Index: 0, Message: msg, Logprobs: jsonNull, FinishReason: p.finishReason}},
 		Usage:             p.usage,
 	}
+}
+
+// wholeDetails joins the fragments of each detail (same index): text is joined, other fields
+// taken from the fragment that has them.
+func wholeDetails(frags []map[string]any) []map[string]any {
+	var out []map[string]any
+	at := map[any]map[string]any{}
+	for _, f := range frags {
+		d, ok := at[f["index"]]
+		if !ok {
+			d = map[string]any{}
+			at[f["index"]] = d
+			out = append(out, d)
+		}
+		for k, v := range f {
+			if prev, had := d[k].(string); had && k == "text" {
+				d[k] = prev + v.(string)
+				continue
+			}
+			d[k] = v
+		}
+	}
+	return out
+}
+
+func join(prev *string, more string) *string {
+	if prev == nil {
+		return &more
+	}
+	s := *prev + more
+	return &s
 }

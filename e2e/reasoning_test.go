@@ -1,0 +1,276 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/gns3-copilot/gns3-copilot/internal/testkit/e2eenv"
+	"github.com/gns3-copilot/gns3-copilot/internal/testkit/fakeopenai"
+)
+
+// thinkingProviders are the emulated providers of thinking models, each with the configuration
+// a user would save for it.
+var thinkingProviders = []struct {
+	name     string
+	emulate  fakeopenai.Provider
+	provider string
+	model    string
+}{
+	{"DeepSeek V4 thinking", fakeopenai.DeepSeekThinking, "deepseek", "deepseek-v4-pro"},
+	{"Gemini 3", fakeopenai.Gemini3, "google", "gemini-3-pro-preview"},
+	{"OpenRouter in front of DeepSeek", fakeopenai.OpenRouterDeepSeek, "openrouter", "deepseek/deepseek-v4-pro"},
+	{"OpenRouter in front of a signing model", fakeopenai.OpenRouterSigned, "openrouter", "anthropic/claude-sonnet-4.5"},
+	{"vLLM with a reasoning parser", fakeopenai.VLLMReasoning, "vllm", "Qwen/Qwen3-8B"},
+	{"llama.cpp with <think> in the content", fakeopenai.LlamaCppThink, "custom", "qwen3-8b"},
+	{"llama.cpp with the opening tag in the prompt", fakeopenai.LlamaCppThinkOpenInPrompt, "custom", "DeepSeek-R1-Distill-Qwen-7B"},
+}
+
+// thinker is a thought the scripted model has, never to be seen in an answer.
+const thinker = "Thinking privately about"
+
+// useConfig saves a configuration for the user's provider at baseURL and makes it her default,
+// so her next turns go there.
+func useConfig(t *testing.T, env *e2eenv.Env, userID, provider, model, baseURL string) string {
+	t.Helper()
+	base := "/v3/access/users/" + userID + "/llm-model-configs"
+	code, body := env.Do(http.MethodPost, base, map[string]any{"name": provider + " " + model, "provider": provider,
+		"base_url": baseURL, "model": model, "api_key": "sk-" + provider + "-key", "context_limit": 128, "is_default": false})
+	require.Equal(t, http.StatusCreated, code, string(body))
+	var created struct {
+		ConfigID string `json:"config_id"`
+	}
+	require.NoError(t, json.Unmarshal(body, &created))
+	code, body = env.Do(http.MethodPut, base+"/default/"+created.ConfigID, nil)
+	require.Equal(t, http.StatusOK, code, string(body))
+	return created.ConfigID
+}
+
+// thinkingTurn scripts a turn of a thinking model: two calls at once, then one more, then the
+// answer, each step with its reasoning.
+func thinkingTurn(p *fakeopenai.Server, projectID, answer string) {
+	topo := func(id string) fakeopenai.ToolCall {
+		return fakeopenai.ToolCall{ID: id, Name: "get_gns3_topology", Arguments: `{"project_id":"` + projectID + `"}`}
+	}
+	p.Enqueue(
+		fakeopenai.Reply{Reasoning: []string{thinker + " ", "which tools to call."}, ToolCalls: []fakeopenai.ToolCall{topo(""), topo("")}},
+		fakeopenai.Reply{Reasoning: []string{thinker + " the topology."}, ToolCalls: []fakeopenai.ToolCall{topo("")}},
+		fakeopenai.Reply{Reasoning: []string{thinker + " the answer."}, Content: fakeopenai.Words(answer)},
+	)
+}
+
+// chatTurn sends a message in a session ("" for a new one) and reads the stream to its end.
+func chatTurn(t *testing.T, env *e2eenv.Env, sessionID, message string) (string, []e2eenv.Frame) {
+	t.Helper()
+	body := map[string]any{"message": message}
+	if sessionID != "" {
+		body["session_id"] = sessionID
+	}
+	frames := env.OpenStream(http.MethodPost, env.ChatPath("/stream"), body, "").UntilDone(t, true)
+	require.Equal(t, "completed", frames[len(frames)-1].Data["status"], "turn %v: %v", e2eenv.Types(frames), frames[len(frames)-1].Data)
+	sid, _ := startedIDs(t, frames)
+	return sid, frames
+}
+
+// toolsRun counts the tools the turn ran.
+func toolsRun(frames []e2eenv.Frame) int {
+	n := 0
+	for _, f := range frames {
+		if f.Event == "tool_end" {
+			n++
+		}
+	}
+	return n
+}
+
+// contentOf is the answer a client shows: the turn's content events joined.
+func contentOf(frames []e2eenv.Frame) string {
+	var b strings.Builder
+	for _, f := range frames {
+		if f.Event == "content" {
+			b.WriteString(f.Data["content"].(string))
+		}
+	}
+	return b.String()
+}
+
+// requireNoThoughts fails when a reasoning of the scripted model shows in what a client reads:
+// the stream's frames and the session's history.
+func requireNoThoughts(t *testing.T, env *e2eenv.Env, sessionID string, frames []e2eenv.Frame) {
+	t.Helper()
+	for _, f := range frames {
+		require.NotContains(t, f.Raw, thinker, "a %s frame carries the reasoning", f.Event)
+	}
+	code, body := env.Do(http.MethodGet, env.ChatPath("/sessions/"+sessionID+"/history"), nil)
+	require.Equal(t, http.StatusOK, code, string(body))
+	require.NotContains(t, string(body), thinker, "the history shows the reasoning as the answer")
+}
+
+// Through the whole copilot and each provider's emulator: a streamed turn with parallel and
+// sequential tool calls, then a later turn of the same session, both complete; what each
+// provider needs back reaches it, and no reasoning reaches the answer a client reads.
+func TestThinkingModelsCompleteToolTurnsThroughTheChatAPI(t *testing.T) {
+	env := e2eenv.Start(t, e2eenv.Options{})
+	userID := myUserID(t, env)
+	for _, tp := range thinkingProviders {
+		t.Run(tp.name, func(t *testing.T) {
+			p := fakeopenai.New(t)
+			p.Emulate(tp.emulate)
+			p.SetHandler(titleReplies("Thinking lab"))
+			useConfig(t, env, userID, tp.provider, tp.model, p.URL)
+
+			thinkingTurn(p, env.ProjectID, "Your lab has no nodes yet.")
+			sessionID, first := chatTurn(t, env, "", "What is in my lab?")
+			require.Equal(t, "Your lab has no nodes yet.", contentOf(first))
+			require.Equal(t, 3, toolsRun(first), "two calls at once, then one: %v", e2eenv.Types(first))
+
+			thinkingTurn(p, env.ProjectID, "Still no nodes.")
+			_, later := chatTurn(t, env, sessionID, "And now?")
+			require.Equal(t, "Still no nodes.", contentOf(later))
+
+			require.Zero(t, p.Stats().Rejected, "the provider refused a request")
+			requireNoThoughts(t, env, sessionID, append(first, later...))
+			streamed := streamedRequests(p)
+			require.Len(t, streamed, 6)
+			last := streamed[5]
+			switch tp.emulate {
+			case fakeopenai.DeepSeekThinking:
+				// The later turn sends the first turn's reasoning back, stored, not remembered.
+				var sent []string
+				for _, m := range last.Messages {
+					if text, ok := m.ReasoningText(); ok && m.Role == "assistant" {
+						sent = append(sent, text)
+					}
+				}
+				require.Contains(t, sent, thinker+" which tools to call.")
+			case fakeopenai.LlamaCppThink, fakeopenai.LlamaCppThinkOpenInPrompt:
+				require.NotContains(t, string(last.Raw), thinker, "past reasoning goes back to no template that drops it")
+			}
+		})
+	}
+}
+
+// A session that changes its model configuration between turns keeps working: each provider
+// gets back only what it produced itself, and opaque state (Gemini's signatures, OpenRouter's
+// signed and encrypted details) never goes to another.
+func TestThinkingSessionSurvivesAModelSwitch(t *testing.T) {
+	env := e2eenv.Start(t, e2eenv.Options{})
+	userID := myUserID(t, env)
+	gemini, deepseek, openrouter := fakeopenai.New(t), fakeopenai.New(t), fakeopenai.New(t)
+	gemini.Emulate(fakeopenai.Gemini3)
+	deepseek.Emulate(fakeopenai.DeepSeekThinking)
+	openrouter.Emulate(fakeopenai.OpenRouterSigned)
+	for _, p := range []*fakeopenai.Server{gemini, deepseek, openrouter} {
+		p.SetHandler(titleReplies("Switching models"))
+	}
+
+	useConfig(t, env, userID, "google", "gemini-3-pro-preview", gemini.URL)
+	thinkingTurn(gemini, env.ProjectID, "Gemini says: no nodes.")
+	sessionID, frames := chatTurn(t, env, "", "What is in my lab?")
+	require.Equal(t, "Gemini says: no nodes.", contentOf(frames))
+	var signatures []string
+	for _, m := range streamedRequests(gemini)[2].Messages {
+		for _, c := range m.ToolCalls {
+			if sig := c.ThoughtSignature(); sig != "" {
+				signatures = append(signatures, sig)
+			}
+		}
+	}
+	require.Len(t, signatures, 2, "the first of the parallel calls and the next step's call went back signed")
+
+	useConfig(t, env, userID, "deepseek", "deepseek-v4-pro", deepseek.URL)
+	thinkingTurn(deepseek, env.ProjectID, "DeepSeek says: still none.")
+	_, frames2 := chatTurn(t, env, sessionID, "Look again.")
+	require.Equal(t, "DeepSeek says: still none.", contentOf(frames2))
+
+	useConfig(t, env, userID, "openrouter", "anthropic/claude-sonnet-4.5", openrouter.URL)
+	thinkingTurn(openrouter, env.ProjectID, "Claude says: none at all.")
+	_, frames3 := chatTurn(t, env, sessionID, "One more time.")
+	require.Equal(t, "Claude says: none at all.", contentOf(frames3))
+
+	useConfig(t, env, userID, "google", "gemini-3-pro-preview", gemini.URL)
+	thinkingTurn(gemini, env.ProjectID, "Gemini again: empty.")
+	_, frames4 := chatTurn(t, env, sessionID, "Last look.")
+	require.Equal(t, "Gemini again: empty.", contentOf(frames4))
+
+	for _, p := range []*fakeopenai.Server{gemini, deepseek, openrouter} {
+		require.Zero(t, p.Stats().Rejected, "%s refused a request", p.Emulating())
+	}
+	for _, r := range append(streamedRequests(deepseek), streamedRequests(openrouter)...) {
+		for _, sig := range signatures {
+			require.NotContains(t, string(r.Raw), sig, "Gemini's signature went to another provider")
+		}
+	}
+	for _, r := range streamedRequests(deepseek) {
+		require.NotContains(t, string(r.Raw), "reasoning_details")
+	}
+	for _, r := range append(streamedRequests(gemini)[3:], streamedRequests(deepseek)...) {
+		require.NotContains(t, string(r.Raw), "reasoning.encrypted", "OpenRouter's encrypted details went elsewhere")
+	}
+	// Gemini, back again, gets its own first turn's signatures back.
+	last := streamedRequests(gemini)
+	require.Contains(t, string(last[len(last)-1].Raw), signatures[0])
+	requireNoThoughts(t, env, sessionID, append(append(append(frames, frames2...), frames3...), frames4...))
+}
+
+// A worker killed between two model calls of a thinking turn loses nothing the provider needs:
+// the worker that takes the turn over builds the next request from the stored transcript, and
+// DeepSeek, which refuses a request without the first call's reasoning_content, accepts it.
+func TestThinkingTurnSurvivesAWorkerKilledBetweenTwoCalls(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	env, temporalAddr := startAPIWithoutWorkers(t, ctx, e2eenv.Options{})
+	bin := buildBinary(t)
+	env.LLM.Emulate(fakeopenai.DeepSeekThinking)
+	env.LLM.SetHandler(titleReplies("Crash while thinking"))
+	topo := fakeopenai.ToolCall{Name: "get_gns3_topology", Arguments: `{"project_id":"` + env.ProjectID + `"}`}
+	env.LLM.Enqueue(
+		fakeopenai.Reply{Reasoning: []string{thinker + " where to start."}, ToolCalls: []fakeopenai.ToolCall{topo, topo}},
+		// The second call thinks, then hangs: the worker dies under it.
+		fakeopenai.Reply{Reasoning: []string{thinker + " the result, slowly"}, Hang: true, HangAfter: 1},
+		fakeopenai.Reply{Reasoning: []string{thinker + " the result again."}, ToolCalls: []fakeopenai.ToolCall{topo}},
+		fakeopenai.Reply{Reasoning: []string{thinker + " the answer."}, Content: fakeopenai.Words("Recovered: no nodes yet.")},
+	)
+	flags := []string{"--llm-provider", "deepseek", "--llm-model", "deepseek-v4-pro"}
+	logPath := workerLog(t, env.Config.DataDir)
+	w1 := startWorker(t, bin, env, temporalAddr, logPath, flags...)
+
+	s := env.OpenStream(http.MethodPost, env.ChatPath("/stream"), map[string]any{"message": "survive this"}, "")
+	seen := s.Until(t, func(f e2eenv.Frame) bool { return f.Event == "tool_end" })
+	require.NoError(t, env.LLM.WaitHanging(ctx, 1))
+	sessionID, _ := startedIDs(t, seen)
+	s.Close()
+	require.NoError(t, w1.cmd.Process.Signal(syscall.SIGKILL))
+	select {
+	case <-w1.done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the worker did not die")
+	}
+	startWorker(t, bin, env, temporalAddr, logPath, flags...)
+
+	rejoin := env.OpenStream(http.MethodGet, env.ChatPath("/sessions/"+sessionID+"/stream"), nil, seen[len(seen)-1].ID)
+	go func() { <-ctx.Done(); rejoin.Close() }() // a stuck turn fails the test instead of hanging it
+	rest := rejoin.UntilDone(t, true)
+	done := rest[len(rest)-1]
+	require.Equal(t, "completed", done.Data["status"], "%v: %v", e2eenv.Types(rest), done.Data)
+	require.Zero(t, env.LLM.Stats().Rejected, "DeepSeek refused the request of the worker that took over")
+
+	// The retried call, made by the new worker, sent the first call's reasoning back.
+	streamed := streamedRequests(env.LLM)
+	require.Len(t, streamed, 4)
+	var sent []string
+	for _, m := range streamed[2].Messages {
+		if text, ok := m.ReasoningText(); ok {
+			sent = append(sent, text)
+		}
+	}
+	require.Equal(t, []string{thinker + " where to start."}, sent)
+	require.Contains(t, contentOf(rest), "Recovered: no nodes yet.")
+	requireNoThoughts(t, env, sessionID, rest)
+}
