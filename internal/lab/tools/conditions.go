@@ -141,6 +141,11 @@ func (st *setConditionsTool) Run(ctx context.Context, env Env, raw json.RawMessa
 	if err := args.check(env); err != nil {
 		return failWith(err)
 	}
+	if env.Mode == TroubleshootingInjection {
+		if v := gns3Version(ctx, env); !LinkFaultsClearable(v) {
+			return Failure("%s", linkFaultRefusal(v))
+		}
+	}
 	refs := make([]linkRef, len(args.Links))
 	for i, l := range args.Links {
 		refs[i] = l.linkRef

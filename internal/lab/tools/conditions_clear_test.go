@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/gns3-copilot/gns3-copilot/internal/lab/devices"
 	"github.com/gns3-copilot/gns3-copilot/internal/testkit/fakegns3"
@@ -320,5 +321,73 @@ func TestReplacingADelayPassesThroughTheNoMatchFilter(t *testing.T) {
 		if !strings.Contains(set.Description(), fact) {
 			t.Errorf("the description does not say %q", fact)
 		}
+	}
+}
+
+// On GNS3 3.0.x an exercise puts no fault on a link: a student could not clear it from GNS3's
+// own dialog. From 3.1 on it may.
+func TestInjectionPutsNoLinkFaultOn30(t *testing.T) {
+	record := func(l *lab) *[]InjectedFault {
+		l.reg.Register(ExerciseTools()[0])
+		var got []InjectedFault
+		l.env.RecordFault = func(_ context.Context, f InjectedFault) error { got = append(got, f); return nil }
+		return &got
+	}
+	set := map[string]any{"links": []map[string]any{{"node_a": "PC1", "node_b": "PC2", "loss_percent": 60}}}
+	rec := map[string]any{"link": map[string]any{"node_a": "PC1", "node_b": "PC2"}, "description": "60 % loss", "hints": []string{"Pings get lost."}}
+
+	l, link, _ := startedPCs(t)
+	got := record(l)
+	r := l.runMode(t, TroubleshootingInjection, SetLinkConditionsTool, set)
+	mustFailWhole(t, r, "no link faults on this GNS3 (3.0.6): on GNS3 3.0.x a student cannot take conditions off a link from GNS3's own link dialog")
+	if !strings.Contains(r.Error, "Inject a fault on a device instead") {
+		t.Fatal(r.Error)
+	}
+	l.fake.SetLinkConditions(link.ID, map[string][]any{"packet_loss": {60}}, false)
+	mustFailWhole(t, l.runMode(t, TroubleshootingInjection, RecordFaultTool, rec), "no link faults on this GNS3 (3.0.6)")
+	if len(*got) != 0 {
+		t.Fatalf("recorded: %+v", *got)
+	}
+	// Lab automation still sets conditions on 3.0.x: the copilot clears them for real.
+	mustSucceed(t, l.run(t, SetLinkConditionsTool, set))
+
+	l31, _, _ := startedPCs(t, fakegns3.WithVersion("3.1.0a2"))
+	got = record(l31)
+	mustSucceed(t, l31.runMode(t, TroubleshootingInjection, SetLinkConditionsTool, set))
+	mustSucceed(t, l31.runMode(t, TroubleshootingInjection, RecordFaultTool, rec))
+	if len(*got) != 1 || (*got)[0].Link == nil || (*got)[0].Link.Conditions != "60 % packet loss" {
+		t.Fatalf("recorded: %+v", *got)
+	}
+}
+
+// The exercise's check of a link fault: conditions left, or pings that show them, are not a
+// repair; the check itself changes nothing.
+func TestCheckLinkVerifiesTraffic(t *testing.T) {
+	l, link, cons := startedPCs(t)
+	l.fake.SetLinkConditions(link.ID, map[string][]any{"delay": {200, 0}}, false)
+	c, err := CheckLink(context.Background(), l.env, "PC2", "PC1", 200*time.Millisecond)
+	if err != nil || c.Conditions != "delay 200 ms" || c.Measured {
+		t.Fatalf("%+v %v", c, err)
+	}
+	// Cleared as GNS3's own dialog does on 3.0.6: GNS3 reads none, uBridge still delays.
+	l.fake.SetLinkConditions(link.ID, nil, false)
+	if applied, _ := l.fake.Bridge(link.ID); fmt.Sprint(applied) != "map[delay:[200 0]]" {
+		t.Fatalf("uBridge applies %v", applied)
+	}
+	cons.devices["PC1"].pings["10.0.0.2"] = vpcsPing("10.0.0.2", 401, 400.3, 400.4, 400.2, 400.3)
+	puts := l.fake.Count(fakegns3.OpUpdateLink)
+	c, err = CheckLink(context.Background(), l.env, "PC1", "PC2", 200*time.Millisecond)
+	if err != nil || c.Conditions != "" || !c.Measured || c.TrafficOK || !strings.Contains(c.Traffic, "round trip 400.3 ms") {
+		t.Fatalf("%+v %v", c, err)
+	}
+	if n := l.fake.Count(fakegns3.OpUpdateLink); n != puts {
+		t.Fatal("the check changed the link")
+	}
+	cons.devices["PC1"].pings["10.0.0.2"] = vpcsPing("10.0.0.2", 0.5, 0.2, 0.2, 0.3, 0.2)
+	if c, err = CheckLink(context.Background(), l.env, "PC1", "PC2", 200*time.Millisecond); err != nil || !c.TrafficOK {
+		t.Fatalf("%+v %v", c, err)
+	}
+	if d := ConditionDelay("delay 200 ms ±20 ms, 5 % packet loss"); d != 200*time.Millisecond || ConditionDelay("5 % packet loss") != 0 {
+		t.Fatalf("ConditionDelay: %v", d)
 	}
 }

@@ -239,6 +239,21 @@ func emptyFiltersClear(version string) bool {
 	return major > 3 || (major == 3 && minor >= 1)
 }
 
+// LinkFaultsClearable reports whether a student can take a fault off a link from GNS3's own link
+// dialog on a GNS3 of this version: the dialog sends an empty filter set, which clears only from
+// 3.1 on. On 3.0.x a troubleshooting exercise puts no fault on a link.
+func LinkFaultsClearable(version string) bool { return emptyFiltersClear(version) }
+
+// linkFaultRefusal is why an injection turn on GNS3 3.0.x puts no fault on a link.
+func linkFaultRefusal(version string) string {
+	if version == "" {
+		version = "of unknown version"
+	}
+	return fmt.Sprintf("no link faults on this GNS3 (%s): on GNS3 3.0.x a student cannot take conditions off a link from GNS3's own "+
+		"link dialog (it sends an empty filter set, which 3.0.x records but does not apply, and changing a delay while pings cross "+
+		"the link can kill the link's uBridge), so the exercise could not be solved. Inject a fault on a device instead", version)
+}
+
 // gns3Version is the version of the user's GNS3 server; "" when it cannot be read.
 func gns3Version(ctx context.Context, env Env) string {
 	if env.GNS3 == nil {
