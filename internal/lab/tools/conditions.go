@@ -141,10 +141,9 @@ func (st *setConditionsTool) Run(ctx context.Context, env Env, raw json.RawMessa
 	if err := args.check(env); err != nil {
 		return failWith(err)
 	}
-	if env.Mode == TroubleshootingInjection {
-		if v := gns3Version(ctx, env); !LinkFaultsClearable(v) {
-			return Failure("%s", linkFaultRefusal(v))
-		}
+	version := gns3Version(ctx, env)
+	if env.Mode == TroubleshootingInjection && !LinkFaultsClearable(version) {
+		return Failure("%s", linkFaultRefusal(version))
 	}
 	refs := make([]linkRef, len(args.Links))
 	for i, l := range args.Links {
@@ -186,7 +185,7 @@ func (st *setConditionsTool) Run(ctx context.Context, env Env, raw json.RawMessa
 	}
 	writeLinks(ctx, changes)
 	note := ""
-	if !emptyFiltersClear(gns3Version(ctx, env)) {
+	if !emptyFiltersClear(version) {
 		note = "On this GNS3 (3.0.x), removing them in GNS3's own link dialog leaves them applied: remove them with " + ClearLinkConditionsTool + "."
 	}
 	for i, p := range plans {
@@ -373,7 +372,8 @@ func cloneLinkFilters(f gns3.LinkFilters) gns3.LinkFilters {
 func reportConditions(env Env, p plannedConditions, c *linkChange, note string) Item {
 	id := p.link.LinkID
 	if c.err != nil {
-		if _, broken := c.err.(*brokenBridge); broken {
+		var broken *brokenBridge
+		if errors.As(c.err, &broken) {
 			env.progress(id, p.name, "failed", "broken")
 			return failed(id, p.name, c.err.Error())
 		}
@@ -467,10 +467,9 @@ func verifyCleared(ctx context.Context, env Env, t *topology, p plannedCondition
 	if check.noReply {
 		// Nothing crossed: a bridge that died while the filters changed answers only the next
 		// change, so one is made (to the same filters) to ask it.
-		if err := p.writer.probeBridge(ctx, c.got); err != nil {
-			if _, broken := err.(*brokenBridge); broken {
-				return failed(p.link.LinkID, p.name, err.Error())
-			}
+		var broken *brokenBridge
+		if err := p.writer.probeBridge(ctx, c.got); errors.As(err, &broken) {
+			return failed(p.link.LinkID, p.name, err.Error())
 		}
 	}
 	switch {

@@ -83,7 +83,7 @@ type linkProbe struct {
 	removed time.Duration
 }
 
-// checkTraffic pings across the link and judges what came back.
+// check pings across the link and judges what came back.
 func (p *linkProbe) check(ctx context.Context) trafficCheck {
 	if p.env.Console == nil {
 		return trafficCheck{text: "consoles cannot be reached from here"}
