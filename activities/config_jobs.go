@@ -156,20 +156,27 @@ func (a *Activities) applied(ctx context.Context, in workflows.FinishConfigJobIn
 	for i, it := range out.res.Data {
 		byID[it.ID] = i
 	}
+	found, err := a.undoFound(ctx, plan)
+	if err != nil {
+		return jobOutcome{}, err
+	}
 	for k, job := range plan.Jobs {
 		i, ok := byID[job.NodeID]
 		if !ok {
 			continue
 		}
 		ch := compareReads(job, outcomes[k], byNode[job.NodeID], in.ReadErrors)
+		if plan.Undo != nil && backToBefore(job, found[plan.Undo.Nodes[job.NodeID]], readOf(byNode[job.NodeID], models.SeqReadAfter)) {
+			// The undo's read-back is the configuration before the job: whatever one line's own
+			// verdict, together they did what the undo is for.
+			ch.NotTaken = nil
+		}
 		annotate(&out.res.Data[i], ch)
 		ch.Status, ch.Error = out.res.Data[i].Status, out.res.Data[i].Error
 		out.changes = append(out.changes, ch)
 	}
 	out.waited = reportWaits(out.res.Data, plan, in.Waits, byNode)
-	if err := a.judgeUndo(ctx, plan, out.res.Data, out.changes, byNode); err != nil {
-		return jobOutcome{}, err
-	}
+	judgeUndo(plan, out.res.Data, out.changes, byNode, found)
 	out.res = tools.Collect(out.res.Data)
 	switch {
 	case out.res.Failed == 0:
@@ -253,8 +260,17 @@ func compareReads(job tools.DeviceJob, o tools.DeviceOutcome, recs []models.Devi
 	if ch.Removed == nil {
 		ch.Removed = []string{}
 	}
-	for _, r := range o.Results {
-		if r.Failed || !devices.ChangesConfig(profile.Name, r.Command) {
+	// A line a later line of the job sets again shows only that later line's effect: the
+	// read-back judges the job's last word on each setting (devices.Superseded).
+	applied := make([]string, len(o.Results))
+	for i, r := range o.Results {
+		if !r.Failed {
+			applied[i] = r.Command
+		}
+	}
+	replaced := profile.Superseded(applied)
+	for i, r := range o.Results {
+		if r.Failed || replaced[i] || !devices.ChangesConfig(profile.Name, r.Command) {
 			continue
 		}
 		if profile.Verify(r.Command, al) == devices.VerdictNotTook {

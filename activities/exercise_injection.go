@@ -13,7 +13,6 @@ import (
 
 	"github.com/gns3-copilot/gns3-copilot/internal/domain"
 	"github.com/gns3-copilot/gns3-copilot/internal/lab/gns3"
-	"github.com/gns3-copilot/gns3-copilot/internal/lab/tools"
 	"github.com/gns3-copilot/gns3-copilot/internal/relay"
 	"github.com/gns3-copilot/gns3-copilot/models"
 	"github.com/gns3-copilot/gns3-copilot/workflows"
@@ -227,19 +226,6 @@ func countNote(requested, injected int) string {
 		return "One fault was injected, as asked."
 	}
 	return fmt.Sprintf("%d faults were injected, as asked.", injected)
-}
-
-// linkFixed checks a link fault: its link, found by its nodes' names, has no conditions left.
-func linkFixed(ctx context.Context, env tools.Env, f models.InjectedFault) (bool, string, error) {
-	nodes := f.LinkNodeList()
-	if len(nodes) != 2 {
-		return false, "", fmt.Errorf("the fault names no link")
-	}
-	cond, err := tools.LinkConditions(ctx, env, nodes[0], nodes[1])
-	if err != nil {
-		return false, "", err
-	}
-	return cond == "", cond, nil
 }
 
 // isInjectionMode reports whether a turn injects faults.

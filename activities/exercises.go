@@ -114,7 +114,10 @@ func (a *Activities) VerifyExercise(ctx context.Context, in workflows.ExerciseVe
 	out.Total = len(faults)
 	for _, f := range faults {
 		if f.IsLink() {
-			fixed, left, err := linkFixed(ctx, env, f)
+			env.Console = a.console(ctx, workflows.ToolCallRef{WorkRef: workflows.WorkRef{SessionID: in.SessionID,
+				TurnID: fmt.Sprintf("%s-check-%d", in.ExerciseID, in.Check), ProjectID: in.ProjectID, UserID: in.UserID,
+				Mode: string(tools.TroubleshootingInjection)}, CallID: fmt.Sprintf("verify-%d", f.ID), ToolName: tools.ShowCommandsTool})
+			fixed, left, err := linkRepaired(ctx, env, f)
 			switch {
 			case err != nil:
 				out.Problems = append(out.Problems, fmt.Sprintf("the link %s could not be checked: %v", f.Device, err))

@@ -26,6 +26,7 @@ func (a *Activities) RunTool(ctx context.Context, in workflows.ToolInput) (workf
 	if mode == tools.TroubleshootingInjection {
 		env.RecordFault = a.faultRecorder(in.Turn, in.Call)
 	}
+	env.Console = a.console(ctx, workflows.ToolCallRef{WorkRef: in.Turn, CallID: in.Call.ID, ToolName: in.Call.Name})
 	stop := keepAlive(ctx, 2*time.Second)
 	runCtx, release := a.abortable(ctx, in.Turn.TurnID)
 	res := a.Tools.Execute(runCtx, env, mode, in.Call.Name, in.Call.Arguments)

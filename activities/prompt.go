@@ -56,6 +56,7 @@ func (a *Activities) systemPrompt(ctx context.Context, ref workflows.WorkRef, mo
 	if mode == tools.TroubleshootingInjection {
 		b.WriteString(recipesSection(skillSet.Recipes))
 		b.WriteString(a.injectionBrief(ctx, ref))
+		b.WriteString(a.linkFaultsNote(ctx))
 	}
 	b.WriteString("\n\n## The project the user has open\n\n")
 	token, err := a.Credentials.Get(ctx, ref.TurnID)

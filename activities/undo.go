@@ -253,20 +253,40 @@ func (a *Activities) readsOf(ctx context.Context, turnID, callID string, seq int
 	return out, nil
 }
 
-// judgeUndo says, on an undo's result, per device whether it is back to the configuration the
-// undone job found (see judgeDevice); items and changes are the result's, byNode the undo's
-// records. Any other job's result is left as it is.
-func (a *Activities) judgeUndo(ctx context.Context, plan domain.DevicePlan, items []tools.Item, changes []DeviceChange, byNode map[string][]models.DeviceCommand) error {
+// undoFound is, on an undo, what the job it undoes read on each device before it, by that job's
+// node ids; nil for any other job.
+func (a *Activities) undoFound(ctx context.Context, plan domain.DevicePlan) (map[string]*models.DeviceCommand, error) {
 	if plan.Undo == nil {
-		return nil
+		return nil, nil
 	}
 	job, err := a.ConfigJobs.Get(ctx, plan.Undo.JobID)
 	if err != nil {
-		return fmt.Errorf("loading job %s: %w", plan.Undo.JobID, err)
+		return nil, fmt.Errorf("loading job %s: %w", plan.Undo.JobID, err)
 	}
-	found, err := a.readsOf(ctx, job.TurnID, job.ToolCallID, models.SeqReadBefore)
-	if err != nil {
-		return err
+	return a.readsOf(ctx, job.TurnID, job.ToolCallID, models.SeqReadBefore)
+}
+
+// backToBefore reports whether a device's read-back (after) equals what the undone job found
+// (before), as its platform compares configurations.
+func backToBefore(job tools.DeviceJob, before, after *models.DeviceCommand) bool {
+	if !readOK(before) || !readOK(after) {
+		return false
+	}
+	profile := profileFor(job, after.Command, after.Output)
+	if profile == nil {
+		return false
+	}
+	added, removed := profile.SameState(before.Output, after.Output)
+	return len(added)+len(removed) == 0
+}
+
+// judgeUndo says, on an undo's result, per device whether it is back to the configuration the
+// undone job found (see judgeDevice); items and changes are the result's, byNode the undo's
+// records, found what the undone job read before it (undoFound). Any other job's result is left
+// as it is.
+func judgeUndo(plan domain.DevicePlan, items []tools.Item, changes []DeviceChange, byNode map[string][]models.DeviceCommand, found map[string]*models.DeviceCommand) {
+	if plan.Undo == nil {
+		return
 	}
 	for _, j := range plan.Jobs {
 		i := slices.IndexFunc(items, func(it tools.Item) bool { return it.ID == j.NodeID })
@@ -277,7 +297,6 @@ func (a *Activities) judgeUndo(ctx context.Context, plan domain.DevicePlan, item
 		judgeDevice(&items[i], &changes[c], j, plan.Undo, found[plan.Undo.Nodes[j.NodeID]], readOf(byNode[j.NodeID], models.SeqReadAfter))
 		changes[c].Status, changes[c].Error = items[i].Status, items[i].Error
 	}
-	return nil
 }
 
 // readOf finds a device's read of one phase among its records.
@@ -329,8 +348,10 @@ func judgeDevice(it *tools.Item, ch *DeviceChange, job tools.DeviceJob, undo *do
 		back := len(added)+len(removed) == 0
 		ch.BackToBefore = &back
 		if back {
+			// Whatever the undo could not compute lines for is back too: the read-back says so.
 			fmt.Fprintf(&b, "\n\nBack to the configuration before job %s: the read-back equals it.", undo.JobID)
-			break
+			it.Result += b.String()
+			return
 		}
 		fmt.Fprintf(&b, "\n\nNot back to the configuration before job %s; the read-back still differs from it:", undo.JobID)
 		for _, l := range removed {

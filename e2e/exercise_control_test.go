@@ -50,6 +50,10 @@ func linkLoss(id string) fakeopenai.ToolCall {
 		Arguments: `{"links": [{"node_a": "PC1", "node_b": "PC2", "loss_percent": 60}]}`}
 }
 
+// gns31 is a GNS3 on which exercises put faults on links: from 3.1 on a student can clear them
+// from GNS3's own link dialog (on 3.0.x the injection refuses them).
+var gns31 = []fakegns3.Option{fakegns3.WithVersion("3.1.0a2")}
+
 var linkFault = map[string]any{"link": map[string]any{"node_a": "PC1", "node_b": "PC2"},
 	"description": "60 % loss on PC1–PC2", "hints": []string{"Pings between the PCs lose packets.", "Look at the link, not the PCs."}}
 
@@ -59,7 +63,7 @@ var linkFault = map[string]any{"link": map[string]any{"node_a": "PC1", "node_b":
 // injected. The check fails until both are repaired (the link's conditions cleared), and the
 // last hint points at the PC and at the link.
 func TestInjectWithCountRecordsItAndSaysWhenFewer(t *testing.T) {
-	env, lab := vpcsEnv(t, 2, e2eenv.Options{Approval: "changes"})
+	env, lab := vpcsEnv(t, 2, e2eenv.Options{Approval: "changes", GNS3: gns31})
 	pc1, _ := env.GNS3.NodeByName(env.ProjectID, "PC1")
 	pc2, _ := env.GNS3.NodeByName(env.ProjectID, "PC2")
 	link := env.GNS3.AddLink(env.ProjectID, pc1.ID, 0, 0, pc2.ID, 0, 0)
@@ -144,7 +148,7 @@ func TestInjectWithCountRecordsItAndSaysWhenFewer(t *testing.T) {
 // The same student, the same project, a new exercise: the fault they already had is listed to
 // the model and refused when the model records it again; a different one is taken.
 func TestARepeatedFaultIsRefused(t *testing.T) {
-	env, _ := vpcsEnv(t, 2, e2eenv.Options{Approval: "changes"})
+	env, _ := vpcsEnv(t, 2, e2eenv.Options{Approval: "changes", GNS3: gns31})
 	pc1, _ := env.GNS3.NodeByName(env.ProjectID, "PC1")
 	pc2, _ := env.GNS3.NodeByName(env.ProjectID, "PC2")
 	link := env.GNS3.AddLink(env.ProjectID, pc1.ID, 0, 0, pc2.ID, 0, 0)
@@ -199,7 +203,7 @@ func TestARepeatedFaultIsRefused(t *testing.T) {
 // (through the route this time) and approved restores the lab as it was before the injection
 // (the link has no conditions, every id is new) and ends the exercise, saying so in content.
 func TestResetAfterApprovalRestoresTheExercisesSnapshot(t *testing.T) {
-	env := e2eenv.Start(t, e2eenv.Options{Mode: "lab_automation_assistant", Approval: "changes"})
+	env := e2eenv.Start(t, e2eenv.Options{Mode: "lab_automation_assistant", Approval: "changes", GNS3: gns31})
 	env.LLM.SetHandler(titleReplies("Reset"))
 	pc1 := env.GNS3.AddNode(env.ProjectID, fakegns3.NodeSpec{Template: fakegns3.VPCSTemplateID, Name: "PC1", Status: "started"})
 	pc2 := env.GNS3.AddNode(env.ProjectID, fakegns3.NodeSpec{Template: fakegns3.VPCSTemplateID, Name: "PC2", X: 300, Status: "started"})

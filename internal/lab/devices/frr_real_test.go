@@ -3,6 +3,7 @@ package devices_test
 import (
 	"context"
 	"errors"
+	"net/netip"
 	"slices"
 	"strings"
 	"testing"
@@ -91,12 +92,24 @@ func TestRealFRR(t *testing.T) {
 		}
 	}
 
+	// What a link's traffic check reads on a router: its addresses, and its ping.
+	if a := p.Addressing(mustRun(t, s1, p.ConfigCommand()).Output); len(a.Addresses) != 1 || a.Addresses[0].Prefix.String() != "10.1.0.1/24" ||
+		!a.Addresses[0].NamesInterface("eth0") {
+		t.Fatalf("R1's addresses: %+v", a)
+	}
+	if cmd, ok := p.PingCommand(netip.MustParseAddr("10.1.0.2"), 5); !ok || cmd != "ping 10.1.0.2" {
+		t.Fatalf("FRR's ping: %q %v", cmd, ok)
+	}
+
 	// vtysh's ping has no count: it is stopped with Ctrl-C and keeps replies and statistics.
 	start := time.Now()
 	r := mustRun(t, s1, "ping 10.1.0.2")
 	if r.Failed || !r.Stopped || !strings.Contains(r.Output, "bytes from 10.1.0.2") ||
 		!strings.Contains(r.Output, "packets transmitted") || !strings.Contains(r.Output, "[stopped after 5s with Ctrl-C") {
 		t.Fatalf("ping: %+v", r)
+	}
+	if got := devices.ParsePing(r.Output); !got.Read || got.Replies < 3 || got.Sent < got.Replies || len(got.RTTs) != got.Replies {
+		t.Fatalf("the ping read: %+v from %q", got, r.Output)
 	}
 	if d := time.Since(start); d > devices.OpenEndedRun+5*time.Second {
 		t.Fatalf("ping took %s", d)
@@ -237,6 +250,20 @@ func TestRealLinuxHost(t *testing.T) {
 	if r.Failed || !r.Stopped || !strings.Contains(r.Output, "bytes from 10.2.0.1") || !strings.Contains(r.Output, "packets transmitted") ||
 		!strings.Contains(r.Output, "[stopped after 5s with Ctrl-C") || strings.Contains(r.Output, "__rc") {
 		t.Fatalf("ping: %+v", r)
+	}
+	if got := devices.ParsePing(r.Output); !got.Read || got.Replies < 3 || got.Sent < got.Replies {
+		t.Fatalf("the ping read: %+v from %q", got, r.Output)
+	}
+	if cmd, _ := s.Profile().PingCommand(netip.MustParseAddr("10.2.0.1"), 5); !strings.HasPrefix(cmd, "ping -c 5") {
+		t.Fatalf("the host's counted ping: %q", cmd)
+	}
+	if got := devices.ParsePing(mustRun(t, s, "ping -c 3 10.2.0.1").Output); got.Sent != 3 || got.Replies != 3 {
+		t.Fatalf("a counted ping read: %+v", got)
+	}
+	if a := s.Profile().Addressing(mustRun(t, s, s.Profile().ConfigCommand()).Output); !slices.ContainsFunc(a.Addresses, func(x devices.Address) bool {
+		return x.Prefix.String() == "10.2.0.10/24" && x.NamesInterface("eth0")
+	}) {
+		t.Fatalf("the host's addresses: %+v", a)
 	}
 	if d := time.Since(start); d > devices.OpenEndedRun+5*time.Second {
 		t.Fatalf("ping took %s", d)

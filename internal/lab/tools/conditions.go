@@ -99,10 +99,12 @@ func newSetConditionsTool() Tool {
 		description: "Make links slow, lossy or broken, as GNS3 does it on the link itself (uBridge applies it to every packet " +
 			"crossing it): delay_ms with jitter_ms (+/-), loss_percent, corrupt_percent, drop_every_nth (drop every Nth packet; " +
 			"-1 drops everything), bpf (drop the packets matching a BPF expression; one expression per line), suspend (true cuts " +
-			"the link: nothing passes; false lets traffic through again). A field left out keeps its current value; 0 (or an " +
-			"empty bpf) removes that condition. Values are checked against the ranges GNS3 offers for the link, and a link " +
-			"between nodes that cannot run filters (two switches) is refused. Name each link by link_id, or by node_a and " +
-			"node_b (with port_a/port_b when several links join them).",
+			"the link: nothing passes; false lets traffic through again). GNS3 applies every condition in both directions: a " +
+			"200 ms delay adds about 400 ms to a ping's round trip, and 50 % loss loses about 75 % of pings (the request or the " +
+			"reply). ARP crosses the same filters, so loss, drops and BPF can also stop addresses from resolving. A field left " +
+			"out keeps its current value; 0 (or an empty bpf) removes that condition. Values are checked against the ranges GNS3 " +
+			"offers for the link, and a link between nodes that cannot run filters (two switches) is refused. Name each link by " +
+			"link_id, or by node_a and node_b (with port_a/port_b when several links join them).",
 		schema: `{"type":"object","properties":{"links":{"type":"array","minItems":1,"maxItems":50,"items":{"type":"object","properties":{` +
 			linkSelector + `,` +
 			`"delay_ms":{"type":"integer","minimum":0,"description":"Delay in ms (0 removes it)."},` +
@@ -125,6 +127,7 @@ type plannedConditions struct {
 	name    string
 	filters gns3.LinkFilters
 	suspend *bool
+	writer  *linkWriter
 }
 
 func (st *setConditionsTool) Run(ctx context.Context, env Env, raw json.RawMessage) Result {
@@ -137,6 +140,10 @@ func (st *setConditionsTool) Run(ctx context.Context, env Env, raw json.RawMessa
 	}
 	if err := args.check(env); err != nil {
 		return failWith(err)
+	}
+	version := gns3Version(ctx, env)
+	if env.Mode == TroubleshootingInjection && !LinkFaultsClearable(version) {
+		return Failure("%s", linkFaultRefusal(version))
 	}
 	refs := make([]linkRef, len(args.Links))
 	for i, l := range args.Links {
@@ -172,8 +179,17 @@ func (st *setConditionsTool) Run(ctx context.Context, env Env, raw json.RawMessa
 		}
 		return Collect(items)
 	}
+	changes := make([]*linkChange, len(plans))
 	for i, p := range plans {
-		items[i] = applyConditions(ctx, env, p)
+		changes[i] = &linkChange{w: p.writer, filters: p.filters, suspend: p.suspend}
+	}
+	writeLinks(ctx, changes)
+	note := ""
+	if !emptyFiltersClear(version) {
+		note = "On this GNS3 (3.0.x), removing them in GNS3's own link dialog leaves them applied: remove them with " + ClearLinkConditionsTool + "."
+	}
+	for i, p := range plans {
+		items[i] = reportConditions(env, p, changes[i], note)
 	}
 	return Collect(items)
 }
@@ -190,12 +206,6 @@ func (p plannedConditions) label(r linkRef) string {
 		return p.name
 	}
 	return r.label()
-}
-
-// update is the body that gives the link the planned conditions.
-func (p plannedConditions) update() gns3.LinkUpdate {
-	f := p.filters
-	return gns3.LinkUpdate{Filters: &f, Suspend: p.suspend}
 }
 
 // planConditions resolves one entry's link and checks its values against what GNS3 offers on it,
@@ -217,6 +227,7 @@ func planConditions(ctx context.Context, env Env, t *topology, c linkConditions)
 	if err != nil {
 		return p, fmt.Errorf("could not read the conditions GNS3 offers on this link: %s", describeGNS3Error(err))
 	}
+	p.writer = newLinkWriter(env, t, current, offered)
 	byType := map[string]gns3.AvailableFilter{}
 	for _, f := range offered {
 		byType[f.Type] = f
@@ -356,15 +367,19 @@ func cloneLinkFilters(f gns3.LinkFilters) gns3.LinkFilters {
 	return out
 }
 
-// applyConditions sends one link's change and reports the conditions GNS3 now has on it.
-func applyConditions(ctx context.Context, env Env, p plannedConditions) Item {
+// reportConditions says what one link's change did: the conditions GNS3 now has on it, or why
+// it failed (a broken link with what repairs it).
+func reportConditions(env Env, p plannedConditions, c *linkChange, note string) Item {
 	id := p.link.LinkID
-	before := ConditionText(p.link)
-	got, err := env.GNS3.UpdateLink(ctx, env.ProjectID, id, p.update())
-	if err != nil {
-		return failed(id, p.name, "GNS3 refused the change: "+describeGNS3Error(err))
+	if c.err != nil {
+		var broken *brokenBridge
+		if errors.As(c.err, &broken) {
+			env.progress(id, p.name, "failed", "broken")
+			return failed(id, p.name, c.err.Error())
+		}
+		return failed(id, p.name, "GNS3 refused the change: "+describeGNS3Error(c.err))
 	}
-	now := ConditionText(got)
+	before, now := ConditionText(p.link), ConditionText(c.got)
 	env.progress(id, p.name, "updated", now)
 	if now == "" {
 		now = "none"
@@ -372,7 +387,11 @@ func applyConditions(ctx context.Context, env Env, p plannedConditions) Item {
 	if before == "" {
 		before = "none"
 	}
-	return ok(id, p.name, fmt.Sprintf("%s: conditions now %s (before: %s)", p.name, now, before))
+	res := fmt.Sprintf("%s: conditions now %s (before: %s)", p.name, now, before)
+	if now != "none" && note != "" {
+		res += ". " + note
+	}
+	return ok(id, p.name, res)
 }
 
 // ---- clear_gns3_link_conditions ----
@@ -383,7 +402,11 @@ func newClearConditionsTool() Tool {
 	return &clearConditionsTool{spec{
 		name: ClearLinkConditionsTool,
 		description: "Remove every condition from links (delay, jitter, loss, corruption, every-Nth drop, BPF drop) and let " +
-			"traffic through a suspended link again. Name each link by link_id, or by node_a and node_b.",
+			"traffic through a suspended link again, in the way that really clears them on every GNS3 version (on GNS3 3.0.x " +
+			"an empty filter set, which GNS3's own dialog sends, leaves them applied). Then it pings across each link from a " +
+			"device at one of its ends (a VPCS, or a router or host with an address in the other end's subnet) and reports " +
+			"the round trip: a link is cleared only when traffic crosses it at its normal latency. A link whose uBridge bridge " +
+			"died is reported broken, with what repairs it. Name each link by link_id, or by node_a and node_b.",
 		schema: `{"type":"object","properties":{"links":{"type":"array","minItems":1,"maxItems":50,"items":{"type":"object","properties":{` +
 			linkSelector + `},"additionalProperties":false}}},"required":["links"],"additionalProperties":false}`,
 		modes:      changingModes,
@@ -398,17 +421,71 @@ func (ct *clearConditionsTool) Run(ctx context.Context, env Env, raw json.RawMes
 		return failWith(err)
 	}
 	unsuspend := false
-	items := make([]Item, 0, len(refs))
-	for _, ref := range refs {
+	items := make([]Item, len(refs))
+	var plans []plannedConditions
+	var changes []*linkChange
+	var at []int
+	for i, ref := range refs {
 		l, err := t.resolveLink(ref)
 		if err != nil {
-			items = append(items, failed(ref.LinkID, ref.label(), err.Error()))
+			items[i] = failed(ref.LinkID, ref.label(), err.Error())
 			continue
 		}
-		p := plannedConditions{link: l, name: t.linkLine(l), filters: gns3.LinkFilters{}, suspend: &unsuspend}
-		items = append(items, applyConditions(ctx, env, p))
+		current, err := env.GNS3.GetLink(ctx, env.ProjectID, l.LinkID)
+		if err != nil {
+			items[i] = failed(l.LinkID, t.linkLine(l), "could not read the link: "+describeGNS3Error(err))
+			continue
+		}
+		offered, err := env.GNS3.AvailableFilters(ctx, env.ProjectID, l.LinkID)
+		if err != nil {
+			items[i] = failed(l.LinkID, t.linkLine(l), "could not read the conditions GNS3 offers on this link: "+describeGNS3Error(err))
+			continue
+		}
+		p := plannedConditions{link: current, name: t.linkLine(current), filters: gns3.LinkFilters{}, suspend: &unsuspend,
+			writer: newLinkWriter(env, t, current, offered)}
+		plans, at = append(plans, p), append(at, i)
+		changes = append(changes, &linkChange{w: p.writer, filters: p.filters, suspend: p.suspend})
+	}
+	writeLinks(ctx, changes)
+	for k, p := range plans {
+		items[at[k]] = verifyCleared(ctx, env, t, p, changes[k])
 	}
 	return Collect(items)
+}
+
+// verifyCleared reports one cleared link: broken when its bridge is dead, cleared only when
+// traffic crosses it at its normal latency, and cleared with what could not be checked when no
+// device can ping across it.
+func verifyCleared(ctx context.Context, env Env, t *topology, p plannedConditions, c *linkChange) Item {
+	it := reportConditions(env, p, c, "")
+	if c.err != nil {
+		return it
+	}
+	env.progress(p.link.LinkID, p.name, "checking", "pinging across the link")
+	probe := &linkProbe{env: env, t: t, link: c.got, removed: delayOf(p.link)}
+	check := probe.check(ctx)
+	if check.noReply {
+		// Nothing crossed: a bridge that died while the filters changed answers only the next
+		// change, so one is made (to the same filters) to ask it.
+		var broken *brokenBridge
+		if err := p.writer.probeBridge(ctx, c.got); errors.As(err, &broken) {
+			return failed(p.link.LinkID, p.name, err.Error())
+		}
+	}
+	switch {
+	case check.ok:
+		it.Result += ". Traffic crosses it at its normal latency: " + check.text + "."
+	case !check.measured:
+		it.Result += ". Traffic was not checked: " + check.text + "."
+	case check.noReply:
+		it = failed(p.link.LinkID, p.name, fmt.Sprintf("GNS3 now shows no conditions on %s and its uBridge bridge answers, but no ping "+
+			"crossed it: %s. Check that the devices pinged are up and addressed as read, and that nothing else on them drops pings", p.name, check.text))
+	default:
+		it = failed(p.link.LinkID, p.name, fmt.Sprintf("GNS3 now shows no conditions on %s, but uBridge still applies some: %s. "+
+			"To repair it, save %s's configuration and reload it (its uBridge, which runs this link, starts again), then clear the "+
+			"link again", p.name, check.text, p.writer.filterNode))
+	}
+	return it
 }
 
 // ConditionText describes a link's conditions for a person and a model ("delay 200 ms ±20 ms,

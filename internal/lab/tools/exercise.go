@@ -5,8 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
 	"sort"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/gns3-copilot/gns3-copilot/internal/lab/gns3"
 )
@@ -38,7 +41,8 @@ type InjectedFault struct {
 	// its hints come first in the exercise.
 	Scenario string
 	// Link is set for a fault put on a link's conditions (set_gns3_link_conditions): it is
-	// repaired when the link has no conditions left. Device then names the link.
+	// repaired when the link has no conditions left and traffic crosses it at its normal latency
+	// (CheckLink). Device then names the link.
 	Link *FaultLink
 }
 
@@ -79,8 +83,8 @@ func newRecordFaultTool() Runner {
 		description: "Record a fault you injected, for the exercise: the device, the lines you sent, a description for the teacher, " +
 			"how to verify the repair (a read-only command and text its output contains once fixed) and escalating hints; " +
 			"or, for conditions you put on a link, the link instead of the device, lines and verification (the check then " +
-			"verifies the link's conditions are cleared). Call it once per fault, after the tools applied it. The student " +
-			"never sees this record.",
+			"verifies the link has no conditions left and that pings cross it at its normal latency). Call it once per fault, " +
+			"after the tools applied it. The student never sees this record.",
 		schema: recordFaultSchema,
 		modes:  injectionOnly,
 	}}
@@ -138,10 +142,13 @@ func (rt *recordFaultTool) Run(ctx context.Context, env Env, raw json.RawMessage
 // it by its nodes. A link fault has no device, lines or verification of its own.
 func (rt *recordFaultTool) recordLink(ctx context.Context, env Env, ref *linkRef, device string, lines []string, cmd, expect, desc string, hints []string, scenario string) Result {
 	if device != "" || len(lines) > 0 || cmd != "" || expect != "" {
-		return Failure("a link fault gives link only: leave device_name, lines, verify_command and verify_expect out (the check verifies the link's conditions are cleared)")
+		return Failure("a link fault gives link only: leave device_name, lines, verify_command and verify_expect out (the check verifies the link's conditions are cleared and pings cross it)")
 	}
 	if ref.LinkID == "" && (ref.NodeA == "" || ref.NodeB == "") {
 		return Failure("link must give link_id, or node_a and node_b")
+	}
+	if v := gns3Version(ctx, env); !LinkFaultsClearable(v) {
+		return Failure("%s", linkFaultRefusal(v))
 	}
 	f, problems := faultTexts(desc, hints, scenario)
 	if len(problems) > 0 {
@@ -185,18 +192,39 @@ func conditionKinds(l *gns3.Link) []string {
 	return kinds
 }
 
-// LinkConditions reads the conditions of the link between two nodes, found by their names (a
-// restored snapshot gives links new ids): "" when it has none.
-func LinkConditions(ctx context.Context, env Env, nodeA, nodeB string) (string, error) {
+// LinkCheck is what an exercise's check of a link fault sees: the conditions GNS3 shows on the
+// link and, when a device could ping across it, whether the traffic crosses at its normal
+// latency (Traffic says what was pinged and seen, or why nothing was measured).
+type LinkCheck struct {
+	Conditions string
+	Measured   bool
+	TrafficOK  bool
+	Traffic    string
+}
+
+// CheckLink reads the link between two nodes, found by their names (a restored snapshot gives
+// links new ids), and, when GNS3 shows no conditions on it, pings across it (see linkprobe.go);
+// faultDelay is the delay the fault put on it, which a round trip left at twice it betrays. It
+// changes nothing in the lab.
+func CheckLink(ctx context.Context, env Env, nodeA, nodeB string, faultDelay time.Duration) (LinkCheck, error) {
+	cond, topo, l, err := linkBetween(ctx, env, nodeA, nodeB)
+	if err != nil || cond != "" {
+		return LinkCheck{Conditions: cond}, err
+	}
+	tc := (&linkProbe{env: env, t: topo, link: l, removed: faultDelay}).check(ctx)
+	return LinkCheck{Measured: tc.measured, TrafficOK: tc.ok, Traffic: tc.text}, nil
+}
+
+func linkBetween(ctx context.Context, env Env, nodeA, nodeB string) (string, *topology, *gns3.Link, error) {
 	topo, err := readTopology(ctx, env.GNS3, env.ProjectID)
 	if err != nil {
-		return "", fmt.Errorf("could not read the project: %w", explain(err))
+		return "", nil, nil, fmt.Errorf("could not read the project: %w", explain(err))
 	}
 	l, err := topo.resolveLink(linkRef{NodeA: nodeA, NodeB: nodeB})
 	if err != nil {
-		return "", err
+		return "", nil, nil, err
 	}
-	return ConditionText(l), nil
+	return ConditionText(l), topo, l, nil
 }
 
 func checkFault(device string, lines []string, desc, cmd, expect string, hints []string, scenario string) (InjectedFault, error) {
@@ -242,4 +270,17 @@ func faultTexts(desc string, hints []string, scenario string) (InjectedFault, []
 		problems = append(problems, fmt.Sprintf("hints must hold 1 to %d hints of at most %d characters (none are needed with a scenario)", maxFaultHints, maxFaultText))
 	}
 	return f, problems
+}
+
+var delayText = regexp.MustCompile(`\bdelay (\d+) ms`)
+
+// ConditionDelay reads the delay back from conditions as ConditionText words them; 0 when they
+// have none.
+func ConditionDelay(text string) time.Duration {
+	m := delayText.FindStringSubmatch(text)
+	if m == nil {
+		return 0
+	}
+	ms, _ := strconv.Atoi(m[1])
+	return time.Duration(ms) * time.Millisecond
 }

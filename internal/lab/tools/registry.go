@@ -94,6 +94,7 @@ func (r *Registry) Execute(ctx context.Context, env Env, mode Mode, name, rawArg
 	if m, err := ParseMode(string(mode)); err == nil {
 		mode = m
 	}
+	env.Mode = mode
 	t, found := r.Lookup(name)
 	if !found {
 		return Failure("unknown tool %q; the tools available in %s mode are: %s", name, mode, r.names(mode))

@@ -172,6 +172,11 @@ type Env struct {
 	RecordFault FaultRecorder
 	// CaptureChecks are the skills' packet-analysis checks the capture analysis adds to its own.
 	CaptureChecks []capture.Check
+	// Console reaches nodes' consoles for a lab tool's own checks (the traffic check after a
+	// link's conditions are cleared); nil where consoles cannot be reached.
+	Console Console
+	// Mode is the mode the call runs in (Registry.Execute sets it).
+	Mode Mode
 }
 
 func (e Env) progress(id, name, status, msg string) {

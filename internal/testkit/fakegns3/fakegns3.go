@@ -23,7 +23,8 @@
 //   - links: create (404 unknown node or port, 409 port already used,
 //     422 malformed body), list, get, delete, node links;
 //   - link conditions: available_filters, and PUT of a link's filters and suspend, normalised as
-//     GNS3 does (linkfilters.go);
+//     GNS3 does, with what uBridge then applies: on 3.0.x {} leaves the old filters applied,
+//     and a dead bridge answers 409 until its node restarts (linkfilters.go);
 //   - snapshots: create, list, delete, restore; a restore gives every node and link a new ID
 //     as GNS3 does (snapshots.go);
 //   - link captures: start, stop, and the live pcap stream (capture.go).
@@ -37,7 +38,7 @@
 // (a node reports "stopped" for N status reads after start), Inject/FailNext
 // (make an operation on one ID answer an error, optionally after applying it),
 // SetLatency, Count (requests per route), Nodes/Links/Node/Link (state read-back),
-// SetLinkConditions, TakeSnapshot and Snapshots.
+// SetLinkConditions, Bridge and KillLinkBridge (uBridge's side of a link), TakeSnapshot and Snapshots.
 // The server is closed by t.Cleanup.
 package fakegns3
 
@@ -262,6 +263,9 @@ type link struct {
 	ends    [2]LinkEnd
 	filters map[string][]any // as GNS3 keeps them: active ones only (linkfilters.go)
 	suspend bool
+	// bridge is uBridge's side of the link once it differs from what GNS3 shows (linkfilters.go);
+	// nil while uBridge applies exactly the link's filters.
+	bridge *bridgeState
 }
 
 // New starts a fake GNS3 server on 127.0.0.1 with the admin user and the

@@ -545,6 +545,9 @@ func (s *Server) applyPower(p *project, n *node, action string) {
 		if n.status != before || action == "reload" {
 			s.emitNode(p, n, "node.updated")
 		}
+		if n.status == "started" && (before != "started" || action == "reload") {
+			s.bridgesStarted(p, n)
+		}
 	}()
 	switch action {
 	case "start":

@@ -3,6 +3,7 @@ package fakegns3
 import (
 	_ "embed"
 	"encoding/json"
+	"fmt"
 	"math"
 	"net/http"
 	"strings"
@@ -35,7 +36,8 @@ func (s *Server) availableFilters(r *http.Request, _ []byte, u *user) (reply, *h
 }
 
 // updateLink is PUT …/links/{link_id}: filters, suspend, link_style and labels, each only when
-// given, as GNS3 applies them (filters normalised by normalFilters).
+// given, as GNS3 applies them (filters normalised by normalFilters). A change GNS3 records is
+// sent on to uBridge (pushToBridge), which may refuse it after GNS3 has recorded it.
 func (s *Server) updateLink(r *http.Request, body []byte, u *user) (reply, *httpErr) {
 	p, l, e := s.linkFor(r, u, "Link.Modify")
 	if e != nil {
@@ -56,7 +58,11 @@ func (s *Server) updateLink(r *http.Request, body []byte, u *user) (reply, *http
 			return reply{}, herr
 		}
 		if !sameFilters(f, l.filters) {
+			prev := appliedFilters(l)
 			l.filters, changed = f, true
+			if e := s.pushToBridge(p, l, prev); e != nil {
+				return reply{}, e
+			}
 		}
 	}
 	if raw, ok := obj["suspend"]; ok && string(raw) != "null" {
@@ -65,13 +71,116 @@ func (s *Server) updateLink(r *http.Request, body []byte, u *user) (reply, *http
 			return reply{}, errf(http.StatusUnprocessableEntity, "[{'type': 'bool_parsing', 'loc': ('body', 'suspend'), 'msg': 'Input should be a valid boolean, unable to interpret input', 'input': %s}]", pyRepr(string(raw)))
 		}
 		if v != l.suspend {
+			prev := appliedFilters(l)
 			l.suspend, changed = v, true
+			if e := s.pushToBridge(p, l, prev); e != nil {
+				return reply{}, e
+			}
 		}
 	}
 	if changed {
 		s.emitLink(p, l, "link.updated")
 	}
 	return reply{200, s.linkJSON(p, l, false)}, nil
+}
+
+// bridgeState is uBridge's side of a link where it differs from what GNS3 shows. GNS3's
+// controller keeps a link's filters and sends the active ones (every packet dropped while the
+// link is suspended) to the compute of the link's filter node, whose uBridge applies them. The
+// fake keeps two facts of the real server:
+//
+//   - GNS3 3.0.x's compute replaces its copy only with a non-empty set (gns3-server v3.0.6,
+//     api/routes/compute/*_nodes.py: "if nio_data.filters: nio.filters = nio_data.filters"), so
+//     {} leaves the old filters applied while the API reads {}, and a suspended link resumed
+//     without filters goes on dropping everything. 3.1.0a1 fixed it (commit 5e3ca29c, "Fix
+//     updating packet filters": nio.filters.clear() first).
+//   - a link's bridge can die (KillLinkBridge; uBridge 0.9.19 crashes when filters change while
+//     delayed packets are in flight). GNS3 goes on showing the link, nothing crosses it, and
+//     every later change answers 409 "bridge … doesn't exist", after GNS3 recorded it. Starting
+//     or reloading the filter node starts its uBridge again, with the filters the compute kept.
+type bridgeState struct {
+	filters map[string][]any
+	dead    bool
+}
+
+// activeFilters are the filters GNS3 sends for a link (Link.get_active_filters).
+func activeFilters(l *link) map[string][]any {
+	if l.suspend {
+		return map[string][]any{"frequency_drop": {-1}}
+	}
+	if l.filters == nil {
+		return map[string][]any{}
+	}
+	return cloneFilters(l.filters)
+}
+
+// appliedFilters are the filters uBridge applies to the link's packets.
+func appliedFilters(l *link) map[string][]any {
+	if l.bridge != nil {
+		return cloneFilters(l.bridge.filters)
+	}
+	return activeFilters(l)
+}
+
+// filterNode is the node whose uBridge runs the link's filters (Link._get_filter_node): the
+// first end that can run them; nil for a link between two switches.
+func filterNode(p *project, l *link) (*node, int) {
+	for _, end := range l.ends {
+		if n := p.node(end.NodeID); n != nil && filterNodeTypes[n.nodeType] {
+			return n, end.Adapter
+		}
+	}
+	return nil, 0
+}
+
+// pushToBridge sends a link's active filters to its compute, as UDPLink.update does after GNS3
+// recorded a change; prev is what uBridge applied before it.
+func (s *Server) pushToBridge(p *project, l *link, prev map[string][]any) *httpErr {
+	n, adapter := filterNode(p, l)
+	if n == nil {
+		return nil
+	}
+	sent := activeFilters(l)
+	kept := sent
+	if len(sent) == 0 && !s.newerThan30() {
+		kept = prev
+	}
+	dead := l.bridge != nil && l.bridge.dead
+	l.bridge = &bridgeState{filters: cloneFilters(kept), dead: dead}
+	if !dead && sameFilters(kept, sent) {
+		l.bridge = nil
+	}
+	if dead && n.status == "started" {
+		name := bridgeName(n, adapter)
+		return errf(http.StatusConflict, "Error while sending command 'bridge reset_packet_filters %s': bridge '%s' doesn't exist: "+
+			"uBridge version 0.9.19 running with libpcap version 1.10.5 (with TPACKET_V3)\nHypervisor TCP control server started (IP 127.0.0.1 port 36001)", name, name)
+	}
+	return nil
+}
+
+// bridgeName is the name GNS3 gives a node's uBridge bridge.
+func bridgeName(n *node, adapter int) string {
+	switch n.nodeType {
+	case "vpcs":
+		return "VPCS-" + n.id
+	case "qemu":
+		return fmt.Sprintf("QEMU-%s-%d", n.id, adapter)
+	}
+	return strings.ToUpper(n.nodeType) + "-" + n.id
+}
+
+// bridgesStarted is a node's uBridge started again (the node started or reloaded): the bridges
+// of the links it filters exist again, with the filters its compute kept. The caller holds s.mu.
+func (s *Server) bridgesStarted(p *project, n *node) {
+	for _, l := range p.links {
+		if fn, _ := filterNode(p, l); fn != n || l.bridge == nil {
+			continue
+		}
+		l.bridge.dead = false
+		if sameFilters(l.bridge.filters, activeFilters(l)) {
+			l.bridge = nil
+		}
+	}
 }
 
 // normalFilters does what GNS3's Link.update_filters does: text is trimmed, numbers become
@@ -107,6 +216,9 @@ func normalFilters(in map[string]json.RawMessage) (map[string][]any, *httpErr) {
 }
 
 func sameFilters(a, b map[string][]any) bool {
+	if len(a) == 0 && len(b) == 0 {
+		return true
+	}
 	x, _ := json.Marshal(a)
 	y, _ := json.Marshal(b)
 	return len(a) == len(b) && string(x) == string(y)
@@ -123,14 +235,45 @@ func cloneFilters(f map[string][]any) map[string][]any {
 	return out
 }
 
-// SetLinkConditions sets a link's filters and suspension directly, as a user in the GNS3 GUI
-// does, announcing it with link.updated. Values are stored as given (ints and strings).
+// SetLinkConditions sets a link's filters and suspension as a user in GNS3's own link dialog
+// does (one PUT of both), with the same effect on uBridge as that PUT, announcing it with
+// link.updated. Values are stored as given (ints and strings).
 func (s *Server) SetLinkConditions(linkID string, filters map[string][]any, suspend bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	p, l := s.mustLink(linkID)
-	l.filters, l.suspend = cloneFilters(filters), suspend
+	if f := cloneFilters(filters); !sameFilters(f, l.filters) {
+		prev := appliedFilters(l)
+		l.filters = f
+		_ = s.pushToBridge(p, l, prev) // GNS3 keeps what it recorded when uBridge refuses
+	}
+	if suspend != l.suspend {
+		prev := appliedFilters(l)
+		l.suspend = suspend
+		_ = s.pushToBridge(p, l, prev)
+	}
 	s.emitLink(p, l, "link.updated")
+}
+
+// Bridge tells what uBridge does to a link's packets: the filters it applies (what GNS3 shows,
+// unless GNS3 3.0.x kept old ones) and whether its bridge is dead (nothing crosses).
+func (s *Server) Bridge(linkID string) (applied map[string][]any, dead bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p, l := s.mustLink(linkID)
+	if n, _ := filterNode(p, l); n == nil {
+		return map[string][]any{}, false
+	}
+	return appliedFilters(l), l.bridge != nil && l.bridge.dead
+}
+
+// KillLinkBridge makes a link's uBridge bridge die, as uBridge 0.9.19 does when its filters
+// change while delayed packets are in flight (see bridgeState).
+func (s *Server) KillLinkBridge(linkID string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, l := s.mustLink(linkID)
+	l.bridge = &bridgeState{filters: appliedFilters(l), dead: true}
 }
 
 // Link returns one link by ID.
