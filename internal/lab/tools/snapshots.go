@@ -37,7 +37,10 @@ func newCreateSnapshotTool() Tool {
 	return &createSnapshotTool{spec{
 		name: CreateSnapshotTool,
 		description: "Save the project as it is now under a name (a GNS3 snapshot), so it can be restored later with " +
-			"restore_gns3_snapshot. " + snapshotContents + " Names must be unique within the project.",
+			"restore_gns3_snapshot. " + snapshotContents + " GNS3 takes a snapshot only of a stopped lab, so the nodes that run " +
+			"are paused for it: each saves its running configuration on the device first (write memory, VPCS save), then they are " +
+			"stopped, the snapshot is taken, and they are started again; the result says how long the lab was paused. " +
+			"Names must be unique within the project.",
 		schema: `{"type":"object","properties":{"name":{"type":"string","minLength":1,"maxLength":100,` +
 			`"description":"The snapshot's name, e.g. \"before-ospf\"."}},"required":["name"],"additionalProperties":false}`,
 		modes:    changingModes,
@@ -63,29 +66,30 @@ func validSnapshotName(name string) error {
 	return nil
 }
 
+// Run takes the snapshot of a lab whose nodes are all stopped. Pausing a running lab saves the
+// devices on their consoles first, which a workflow does step by step (PlanSavePoint, the
+// activities' save point); here a running node is a refusal that says so, and nothing stops.
 func (ct *createSnapshotTool) Run(ctx context.Context, env Env, raw json.RawMessage) Result {
-	var args struct {
-		projectArg
-		Name string `json:"name"`
-	}
-	if err := decodeArgs(raw, &args); err != nil {
-		return failWith(err)
-	}
-	if err := args.check(env); err != nil {
-		return failWith(err)
-	}
-	name := strings.TrimSpace(args.Name)
-	if err := validSnapshotName(name); err != nil {
+	name, err := snapshotArgs(env, raw)
+	if err != nil {
 		return failWith(err)
 	}
 	t, err := openTopology(ctx, env)
 	if err != nil {
 		return failWith(err)
 	}
-	s, err := env.GNS3.CreateSnapshot(ctx, env.ProjectID, name)
-	if errors.Is(err, gns3.ErrConflict) {
-		return ct.nameTaken(ctx, env, name, err)
+	var running []string
+	for _, n := range t.nodes {
+		if n.Status != gns3.NodeStopped && !builtinNodeType(n.NodeType) {
+			running = append(running, fmt.Sprintf("%s (%s)", n.Name, n.Status))
+		}
 	}
+	if len(running) > 0 {
+		sort.Strings(running)
+		return Collect([]Item{failed("", name, fmt.Sprintf("GNS3 takes a snapshot only while every node of the lab is stopped, and %s run; "+
+			"nothing was saved and nothing was stopped", clipNames(running, 10)))})
+	}
+	s, err := TakeSnapshot(ctx, env, name)
 	if err != nil {
 		return Collect([]Item{failed("", name, "taking the snapshot failed: "+describeGNS3Error(err))})
 	}
@@ -96,27 +100,14 @@ func (ct *createSnapshotTool) Run(ctx context.Context, env Env, raw json.RawMess
 	return r
 }
 
-// nameTaken answers a create GNS3 refused because the name exists: on a retried call that is the
-// snapshot an earlier attempt took.
-func (ct *createSnapshotTool) nameTaken(ctx context.Context, env Env, name string, err error) Result {
-	list, lerr := env.GNS3.ListSnapshots(ctx, env.ProjectID)
-	for i := range list {
-		s := &list[i]
-		if s.Name != name {
-			continue
-		}
-		if env.retried() {
-			r := Collect([]Item{ok(s.SnapshotID, s.Name, fmt.Sprintf("snapshot %q taken %s (by an earlier attempt of this call)", s.Name, takenAt(s.Created(), time.Now())))})
-			snapshotMetadata(r.Metadata, s)
-			return r
-		}
-		return Collect([]Item{failed(s.SnapshotID, name, fmt.Sprintf("a snapshot named %q already exists (taken %s); choose another name, or restore that one",
-			name, takenAt(s.Created(), time.Now())))})
+// Preview says, for an approval, what taking the snapshot does to the lab now: which running
+// nodes it pauses, and how each saves its configuration first.
+func (ct *createSnapshotTool) Preview(ctx context.Context, env Env, raw json.RawMessage) (string, error) {
+	plan, err := PlanSavePoint(ctx, env, raw)
+	if err != nil {
+		return "Take a snapshot", err
 	}
-	if lerr != nil {
-		err = errors.Join(err, lerr)
-	}
-	return Collect([]Item{failed("", name, "taking the snapshot failed: "+describeGNS3Error(err))})
+	return SavePointPreview(plan), nil
 }
 
 func snapshotMetadata(m map[string]any, s *gns3.Snapshot) {
