@@ -103,3 +103,8 @@ func (r SavePointRepository) ForSnapshot(ctx context.Context, projectID, name st
 	return first[SavePoint](r.DB.WithContext(ctx).Where("project_id = ? AND snapshot_name = ? AND snapshot_at = ?", projectID, name, at.Unix()).
 		Order("updated_at DESC"))
 }
+
+// Get loads a save point by its ID (ErrNotFound when none was recorded).
+func (r SavePointRepository) Get(ctx context.Context, id string) (*SavePoint, error) {
+	return first[SavePoint](r.DB.WithContext(ctx).Where("id = ?", id))
+}

@@ -454,3 +454,19 @@ func nameTakenError(s *gns3.Snapshot) error {
 	return &SnapshotError{Err: gns3.ErrConflict, Sentence: fmt.Sprintf("a snapshot named %q already exists (taken %s); choose another name, or restore that one",
 		s.Name, takenAt(s.Created(), time.Now()))}
 }
+
+// ConsoleWait bounds how long a node just started may take until its console answers with a
+// prompt: VPCS at once, a router once it has booted.
+func ConsoleWait(nodeType string) time.Duration {
+	if d, ok := startWaitByType[nodeType]; ok {
+		return d
+	}
+	return defaultStartWait
+}
+
+// HasCLIConsole reports whether a node's console is one the console driver speaks (telnet or
+// SSH, with a port): what a save point can save on and wait for.
+func HasCLIConsole(t domain.DeviceTarget) bool {
+	_, err := devices.Target(t).Endpoint("127.0.0.1")
+	return err == nil
+}
