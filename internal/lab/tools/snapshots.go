@@ -26,8 +26,9 @@ const maxSnapshotName = 100
 // snapshotContents says what a GNS3 snapshot keeps and what it cannot, for the model and the
 // person it tells: GNS3 saves the project's files, not the devices' memory.
 const snapshotContents = "A snapshot keeps the nodes, links, link conditions and the nodes' saved files; " +
-	"it keeps no running state, so a restore brings every node back stopped and device configuration " +
-	"that was not saved on the device (write memory, VPCS save) is not in it."
+	"it keeps no running state: GNS3's restore brings every node back stopped, and device configuration " +
+	"that was not saved on the device (write memory, VPCS save) is not in it. When the copilot takes a snapshot of a " +
+	"running lab it saves each device first, and a restore starts again the nodes that ran then and reads each one back."
 
 // ---- create_gns3_snapshot ----
 
@@ -114,6 +115,8 @@ func snapshotMetadata(m map[string]any, s *gns3.Snapshot) {
 	m["snapshot_id"] = s.SnapshotID
 	m["snapshot_name"] = s.Name
 	m["taken_at"] = panelTime(s.Created())
+	// Unix seconds, as GNS3 lists it: what finds the snapshot's save point again.
+	m["snapshot_created"] = s.CreatedAt
 }
 
 // panelTime is a timestamp GNS3's panel parses: an explicit offset, never a bare Z.
@@ -209,7 +212,8 @@ func newRestoreSnapshotTool() Tool {
 		description: "Put the project back as it was when a snapshot was taken (snapshot: its snapshot_id or exact name, from " +
 			"list_gns3_snapshots). Everything changed since is lost: nodes, links and link conditions added, removed or changed, " +
 			"and all running state. " + snapshotContents + " Afterwards every node and link has a NEW node_id/link_id (names stay): " +
-			"use names, or the IDs this result gives; start the nodes again with start_gns3_node.",
+			"use names, or the IDs this result gives. The result says which nodes run again and, per device, what of its saved " +
+			"configuration came back; start any other node with start_gns3_node.",
 		schema: `{"type":"object","properties":{"snapshot":{"type":"string","description":"The snapshot's snapshot_id or exact name."}},` +
 			`"required":["snapshot"],"additionalProperties":false}`,
 		modes:      labOnly,
@@ -277,7 +281,8 @@ func (rt *restoreSnapshotTool) Preview(ctx context.Context, env Env, raw json.Ra
 	}
 	return fmt.Sprintf("Restore snapshot %q, taken %s. Lost: every change made since then (nodes, links and link conditions "+
 		"added, removed or changed) and all running state: %s. The lab has %d node(s) and %d link(s) now; afterwards every "+
-		"node and link has a new id and every node is stopped", s.Name, takenAt(s.Created(), time.Now()), running, len(t.nodes), len(t.links)), nil
+		"node and link has a new id; GNS3 brings every node back stopped, and the copilot starts again those that ran when it "+
+		"took the snapshot", s.Name, takenAt(s.Created(), time.Now()), running, len(t.nodes), len(t.links)), nil
 }
 
 func clipNames(names []string, max int) string {
@@ -341,8 +346,8 @@ func restoredItems(before, after *topology, s *gns3.Snapshot) []Item {
 		}
 	}
 	sort.Strings(gone)
-	text := fmt.Sprintf("restored snapshot %q (taken %s): %d node(s) and %d link(s), every one with a new id; nodes are stopped, "+
-		"start them with start_gns3_node", s.Name, takenAt(s.Created(), time.Now()), len(after.nodes), len(after.links))
+	text := fmt.Sprintf("restored snapshot %q (taken %s): %d node(s) and %d link(s), every one with a new id; GNS3 brings every "+
+		"node back stopped", s.Name, takenAt(s.Created(), time.Now()), len(after.nodes), len(after.links))
 	if len(gone) > 0 {
 		text += "; removed (added after the snapshot): " + clipNames(gone, 20)
 	}
