@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/gns3-copilot/gns3-copilot/internal/domain"
@@ -94,19 +93,34 @@ func (a *Activities) bringBack(ctx context.Context, env tools.Env, ref workflows
 	for i, d := range devs {
 		nodes[i] = domain.SavePointNode{Name: d.Name, NodeType: d.NodeType, Platform: d.Platform, Status: d.Status}
 	}
-	started := tools.StartNodes(ctx, env, nodes)
 	report := RestoreReport{Known: true, Devices: make([]DeviceBack, len(devs))}
-	var wg sync.WaitGroup
-	for i, n := range started {
-		wg.Go(func() { report.Devices[i] = a.readBackDevice(ctx, env, ref, n, devs[i]) })
+	index := map[string]int{}
+	for i, d := range devs {
+		index[d.Name] = i
 	}
-	wg.Wait()
+	// Each device is read back as soon as GNS3 accepted its start, beside the others.
+	started := tools.StartNodes(ctx, env, nodes, func(n tools.StartedNode) string {
+		i := index[n.Name]
+		d := a.readBackDevice(ctx, env, ref, n, devs[i])
+		report.Devices[i] = d
+		if d.Back {
+			return ""
+		}
+		return d.Text
+	})
+	for i, n := range started {
+		if report.Devices[i].Name == "" {
+			report.Devices[i] = DeviceBack{Name: n.Name, Text: "not started again: " + n.Err}
+		}
+	}
 	report.Took = time.Since(began)
 	return report, ctx.Err()
 }
 
-// readBackDevice waits for a started node's console and compares its configuration with what it
-// saved at the save point.
+// readBackDevice waits for a started node's console and then until its configuration holds what
+// it saved at the save point, reading it again every second: a router's console answers before
+// its daemons have loaded the saved configuration. Past the node's console bound, the last read
+// says what did not come back. The last read is recorded under the call.
 func (a *Activities) readBackDevice(ctx context.Context, env tools.Env, ref workflows.ToolCallRef, n tools.StartedNode, saved models.SavePointDevice) DeviceBack {
 	out := DeviceBack{Name: n.Name}
 	if n.Err != "" {
@@ -119,34 +133,52 @@ func (a *Activities) readBackDevice(ctx context.Context, env tools.Env, ref work
 	}
 	job := tools.DeviceJob{NodeID: n.NodeID, Name: n.Name, Target: n.Target, Platform: saved.Platform}
 	runner := a.deviceRunner(ref)
-	var read string
-	var profile *devices.Profile
-	err := a.whenConsoleAnswers(ctx, n.Target, tools.ConsoleWait(n.NodeType), func(s *devices.Session) error {
-		profile = s.Profile()
+	wait := tools.ConsoleWait(n.NodeType)
+	deadline := time.Now().Add(wait)
+	var verdict DeviceBack
+	compared := false
+	err := a.whenConsoleAnswers(ctx, n.Target, wait, func(s *devices.Session) error {
+		profile := s.Profile()
 		cmd := saved.ReadCommand
 		if cmd == "" {
 			cmd = profile.ConfigCommand()
 		}
-		if cmd == "" {
+		if saved.Config == "" || cmd == "" {
 			return nil
 		}
-		rec := runner.record(job, models.SeqReadAfter, cmd, models.CommandSent)
-		rec.HostKey, rec.SentAt = s.HostKey(), now()
-		res, err := s.Run(ctx, cmd)
-		finishRecord(rec, res, err)
-		a.saveRecord(ctx, rec)
-		if err == nil && res.Failed {
-			err = fmt.Errorf("%q failed: %s", cmd, res.Error)
+		for {
+			rec := runner.record(job, models.SeqReadBack, cmd, models.CommandSent)
+			rec.HostKey, rec.SentAt = s.HostKey(), now()
+			res, err := s.Run(ctx, cmd)
+			finishRecord(rec, res, err)
+			if err == nil && res.Failed {
+				err = fmt.Errorf("%q failed: %s", cmd, res.Error)
+			}
+			if err == nil {
+				compared = true
+				verdict.Back, verdict.Text = compareSaved(profile, saved, res.Output)
+			}
+			// Only what the device saved is worth waiting for; what it could not save is gone.
+			if err != nil || verdict.Back || !saved.Saved || !time.Now().Add(time.Second).Before(deadline) {
+				a.saveRecord(ctx, rec)
+				return err
+			}
+			t := time.NewTimer(time.Second)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				a.saveRecord(ctx, rec)
+				return ctx.Err()
+			case <-t.C:
+			}
 		}
-		read = res.Output
-		return err
 	})
-	progressOf(env, tools.Progress{ItemID: n.NodeID, ItemName: n.Name, Status: "started"})
 	switch {
 	case err != nil:
 		out.Text = "started again, but " + err.Error()
-		return out
-	case saved.Config == "" || profile == nil || profile.ConfigCommand() == "":
+	case compared:
+		out.Back, out.Text = verdict.Back, verdict.Text
+	default:
 		out.Back = true
 		out.Text = "runs again and its console answers"
 		if saved.Error != "" {
@@ -154,9 +186,12 @@ func (a *Activities) readBackDevice(ctx context.Context, env tools.Env, ref work
 		} else {
 			out.Text += "; nothing was saved to compare it with"
 		}
-		return out
 	}
-	out.Back, out.Text = compareSaved(profile, saved, read)
+	status := "back"
+	if !out.Back {
+		status = "failed"
+	}
+	progressOf(env, tools.Progress{ItemID: n.NodeID, ItemName: n.Name, Status: status, Message: out.Text})
 	return out
 }
 

@@ -376,7 +376,7 @@ func (a *Activities) pauseAttempt(ctx context.Context, in workflows.SavePointInp
 		stopped, failed := tools.StopNodes(ctx, env, in.Running)
 		out.StopMS = time.Since(began).Milliseconds()
 		if len(failed) > 0 {
-			back := a.startAgain(context.WithoutCancel(ctx), env, stopped, &out)
+			back := a.startAgain(context.WithoutCancel(ctx), env, in, stopped, &out)
 			out.Refused = hungRefusal(failed, back)
 			out.PausedMS = time.Since(began).Milliseconds()
 			return out, ctx.Err()
@@ -389,7 +389,7 @@ func (a *Activities) pauseAttempt(ctx context.Context, in workflows.SavePointInp
 		}
 		taken = s
 	}
-	back := a.startAgain(context.WithoutCancel(ctx), env, in.Running, &out)
+	back := a.startAgain(context.WithoutCancel(ctx), env, in, in.Running, &out)
 	out.PausedMS = time.Since(began).Milliseconds()
 	for _, b := range back {
 		if b.Err != "" {
@@ -462,43 +462,38 @@ type nodeBack struct {
 	tools.StartedNode
 }
 
-// startAgain starts the nodes (by name) and waits until each console answers; the parts' times
-// go into out.
-func (a *Activities) startAgain(ctx context.Context, env tools.Env, nodes []domain.SavePointNode, out *workflows.SavePointPaused) []nodeBack {
-	t := time.Now()
-	started := tools.StartNodes(ctx, env, nodes)
-	if out != nil {
-		out.StartMS = time.Since(t).Milliseconds()
+// startAgain starts the nodes (by name), all at once, and waits until each one is back: its
+// console answers and, where it saved a configuration, its configuration holds what it saved
+// (read back beside the others, as soon as GNS3 accepted its start). The parts' times go into
+// out (start: until GNS3 accepted the last start; consoles: the rest).
+func (a *Activities) startAgain(ctx context.Context, env tools.Env, in workflows.SavePointInput, nodes []domain.SavePointNode, out *workflows.SavePointPaused) []nodeBack {
+	saved := map[string]models.SavePointDevice{}
+	if sp, err := a.SavePoints.Get(ctx, workflows.SavePointID(in.Turn.TurnID, in.Call.ID)); err == nil {
+		for _, d := range sp.DeviceList() {
+			saved[d.Name] = d
+		}
 	}
-	t = time.Now()
-	back := a.awaitConsoles(ctx, env, started)
+	ref := workflows.ToolCallRef{WorkRef: in.Turn, CallID: in.Call.ID, ToolName: in.Call.Name}
+	began := time.Now()
+	started := tools.StartNodes(ctx, env, nodes, func(n tools.StartedNode) string {
+		if d := a.readBackDevice(ctx, env, ref, n, saved[n.Name]); !d.Back {
+			return d.Text
+		}
+		return ""
+	})
+	back := make([]nodeBack, len(started))
+	last := began
+	for i, n := range started {
+		back[i] = nodeBack{n}
+		if n.Accepted.After(last) {
+			last = n.Accepted
+		}
+	}
 	if out != nil {
-		out.ConsoleMS = time.Since(t).Milliseconds()
+		out.StartMS = last.Sub(began).Milliseconds()
+		out.ConsoleMS = time.Since(last).Milliseconds()
 	}
 	return back
-}
-
-// awaitConsoles waits, all at once, until the console of every started node answers.
-func (a *Activities) awaitConsoles(ctx context.Context, env tools.Env, started []tools.StartedNode) []nodeBack {
-	out := make([]nodeBack, len(started))
-	var wg sync.WaitGroup
-	for i, n := range started {
-		out[i] = nodeBack{n}
-		if n.Err != "" || !tools.HasCLIConsole(n.Target) {
-			continue
-		}
-		wg.Go(func() {
-			err := a.whenConsoleAnswers(ctx, n.Target, tools.ConsoleWait(n.NodeType), func(*devices.Session) error { return nil })
-			if err != nil {
-				out[i].Err = "started, but " + err.Error()
-				progressOf(env, tools.Progress{ItemID: n.NodeID, ItemName: n.Name, Status: "failed", Message: out[i].Err})
-				return
-			}
-			progressOf(env, tools.Progress{ItemID: n.NodeID, ItemName: n.Name, Status: "console answers"})
-		})
-	}
-	wg.Wait()
-	return out
 }
 
 // ResumeAfterSavePoint starts again every node of a save point whose pause failed for good,
@@ -511,7 +506,7 @@ func (a *Activities) ResumeAfterSavePoint(ctx context.Context, in workflows.Save
 	stop := keepAlive(ctx, 2*time.Second)
 	defer stop()
 	var out workflows.SavePointResumed
-	for _, b := range a.startAgain(ctx, env, in.Running, nil) {
+	for _, b := range a.startAgain(ctx, env, in, in.Running, nil) {
 		if b.Err != "" {
 			if out.NotBack == nil {
 				out.NotBack = map[string]string{}
@@ -605,7 +600,7 @@ func (s savePointSummary) pausedText() string {
 	if len(p.NotBack) > 0 {
 		text += ". " + s.resumedText(p.NotBack)
 	} else {
-		text += "; every one runs again and its console answers"
+		text += "; every one runs again, its console answers and what it saved is back"
 	}
 	return text
 }
@@ -674,7 +669,7 @@ func (s savePointSummary) result() tools.Result {
 		case gone:
 			it.Status, it.Error = tools.StatusFailed, why
 		case in.Paused != nil && (s.taken || in.Paused.StopMS > 0):
-			parts = append(parts, "stopped and started again; its console answers")
+			parts = append(parts, "stopped and started again; its console answers and what it saved is back")
 		}
 		it.Result = strings.Join(parts, "; ")
 		items = append(items, it)

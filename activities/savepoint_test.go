@@ -24,12 +24,13 @@ import (
 )
 
 // savePointLab is the fake GNS3 with two started VPCS whose consoles are real vpcs processes,
-// and the activities that act on it for user alice.
+// and the activities that act on it for user alice (or, for a real GNS3, its own account).
 type savePointLab struct {
-	a    *Activities
-	g    *fakegns3.Server
-	vpcs *vpcslab.Lab
-	ref  workflows.WorkRef
+	a     *Activities
+	g     *fakegns3.Server
+	vpcs  *vpcslab.Lab
+	ref   workflows.WorkRef
+	token string
 }
 
 func newSavePointLab(t *testing.T) *savePointLab {
@@ -42,6 +43,15 @@ func newSavePointLab(t *testing.T) *savePointLab {
 		nd := g.AddNode(pid, fakegns3.NodeSpec{Name: n.Name, X: i * 100, Status: "started"})
 		g.SetConsole(nd.ID, "127.0.0.1", n.ConsolePort)
 	}
+	l := newSavePointActivities(t, g.URL, "alice-token")
+	l.g, l.vpcs, l.ref.ProjectID = g, vl, pid
+	return l
+}
+
+// newSavePointActivities are the activities a save point needs, on the GNS3 at url, with the
+// turn's credential token.
+func newSavePointActivities(t *testing.T, url, token string) *savePointLab {
+	t.Helper()
 	db, err := models.Open("sqlite:"+filepath.Join(t.TempDir(), "t.db"), "")
 	require.NoError(t, err)
 	require.NoError(t, models.Migrate(db))
@@ -49,12 +59,12 @@ func newSavePointLab(t *testing.T) *savePointLab {
 	require.NoError(t, err)
 	creds, err := credentials.NewDBStore(db, sealer)
 	require.NoError(t, err)
-	ref := workflows.WorkRef{SessionID: "s1", TurnID: "t1", ProjectID: pid, UserID: "alice", Mode: domain.ModeLabAutomation}
-	require.NoError(t, creds.Put(context.Background(), ref.TurnID, "alice-token", time.Hour))
-	a := &Activities{Credentials: creds, GNS3: gns3.NewServer(g.URL, 5*time.Second), Tools: tools.NewRegistry(tools.AllTools()...),
+	ref := workflows.WorkRef{SessionID: "s1", TurnID: "t1", UserID: "alice", Mode: domain.ModeLabAutomation}
+	require.NoError(t, creds.Put(context.Background(), ref.TurnID, token, time.Hour))
+	a := &Activities{Credentials: creds, GNS3: gns3.NewServer(url, 30*time.Second), Tools: tools.NewRegistry(tools.AllTools()...),
 		Events: relay.NewMemory(relay.MemoryOptions{}), DeviceRecords: models.DeviceRepository{DB: db},
 		SavePoints: models.SavePointRepository{DB: db}, Devices: DeviceAccess{Policy: devices.DefaultPolicy()}}
-	return &savePointLab{a: a, g: g, vpcs: vl, ref: ref}
+	return &savePointLab{a: a, ref: ref, token: token}
 }
 
 func (l *savePointLab) vpcsRun(t *testing.T, i int, cmd string) string {
@@ -70,7 +80,7 @@ func (l *savePointLab) vpcsRun(t *testing.T, i int, cmd string) string {
 func (l *savePointLab) plan(t *testing.T, name string) workflows.SavePointInput {
 	t.Helper()
 	in := workflows.SavePointInput{Turn: l.ref, Call: workflows.ToolCall{ID: "c1", Name: domain.CreateSnapshotTool}, Injection: true}
-	env := tools.Env{ProjectID: l.ref.ProjectID, GNS3: l.a.GNS3.WithToken("alice-token"), Attempt: 1}
+	env := tools.Env{ProjectID: l.ref.ProjectID, GNS3: l.a.GNS3.WithToken(l.token), Attempt: 1}
 	p, err := tools.PlanSavePoint(t.Context(), env, []byte(`{"name":"`+name+`"}`))
 	require.NoError(t, err)
 	in.Name, in.Running = p.Name, p.Running

@@ -189,7 +189,7 @@ func TestSavePointAsksThenPausesTheRunningLab(t *testing.T) {
 	require.True(t, out.Success, "%+v", out)
 	require.Contains(t, out.Data[0].Result, `Snapshot "class-start" taken. The lab was paused for `)
 	require.Contains(t, out.Data[0].Result, "saved first: PC1 (save), PC2 (save)")
-	require.Contains(t, out.Data[0].Result, "every one runs again and its console answers")
+	require.Contains(t, out.Data[0].Result, "every one runs again, its console answers and what it saved is back")
 	require.Equal(t, 2, g.Count(fakegns3.OpStopNode))
 	require.Len(t, g.Snapshots(env.ProjectID), 1)
 	for _, n := range g.Nodes(env.ProjectID) {

@@ -291,12 +291,16 @@ func cmpOr(s, def string) string {
 type StartedNode struct {
 	SavePointNode
 	Err string
+	// Accepted is when GNS3 answered its start (or found it running).
+	Accepted time.Time
 }
 
 // StartNodes starts the nodes, found by name (a restore renews every ID), all at once, and waits
-// until GNS3 reports each started. Nodes already running count as started. The result follows
-// the order of nodes.
-func StartNodes(ctx context.Context, env Env, nodes []SavePointNode) []StartedNode {
+// until GNS3 reports each started. Nodes already running count as started. then, when not nil,
+// runs for each node as soon as GNS3 accepted its start, beside the others (waiting for its
+// console, so that a node slow to start delays only itself); what it returns, when not "", is
+// why the node is not back. The result follows the order of nodes.
+func StartNodes(ctx context.Context, env Env, nodes []SavePointNode, then func(StartedNode) string) []StartedNode {
 	out := make([]StartedNode, len(nodes))
 	list, err := env.GNS3.ListNodes(ctx, env.ProjectID)
 	if err != nil {
@@ -308,11 +312,19 @@ func StartNodes(ctx context.Context, env Env, nodes []SavePointNode) []StartedNo
 	t := &topology{nodes: list}
 	t.index()
 	var (
-		wg      sync.WaitGroup
-		mu      sync.Mutex
-		waiting []SavePointNode
-		place   = map[string]int{}
+		wg, thens sync.WaitGroup
+		mu        sync.Mutex
+		waiting   []SavePointNode
+		place     = map[string]int{}
+		thenErr   = make([]string, len(nodes))
 	)
+	accepted := func(i int) {
+		out[i].Accepted = time.Now()
+		if then != nil {
+			n := out[i]
+			thens.Go(func() { thenErr[i] = then(n) })
+		}
+	}
 	for i, n := range nodes {
 		g, err := t.findNode(n.Name)
 		if err != nil {
@@ -325,6 +337,7 @@ func StartNodes(ctx context.Context, env Env, nodes []SavePointNode) []StartedNo
 		out[i] = StartedNode{SavePointNode: cur}
 		place[cur.NodeID] = i
 		if g.Status == gns3.NodeStarted {
+			accepted(i)
 			continue
 		}
 		wg.Go(func() {
@@ -339,6 +352,7 @@ func StartNodes(ctx context.Context, env Env, nodes []SavePointNode) []StartedNo
 				return
 			}
 			waiting = append(waiting, cur)
+			accepted(i)
 		})
 	}
 	wg.Wait()
@@ -355,6 +369,12 @@ func StartNodes(ctx context.Context, env Env, nodes []SavePointNode) []StartedNo
 	for _, f := range late {
 		out[place[f.ID]].Err = f.Error
 		env.progress(f.ID, f.Name, "failed", f.Error)
+	}
+	thens.Wait()
+	for i := range out {
+		if out[i].Err == "" && thenErr[i] != "" {
+			out[i].Err = thenErr[i]
+		}
 	}
 	// A console port may have been given out only at the start.
 	if after, err := env.GNS3.ListNodes(ctx, env.ProjectID); err == nil {

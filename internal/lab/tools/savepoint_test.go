@@ -107,7 +107,7 @@ func TestStopSnapshotStartAndANodeThatHangs(t *testing.T) {
 	if r := l.run(t, RestoreSnapshotTool, map[string]string{"snapshot": "s1"}); !r.Success {
 		t.Fatal(r.JSON())
 	}
-	back := StartNodes(t.Context(), l.env, p.Running)
+	back := StartNodes(t.Context(), l.env, p.Running, nil)
 	for i, b := range back {
 		now, _ := l.fake.NodeByName(l.pid, p.Running[i].Name)
 		if b.Err != "" || b.NodeID != now.ID || b.NodeID == p.Running[i].NodeID || now.Status != "started" || b.Target.NodeID != now.ID {
@@ -132,7 +132,7 @@ func TestStopSnapshotStartAndANodeThatHangs(t *testing.T) {
 	if n, _ := l.fake.NodeByName(l.pid, "PC2"); n.Status != "started" {
 		t.Fatalf("PC2 is %s", n.Status)
 	}
-	if back := StartNodes(t.Context(), l.env, stopped); back[0].Err != "" {
+	if back := StartNodes(t.Context(), l.env, stopped, nil); back[0].Err != "" {
 		t.Fatalf("PC1 started again: %+v", back)
 	}
 }
