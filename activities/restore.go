@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -119,8 +120,10 @@ func (a *Activities) bringBack(ctx context.Context, env tools.Env, ref workflows
 
 // readBackDevice waits for a started node's console and then until its configuration holds what
 // it saved at the save point, reading it again every second: a router's console answers before
-// its daemons have loaded the saved configuration. Past the node's console bound, the last read
-// says what did not come back. The last read is recorded under the call.
+// its daemons have loaded the saved configuration. A configuration that stays the same for
+// settledFor without holding it all is what came back (a line the platform does not keep across
+// a restart, such as the hostname FRR's vtysh keeps for itself, never comes); so is the last read
+// past the node's console bound. The last read is recorded under the call.
 func (a *Activities) readBackDevice(ctx context.Context, env tools.Env, ref workflows.ToolCallRef, n tools.StartedNode, saved models.SavePointDevice) DeviceBack {
 	out := DeviceBack{Name: n.Name}
 	if n.Err != "" {
@@ -137,6 +140,8 @@ func (a *Activities) readBackDevice(ctx context.Context, env tools.Env, ref work
 	deadline := time.Now().Add(wait)
 	var verdict DeviceBack
 	compared := false
+	var last []string
+	var sameSince time.Time
 	err := a.whenConsoleAnswers(ctx, n.Target, wait, func(s *devices.Session) error {
 		profile := s.Profile()
 		cmd := saved.ReadCommand
@@ -154,12 +159,18 @@ func (a *Activities) readBackDevice(ctx context.Context, env tools.Env, ref work
 			if err == nil && res.Failed {
 				err = fmt.Errorf("%q failed: %s", cmd, res.Error)
 			}
+			settled := false
 			if err == nil {
 				compared = true
 				verdict.Back, verdict.Text = compareSaved(profile, saved, res.Output)
+				lines := profile.KeptLines(res.Output)
+				if last == nil || !slices.Equal(lines, last) {
+					last, sameSince = lines, time.Now()
+				}
+				settled = time.Since(sameSince) >= settledFor
 			}
 			// Only what the device saved is worth waiting for; what it could not save is gone.
-			if err != nil || verdict.Back || !saved.Saved || !time.Now().Add(time.Second).Before(deadline) {
+			if err != nil || verdict.Back || settled || !saved.Saved || !time.Now().Add(time.Second).Before(deadline) {
 				a.saveRecord(ctx, rec)
 				return err
 			}
@@ -194,6 +205,11 @@ func (a *Activities) readBackDevice(ctx context.Context, env tools.Env, ref work
 	progressOf(env, tools.Progress{ItemID: n.NodeID, ItemName: n.Name, Status: status, Message: out.Text})
 	return out
 }
+
+// settledFor is how long a device's configuration read back must stay the same, without holding
+// all it saved, before the rest is taken as not coming back: FRR loads its saved configuration in
+// a second or two after its console answers.
+const settledFor = 5 * time.Second
 
 // compareSaved judges a device read back after a restore against what it saved.
 func compareSaved(p *devices.Profile, saved models.SavePointDevice, now string) (bool, string) {
