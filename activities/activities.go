@@ -79,6 +79,9 @@ type Activities struct {
 	Exercises       models.ExerciseRepository
 	ExerciseStarter ExerciseStarter
 	ExerciseTTL     time.Duration
+	// SavePoints keeps which nodes ran at each snapshot the copilot took of a running lab, and
+	// what each saved, for the restore that brings them back.
+	SavePoints models.SavePointRepository
 }
 
 // logger is the activities' log; inside an activity every line carries the turn id.

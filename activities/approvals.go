@@ -61,6 +61,7 @@ var destructiveVerbs = map[string]string{
 	domain.StopNodeTool:        "Stop (power off) nodes; unsaved configuration is lost",
 	domain.ReloadNodeTool:      "Reload (power-cycle) nodes; unsaved configuration is lost",
 	domain.RestoreSnapshotTool: "Restore a snapshot; every change since it was taken and all running state are lost",
+	domain.CreateSnapshotTool:  "Take a snapshot, pausing the running nodes (saved, stopped and started again) while GNS3 takes it",
 }
 
 // RequestApproval stores a pending approval with its plan and announces it to the turn's

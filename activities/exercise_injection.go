@@ -2,17 +2,15 @@ package activities
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"sort"
 	"strings"
 	"time"
 
-	"go.temporal.io/sdk/temporal"
-
 	"github.com/gns3-copilot/gns3-copilot/internal/domain"
 	"github.com/gns3-copilot/gns3-copilot/internal/lab/gns3"
+	"github.com/gns3-copilot/gns3-copilot/internal/lab/tools"
 	"github.com/gns3-copilot/gns3-copilot/internal/relay"
 	"github.com/gns3-copilot/gns3-copilot/models"
 	"github.com/gns3-copilot/gns3-copilot/workflows"
@@ -24,42 +22,21 @@ import (
 
 // SnapshotBeforeInjection saves the lab before the injection turn changes anything, with the
 // user's own credential, and records the snapshot on the turn's plan (and so on its exercise).
-// A retry finds the snapshot an earlier attempt took, by the plan or by its name.
+// It is the one step of injection turns recorded before save points ("save-point"), which
+// replay through it: it stops nothing, so a running lab is refused in GNS3's words. A retry
+// finds the snapshot an earlier attempt took, by the plan or by its name.
 func (a *Activities) SnapshotBeforeInjection(ctx context.Context, in workflows.InjectionSnapshotInput) error {
 	ref := in.Turn
-	plan, err := a.Exercises.Plan(ctx, ref.TurnID)
-	if errors.Is(err, models.ErrNotFound) {
-		// Started by an API that stored no plan: one fault, as injections were.
-		plan = &models.InjectionPlan{TurnID: ref.TurnID, SessionID: ref.SessionID, ProjectID: ref.ProjectID, UserID: ref.UserID, Requested: 1}
-		err = a.Exercises.PlanInjection(ctx, plan)
-	}
-	if err != nil {
-		return fmt.Errorf("loading the injection's plan: %w", err)
-	}
-	if plan.SnapshotID != "" {
-		return nil
-	}
-	token, err := a.Credentials.Get(ctx, ref.TurnID)
-	if err != nil {
-		return credentialsError(err)
-	}
-	turn, err := a.Repo.Turn(ctx, ref.TurnID)
-	if err != nil {
-		return fmt.Errorf("loading the turn: %w", err)
-	}
 	stop := keepAlive(ctx, 2*time.Second)
 	defer stop()
-	client := a.GNS3.WithToken(token)
-	name := fmt.Sprintf("exercise-%s-%d-start", shortSession(ref.SessionID), turn.Seq)
-	snap, err := client.CreateSnapshot(ctx, ref.ProjectID, name)
-	if errors.Is(err, gns3.ErrConflict) {
-		snap, err = snapshotNamed(ctx, client, ref.ProjectID, name)
+	name, client, err := a.injectionSnapshotName(ctx, ref)
+	if err != nil || name == "" {
+		return err
 	}
+	env := tools.Env{ProjectID: ref.ProjectID, GNS3: client, GNS3Host: a.GNS3.Host(), Attempt: attempt(ctx)}
+	snap, err := tools.TakeSnapshot(ctx, env, name)
 	if err != nil {
-		if gns3.Retryable(err) {
-			return fmt.Errorf("saving the lab: %w", err)
-		}
-		return temporal.NewNonRetryableApplicationError("GNS3 refused the snapshot: "+err.Error(), "SnapshotRefused", err)
+		return gns3Refusal(err)
 	}
 	return a.Exercises.SetSnapshot(ctx, ref.TurnID, snap.SnapshotID, snap.Name, snap.Created())
 }

@@ -33,10 +33,16 @@ func (a *Activities) ResetExercise(ctx context.Context, in workflows.ExerciseRes
 				ToolName: in.Call.Name, ToolCallID: in.Call.ID, Progress: p})
 		}}
 	res := a.Tools.Execute(ctx, env, tools.LabAutomation, in.Call.Name, in.Call.Arguments)
+	// Restored is GNS3's restore; what came back of each device is the answer's to say.
+	restored := res.Success
+	var back RestoreReport
+	if restored {
+		res, back = a.afterRestore(ctx, env, workflows.ToolCallRef{WorkRef: in.Turn, CallID: in.Call.ID, ToolName: in.Call.Name}, res)
+	}
 	a.refreshAfter(ctx, in.Turn, in.Call.Name)
 	a.publish(context.WithoutCancel(ctx), in.Turn.TurnID, relay.Payload{Type: relay.TypeToolEnd, SessionID: in.Turn.SessionID,
 		ToolName: in.Call.Name, ToolCallID: in.Call.ID, ToolOutput: res.JSON()})
-	if !res.Success {
+	if !restored {
 		msg := res.Error
 		if msg == "" && len(res.Data) > 0 {
 			msg = res.Data[0].Error
@@ -48,8 +54,8 @@ func (a *Activities) ResetExercise(ctx context.Context, in workflows.ExerciseRes
 		when = " taken " + ex.SnapshotAt.UTC().Format("2006-01-02 15:04") + " UTC"
 	}
 	return workflows.ExerciseResetResult{Restored: true, Message: fmt.Sprintf("The lab was reset to its snapshot %q%s, from before the "+
-		"exercise: every fault of the exercise is gone, and so is every other change made since. Every node is stopped and has a new id; "+
-		"start them again. The exercise is over; inject a new fault for another one.", ex.SnapshotName, when)}, nil
+		"exercise: every fault of the exercise is gone, and so is every other change made since; every node and link has a new id. %s%s\n\n"+
+		"The exercise is over; inject a new fault for another one.", ex.SnapshotName, when, back.Summary(), back.PerDevice())}, nil
 }
 
 // FinishExerciseTurn ends a reset's turn: its answer joins the transcript, the student reads it

@@ -30,6 +30,9 @@ func (a *Activities) RunTool(ctx context.Context, in workflows.ToolInput) (workf
 	stop := keepAlive(ctx, 2*time.Second)
 	runCtx, release := a.abortable(ctx, in.Turn.TurnID)
 	res := a.Tools.Execute(runCtx, env, mode, in.Call.Name, in.Call.Arguments)
+	if in.Call.Name == tools.RestoreSnapshotTool {
+		res, _ = a.afterRestore(runCtx, env, workflows.ToolCallRef{WorkRef: in.Turn, CallID: in.Call.ID, ToolName: in.Call.Name}, res)
+	}
 	aborted := release()
 	a.refreshAfter(ctx, in.Turn, in.Call.Name)
 	stop()

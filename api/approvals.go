@@ -215,6 +215,8 @@ func recordKind(seq int) string {
 		return "read_after"
 	case models.SeqReadRecovery:
 		return "read_recovery"
+	case models.SeqReadBack:
+		return "read_back"
 	case -1:
 		return "device_error"
 	}

@@ -125,9 +125,15 @@ func (s *Server) startReset(c *gin.Context, u *auth.Caller, projectID string, ex
 		s.internalError(c, err, "Starting the reset failed")
 		return
 	}
+	// By name: GNS3 gives every snapshot a new id whenever it opens the project again (after a
+	// restart, a close, any restore), and the exercise's name is its own.
+	snapshot := ex.SnapshotName
+	if snapshot == "" {
+		snapshot = ex.SnapshotID
+	}
 	call := relay.ToolCall{ID: workflows.ResetCallID, Type: "function", Function: relay.ToolCallFunction{Name: domain.RestoreSnapshotTool,
-		Arguments: fmt.Sprintf(`{"snapshot":%q}`, ex.SnapshotID), Complete: true}}
-	req := workflows.ExerciseRequest{TurnID: turn.ID, Snapshot: ex.SnapshotID, Approval: s.deps.Work.Approval, ApprovalTimeout: s.deps.Work.ApprovalTimeout}
+		Arguments: fmt.Sprintf(`{"snapshot":%q}`, snapshot), Complete: true}}
+	req := workflows.ExerciseRequest{TurnID: turn.ID, Snapshot: snapshot, Approval: s.deps.Work.Approval, ApprovalTimeout: s.deps.Work.ApprovalTimeout}
 	err = s.deps.Credentials.Put(ctx, turn.ID, u.Token, s.deps.Work.CredentialTTL)
 	for _, p := range []relay.Payload{
 		{Type: relay.TypeTurnStarted, SessionID: ex.SessionID, TurnID: turn.ID, Message: message},

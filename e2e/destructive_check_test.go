@@ -22,10 +22,13 @@ func TestDestructiveCallThatCannotRunIsRefusedAtOnce(t *testing.T) {
 	env := e2eenv.Start(t, e2eenv.Options{Mode: "lab_automation_assistant", Approval: "changes"})
 	env.LLM.SetHandler(titleReplies("Refused"))
 	g := env.GNS3
-	pc1 := g.AddNode(env.ProjectID, fakegns3.NodeSpec{Template: fakegns3.VPCSTemplateID, Name: "PC1", Status: "started"})
-	pc2 := g.AddNode(env.ProjectID, fakegns3.NodeSpec{Template: fakegns3.VPCSTemplateID, Name: "PC2", X: 300, Status: "started"})
+	pc1 := g.AddNode(env.ProjectID, fakegns3.NodeSpec{Template: fakegns3.VPCSTemplateID, Name: "PC1"})
+	pc2 := g.AddNode(env.ProjectID, fakegns3.NodeSpec{Template: fakegns3.VPCSTemplateID, Name: "PC2", X: 300})
 	link := g.AddLink(env.ProjectID, pc1.ID, 0, 0, pc2.ID, 0, 0)
+	// Taken while the lab was stopped, as GNS3 requires; the lab runs since.
 	snap := g.TakeSnapshot(env.ProjectID, "before-lab")
+	g.SetStatus(pc1.ID, "started")
+	g.SetStatus(pc2.ID, "started")
 	unchanged := func() {
 		t.Helper()
 		for _, op := range []fakegns3.Op{fakegns3.OpRestoreSnapshot, fakegns3.OpDeleteLink, fakegns3.OpDeleteNode} {

@@ -57,8 +57,9 @@ var gns31 = []fakegns3.Option{fakegns3.WithVersion("3.1.0a2")}
 var linkFault = map[string]any{"link": map[string]any{"node_a": "PC1", "node_b": "PC2"},
 	"description": "60 % loss on PC1–PC2", "hints": []string{"Pings between the PCs lose packets.", "Look at the link, not the PCs."}}
 
-// GNS3 3.1's fault dialog asks for 3 faults. The injection turn snapshots the lab before it
-// changes anything, is told to inject exactly 3, records a wrong address on a real VPCS and a
+// GNS3 3.1's fault dialog asks for 3 faults. The injection turn saves the running lab (a save
+// point: the PCs save their addresses and are paused for GNS3's snapshot, without asking, and
+// the stream says so) before it changes anything, is told to inject exactly 3, records a wrong address on a real VPCS and a
 // lossy link, and stops there: the stream and the exercise say plainly that only 2 of the 3 were
 // injected. The check fails until both are repaired (the link's conditions cleared), and the
 // last hint points at the PC and at the link.
@@ -97,6 +98,9 @@ func TestInjectWithCountRecordsItAndSaysWhenFewer(t *testing.T) {
 		}
 	}
 	require.Contains(t, text.String(), "Only 2 of the 3 faults asked for were injected: the exercise has 2 faults.", "said plainly, in content")
+	require.Contains(t, text.String(), "Before anything was broken, the lab was saved so that **reset** can give it back as it is now: "+
+		"PC1, PC2 saved their configuration and were paused for ", "the pause is said, in content")
+	require.Equal(t, 2, env.GNS3.Count(fakegns3.OpStopNode), "the running PCs were paused for the snapshot, nobody asked")
 	require.NotContains(t, text.String(), "10.0.0.77")
 
 	reqs := streamedRequests(env.LLM)
@@ -140,9 +144,10 @@ func TestInjectWithCountRecordsItAndSaysWhenFewer(t *testing.T) {
 	ans = check()
 	require.True(t, ans.Fixed, ans.Message)
 
-	// The injection turn took the new path (its snapshot first): its history replays, and with
-	// GNS3COPILOT_WRITE_REPLAY=1 it is the fixture workflows/replay_test.go replays.
-	replayAndSave(t, env, workflows.WorkflowID(sessionID, turnID), "chat_turn_injection_history.json")
+	// The injection turn took the newest path (its save point first): its history replays, and
+	// with GNS3COPILOT_WRITE_REPLAY=1 it is the fixture workflows/replay_test.go replays
+	// (chat_turn_injection_history.json keeps the path before save points).
+	replayAndSave(t, env, workflows.WorkflowID(sessionID, turnID), "chat_turn_injection_save_point_history.json")
 }
 
 // The same student, the same project, a new exercise: the fault they already had is listed to
@@ -201,12 +206,14 @@ func TestARepeatedFaultIsRefused(t *testing.T) {
 // "reset" typed in GNS3's panel: the exercise's snapshot is restored only after a decision, asked
 // as content; a rejected reset changes nothing and the exercise goes on; the reset asked again
 // (through the route this time) and approved restores the lab as it was before the injection
-// (the link has no conditions, every id is new) and ends the exercise, saying so in content.
+// (the link has no conditions, every id is new), starts again the PCs that ran and says per PC
+// what came back, and ends the exercise, saying so in content. The PCs are real VPCS: the
+// injection's save point saves them on their consoles.
 func TestResetAfterApprovalRestoresTheExercisesSnapshot(t *testing.T) {
-	env := e2eenv.Start(t, e2eenv.Options{Mode: "lab_automation_assistant", Approval: "changes", GNS3: gns31})
+	env, _ := vpcsEnv(t, 2, e2eenv.Options{Approval: "changes", GNS3: gns31})
 	env.LLM.SetHandler(titleReplies("Reset"))
-	pc1 := env.GNS3.AddNode(env.ProjectID, fakegns3.NodeSpec{Template: fakegns3.VPCSTemplateID, Name: "PC1", Status: "started"})
-	pc2 := env.GNS3.AddNode(env.ProjectID, fakegns3.NodeSpec{Template: fakegns3.VPCSTemplateID, Name: "PC2", X: 300, Status: "started"})
+	pc1, _ := env.GNS3.NodeByName(env.ProjectID, "PC1")
+	pc2, _ := env.GNS3.NodeByName(env.ProjectID, "PC2")
 	link := env.GNS3.AddLink(env.ProjectID, pc1.ID, 0, 0, pc2.ID, 0, 0)
 	env.LLM.Enqueue(
 		fakeopenai.Calls(linkLoss("c_loss")),
@@ -246,6 +253,8 @@ func TestResetAfterApprovalRestoresTheExercisesSnapshot(t *testing.T) {
 		}
 	}
 	require.Contains(t, text.String(), "The lab was reset to its snapshot \""+ex.Snapshot.Name+"\"", "said in content")
+	require.Contains(t, text.String(), "The 2 node(s) that ran when the snapshot was taken were started again")
+	require.Contains(t, text.String(), "**PC1**: runs again with the addresses it saved")
 	require.Contains(t, e2eenv.Types(rest), "exercise_checked")
 	links := env.GNS3.Links(env.ProjectID)
 	require.Len(t, links, 1)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -87,17 +86,6 @@ func toolsRun(frames []e2eenv.Frame) int {
 		}
 	}
 	return n
-}
-
-// contentOf is the answer a client shows: the turn's content events joined.
-func contentOf(frames []e2eenv.Frame) string {
-	var b strings.Builder
-	for _, f := range frames {
-		if f.Event == "content" {
-			b.WriteString(f.Data["content"].(string))
-		}
-	}
-	return b.String()
 }
 
 // requireNoThoughts fails when a reasoning of the scripted model shows in what a client reads:

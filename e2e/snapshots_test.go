@@ -1,7 +1,10 @@
 package e2e
 
 import (
+	"encoding/json"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -11,16 +14,20 @@ import (
 	"github.com/gns3-copilot/gns3-copilot/internal/testkit/e2eenv"
 	"github.com/gns3-copilot/gns3-copilot/internal/testkit/fakegns3"
 	"github.com/gns3-copilot/gns3-copilot/internal/testkit/fakeopenai"
+	"github.com/gns3-copilot/gns3-copilot/workflows"
 )
 
 // Save, break, restore and keep working by name, through the chat as GNS3's panel sees it, on
-// real VPCS behind the fake GNS3: the restore waits for a decision that says what will be lost, a
-// rejected restore changes nothing, and after an approved one every node and link has a new id,
-// the model is told the new ones, and the same names start PC1 and reach its console.
+// real VPCS behind the fake GNS3: the snapshot of the running lab asks first, saying it pauses
+// PC1 and PC2, and then saves both, pauses them and answers how long; the restore waits for a
+// decision that says what will be lost, a rejected restore changes nothing, and after an approved
+// one every node and link has a new id, the model is told the new ones, the PCs that ran run
+// again and are read back, and the same names reach PC1's console.
 //
-// The fake GNS3 restores as GNS3 does (new ids, nodes stopped, link conditions as at the
-// snapshot), but the VPCS processes are the test's own: they keep running and keep their
-// addresses, where a real GNS3 would start VPCS again from the snapshot's files.
+// The fake GNS3 refuses a snapshot of a running lab and restores as GNS3 does (new ids, nodes
+// stopped, link conditions as at the snapshot), but the VPCS processes are the test's own: they
+// keep running and keep their addresses, where a real GNS3 would start VPCS again from the
+// snapshot's files (the real GNS3's test, snapshots_realgns3_test.go, shows that).
 func TestSnapshotRestoreWithApprovalOnRealVPCS(t *testing.T) {
 	env, lab := vpcsEnv(t, 2, e2eenv.Options{Approval: "changes"})
 	g := env.GNS3
@@ -38,7 +45,14 @@ func TestSnapshotRestoreWithApprovalOnRealVPCS(t *testing.T) {
 		fakeopenai.Calls(fakeopenai.ToolCall{ID: "c_pc3", Name: "create_gns3_node", Arguments: `{"nodes": [{"template_id": "VPCS", "x": 0, "y": 400}]}`}),
 		fakeopenai.Text("Saved as before-break, then slowed PC1–PC2 and added PC3."),
 	)
-	saved := p.send("Save the lab, then add 200 ms delay and 20 % loss on PC1-PC2 and add a PC", sid)
+	question := p.send("Save the lab, then add 200 ms delay and 20 % loss on PC1-PC2 and add a PC", sid)
+	require.True(t, question.Done, "the question ends the stream: %v", question.Types)
+	require.Contains(t, question.Text, "Approval needed")
+	require.Contains(t, question.Text, `Take snapshot "before-break" of the lab (2 node(s), 1 link(s))`)
+	require.Contains(t, question.Text, "the 2 running node(s) are paused")
+	require.Contains(t, question.Text, "PC1 (save), PC2 (save)")
+	require.Zero(t, g.Count(fakegns3.OpStopNode), "nothing is paused before the decision")
+	saved := p.send("approve", sid)
 	require.True(t, saved.Done, saved.Types)
 	for _, id := range []string{"c_snap", "c_slow", "c_pc3"} {
 		out, ok := saved.Calls[id].Output.(map[string]any)
@@ -48,6 +62,14 @@ func TestSnapshotRestoreWithApprovalOnRealVPCS(t *testing.T) {
 	snaps := g.Snapshots(env.ProjectID)
 	require.Len(t, snaps, 1)
 	require.Equal(t, "before-break", snaps[0].Name)
+	snapOut := saved.Calls["c_snap"].Output.(map[string]any)
+	require.Contains(t, snapOut["data"].([]any)[0].(map[string]any)["result"], "The lab was paused for ")
+	require.Equal(t, float64(2), snapOut["metadata"].(map[string]any)["nodes_paused"])
+	require.Equal(t, 2, g.Count(fakegns3.OpStopNode))
+	pc1, _ = g.NodeByName(env.ProjectID, "PC1")
+	pc2, _ = g.NodeByName(env.ProjectID, "PC2")
+	require.Equal(t, "started", pc1.Status, "PC1 runs again after the pause")
+	require.Equal(t, "started", pc2.Status, "PC2 runs again after the pause")
 	slow, _ := g.Link(link.ID)
 	require.Equal(t, []any{200}, slow.Filters["delay"])
 	_, hasPC3 := g.NodeByName(env.ProjectID, "PC3")
@@ -63,6 +85,7 @@ func TestSnapshotRestoreWithApprovalOnRealVPCS(t *testing.T) {
 	require.Contains(t, asked.Text, "Approval needed")
 	require.Contains(t, asked.Text, `Restore snapshot "before-break", taken on `)
 	require.Contains(t, asked.Text, "2 running node(s) (PC1, PC2) are stopped")
+	require.Contains(t, asked.Text, "the copilot starts again those that ran when it took the snapshot")
 	require.Contains(t, asked.Text, "every node and link has a new id")
 	refused := p.send("no, keep it", sid)
 	require.True(t, refused.Done, refused.Types)
@@ -91,14 +114,17 @@ func TestSnapshotRestoreWithApprovalOnRealVPCS(t *testing.T) {
 	require.True(t, ok, "the restore's result: %v", answer.Calls["c_restore2"])
 	require.Equal(t, true, restored["success"], restored)
 	require.Equal(t, true, restored["metadata"].(map[string]any)["ids_changed"])
+	require.Equal(t, float64(2), restored["metadata"].(map[string]any)["started_again"])
+	require.Contains(t, restored["data"].([]any)[0].(map[string]any)["result"],
+		"every one runs, its console answers and its saved configuration is back")
 	nodes := g.Nodes(env.ProjectID)
 	require.Len(t, nodes, 2, "PC3 came after the snapshot")
 	newPC1, _ := g.NodeByName(env.ProjectID, "PC1")
 	newPC2, _ := g.NodeByName(env.ProjectID, "PC2")
 	require.NotEqual(t, pc1.ID, newPC1.ID)
 	require.NotEqual(t, pc2.ID, newPC2.ID)
-	require.Equal(t, "started", newPC1.Status, "started again by name")
-	require.Equal(t, "stopped", newPC2.Status, "a restore brings nodes back stopped")
+	require.Equal(t, "started", newPC1.Status, "started again: it ran at the save point")
+	require.Equal(t, "started", newPC2.Status, "started again: it ran at the save point")
 	links := g.Links(env.ProjectID)
 	require.Len(t, links, 1)
 	require.NotEqual(t, link.ID, links[0].ID)
@@ -128,4 +154,50 @@ func TestSnapshotRestoreWithApprovalOnRealVPCS(t *testing.T) {
 	system := reqs[len(reqs)-1].Messages[0].Content
 	require.Contains(t, system, "node_id "+newPC1.ID)
 	require.False(t, strings.Contains(system, pc1.ID), "the prompt holds no id from before the restore")
+}
+
+// A snapshot of a running lab through a page that shows approval cards: the card says it pauses
+// the PCs; approved, each PC saves its address (startup.vpc on the real VPCS), both are paused
+// while the fake GNS3 takes the snapshot, and the result says for how long, part by part. The
+// turn's history replays, and with GNS3COPILOT_WRITE_REPLAY=1 it is the fixture of "save-point".
+func TestSavePointAsksThenPausesTheRunningLab(t *testing.T) {
+	env, lab := vpcsEnv(t, 2, e2eenv.Options{Approval: "changes"})
+	g := env.GNS3
+	vpcsRun(t, lab.Nodes[0], "ip 10.61.0.1/24")
+	env.LLM.Enqueue(
+		fakeopenai.Calls(fakeopenai.ToolCall{ID: "c_snap", Name: "create_gns3_snapshot", Arguments: `{"name": "class-start"}`}),
+		fakeopenai.Text("Saved as class-start."),
+	)
+	s := env.OpenStream(http.MethodPost, env.ChatPath("/stream"), map[string]any{"message": "save the lab as class-start", "approval_cards": true}, "")
+	seen := until(t, s, "approval_required")
+	sessionID, turnID := startedIDs(t, seen)
+	a := approvalOf(t, seen[len(seen)-1])
+	require.Equal(t, "c_snap", a.ToolCallID)
+	require.Equal(t, "destructive", a.Kind)
+	require.Contains(t, seen[len(seen)-1].Data["content"], "the 2 running node(s) are paused")
+	require.Zero(t, g.Count(fakegns3.OpStopNode))
+	decide(t, env, sessionID, a.ApprovalID, "approve", "")
+	rest := s.UntilDone(t, true)
+	require.Equal(t, "completed", rest[len(rest)-1].Data["status"])
+
+	var out deviceOutput
+	for _, f := range rest {
+		if f.Event == "tool_end" && f.Data["tool_call_id"] == "c_snap" {
+			require.NoError(t, json.Unmarshal([]byte(f.Data["tool_output"].(string)), &out), f.Raw)
+		}
+	}
+	require.True(t, out.Success, "%+v", out)
+	require.Contains(t, out.Data[0].Result, `Snapshot "class-start" taken. The lab was paused for `)
+	require.Contains(t, out.Data[0].Result, "saved first: PC1 (save), PC2 (save)")
+	require.Contains(t, out.Data[0].Result, "every one runs again, its console answers and what it saved is back")
+	require.Equal(t, 2, g.Count(fakegns3.OpStopNode))
+	require.Len(t, g.Snapshots(env.ProjectID), 1)
+	for _, n := range g.Nodes(env.ProjectID) {
+		require.Equal(t, "started", n.Status, n.Name)
+	}
+	saved, err := os.ReadFile(filepath.Join(lab.Nodes[0].Dir, "startup.vpc"))
+	require.NoError(t, err)
+	require.Contains(t, string(saved), "ip 10.61.0.1 24", "PC1 saved its address on the device")
+
+	replayAndSave(t, env, workflows.WorkflowID(sessionID, turnID), "chat_turn_save_point_history.json")
 }

@@ -168,6 +168,9 @@ func Migrate(db *gorm.DB) error {
 	if err := MigrateTopologyMarks(db); err != nil {
 		return fmt.Errorf("migrating topology marks: %w", err)
 	}
+	if err := MigrateSavePoints(db); err != nil {
+		return fmt.Errorf("migrating save points: %w", err)
+	}
 	if err := MigrateMCPCalls(db); err != nil {
 		return fmt.Errorf("migrating MCP calls: %w", err)
 	}

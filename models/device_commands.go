@@ -167,6 +167,9 @@ const (
 	SeqReadAfter  = -3
 	// SeqReadRecovery is the read a retry makes after a crash to see which lines took effect.
 	SeqReadRecovery = -4
+	// SeqReadBack is the read of a device started again by a save point or a restore, compared
+	// with what it saved.
+	SeqReadBack = -5
 )
 
 // CommandApplied marks a line whose sending was cut short by a crash but which the device's

@@ -75,11 +75,17 @@ func Register(r interface {
 		// MCP calls.
 		workflows.FinishMCPCallActivity: acts.FinishMCPCall,
 		// Fault-injection exercises.
-		workflows.ExerciseVerifyActivity:     acts.VerifyExercise,
-		workflows.ExerciseHintActivity:       acts.ExerciseHint,
-		workflows.ExerciseProgressActivity:   acts.SaveExerciseProgress,
-		workflows.ExerciseFinishActivity:     acts.FinishExercise,
-		workflows.SnapshotInjectionActivity:  acts.SnapshotBeforeInjection,
+		workflows.ExerciseVerifyActivity:    acts.VerifyExercise,
+		workflows.ExerciseHintActivity:      acts.ExerciseHint,
+		workflows.ExerciseProgressActivity:  acts.SaveExerciseProgress,
+		workflows.ExerciseFinishActivity:    acts.FinishExercise,
+		workflows.SnapshotInjectionActivity: acts.SnapshotBeforeInjection,
+		// Save points: snapshots of a running lab.
+		workflows.PlanSavePointActivity:      acts.PlanSavePoint,
+		workflows.SaveDevicesActivity:        acts.SaveDevicesForSavePoint,
+		workflows.PauseSavePointActivity:     acts.PauseForSavePoint,
+		workflows.ResumeSavePointActivity:    acts.ResumeAfterSavePoint,
+		workflows.FinishSavePointActivity:    acts.FinishSavePoint,
 		workflows.ExerciseResetActivity:      acts.ResetExercise,
 		workflows.ExerciseTurnFinishActivity: acts.FinishExerciseTurn,
 	} {

@@ -104,22 +104,33 @@ func startTurn(ctx workflow.Context, in ChatTurnInput) (*chatTurn, error) {
 }
 
 // startingPoint saves the lab before an injection turn's first step, so its exercise can be
-// reset to how the lab was (since "injection-snapshot"); a lab that cannot be saved is not
-// broken. It reports whether the turn goes on; other turns and later steps always do.
+// reset to how the lab was (since "injection-snapshot"; a save point that pauses a running lab
+// since "save-point"); a lab that cannot be saved is not broken. It reports whether the turn goes on; other turns and later steps always do.
 func (t *chatTurn) startingPoint(ctx workflow.Context, step int) bool {
 	if step > 1 || t.in.Mode != domain.ModeTroubleshootingInjection ||
 		workflow.GetVersion(ctx, "injection-snapshot", workflow.DefaultVersion, 1) < 1 {
 		return true
 	}
-	err := workflow.ExecuteActivity(summarized(workflow.WithActivityOptions(ctx, toolOptions()), "snapshot the lab before the injection"),
-		SnapshotInjectionActivity, InjectionSnapshotInput{Turn: t.ref}).Get(ctx, nil)
+	var refused string
+	var err error
+	if savePoints(ctx) {
+		// A running lab is paused for the snapshot (since "save-point"): the exercise the student
+		// asked for needs it, so nobody is asked.
+		refused, err = injectionSavePoint(ctx, t.ref)
+	} else {
+		err = workflow.ExecuteActivity(summarized(workflow.WithActivityOptions(ctx, toolOptions()), "snapshot the lab before the injection"),
+			SnapshotInjectionActivity, InjectionSnapshotInput{Turn: t.ref}).Get(ctx, nil)
+	}
+	const notSaved = "Nothing was injected: the lab could not be saved first, so the exercise could not be reset. "
 	switch {
-	case err == nil:
+	case err == nil && refused == "":
 		return true
+	case err == nil:
+		t.res.Status, t.res.Error = domain.TurnFailed, notSaved+refused
 	case isCancel(ctx, err):
 		t.res.Status = domain.TurnCancelled
 	default:
-		t.res.Status, t.res.Error = domain.TurnFailed, "Nothing was injected: the lab could not be saved first, so the exercise could not be reset. "+failureMessage(err)
+		t.res.Status, t.res.Error = domain.TurnFailed, notSaved+failureMessage(err)
 	}
 	return false
 }

@@ -70,9 +70,9 @@ func TestRecordedLeanTurnWithoutLocalActivitiesReplaysOnTheCurrentCode(t *testin
 	require.NoError(t, r.ReplayWorkflowHistoryFromJSONFile(nil, "testdata/chat_turn_lean_history.json"))
 }
 
-// An injection turn since "injection-snapshot": its snapshot first, then the model, a device
-// fault on a real VPCS, a link fault and their records; recorded by
-// e2e.TestInjectWithCountRecordsItAndSaysWhenFewer.
+// An injection turn since "injection-snapshot" and before "save-point": its snapshot first (one
+// activity), then the model, a device fault on a real VPCS, a link fault and their records;
+// recorded by e2e.TestInjectWithCountRecordsItAndSaysWhenFewer before save points.
 func TestRecordedInjectionTurnReplaysOnTheCurrentCode(t *testing.T) {
 	r := worker.NewWorkflowReplayer()
 	r.RegisterWorkflowWithOptions(workflows.ChatTurn, workflow.RegisterOptions{Name: workflows.ChatTurnWorkflow})
@@ -96,4 +96,22 @@ func TestRecordedDestructiveCheckTurnReplaysOnTheCurrentCode(t *testing.T) {
 	r := worker.NewWorkflowReplayer()
 	r.RegisterWorkflowWithOptions(workflows.ChatTurn, workflow.RegisterOptions{Name: workflows.ChatTurnWorkflow})
 	require.NoError(t, r.ReplayWorkflowHistoryFromJSONFile(nil, "testdata/chat_turn_destructive_check_history.json"))
+}
+
+// A snapshot of a running lab since "save-point": planned, asked about under --approval changes,
+// approved, the PCs saved, paused and answered; recorded by
+// e2e.TestSavePointAsksThenPausesTheRunningLab.
+func TestRecordedSavePointTurnReplaysOnTheCurrentCode(t *testing.T) {
+	r := worker.NewWorkflowReplayer()
+	r.RegisterWorkflowWithOptions(workflows.ChatTurn, workflow.RegisterOptions{Name: workflows.ChatTurnWorkflow})
+	require.NoError(t, r.ReplayWorkflowHistoryFromJSONFile(nil, "testdata/chat_turn_save_point_history.json"))
+}
+
+// An injection turn since "save-point": its save point first (the running PCs saved and paused,
+// nobody asked), then the model, a device fault on a real VPCS, a link fault and their records;
+// recorded by e2e.TestInjectWithCountRecordsItAndSaysWhenFewer.
+func TestRecordedInjectionSavePointTurnReplaysOnTheCurrentCode(t *testing.T) {
+	r := worker.NewWorkflowReplayer()
+	r.RegisterWorkflowWithOptions(workflows.ChatTurn, workflow.RegisterOptions{Name: workflows.ChatTurnWorkflow})
+	require.NoError(t, r.ReplayWorkflowHistoryFromJSONFile(nil, "testdata/chat_turn_injection_save_point_history.json"))
 }

@@ -69,21 +69,32 @@ func newToolRunner(ctx workflow.Context, gate *approvalGate, settings toolSettin
 // A plain activity and a configuration job are scheduled before start returns; the routes that
 // take several steps run in a coroutine of their own.
 func (r *toolRunner) start(ctx workflow.Context, call ToolCall, slot int) workflow.Future {
+	if call.Name == domain.CreateSnapshotTool && savePoints(ctx) {
+		return r.inCoroutine(ctx, func(gctx workflow.Context) error { return r.savePoint(gctx, call, slot) })
+	}
 	switch routeTool(r.approvals, r.approval, r.ref.Mode, call.Name) {
 	case routeConfigJob:
 		return r.configJob(ctx, call, slot)
 	case routeActivity:
 		return r.activity(ctx, call, slot)
 	}
+	return r.inCoroutine(ctx, func(gctx workflow.Context) error { return r.run(gctx, call, slot) })
+}
+
+// inCoroutine runs fn in a coroutine of its own and returns its future.
+func (r *toolRunner) inCoroutine(ctx workflow.Context, fn func(workflow.Context) error) workflow.Future {
 	f, settable := workflow.NewFuture(ctx)
 	workflow.Go(ctx, func(gctx workflow.Context) {
-		settable.Set(nil, r.run(gctx, call, slot))
+		settable.Set(nil, fn(gctx))
 	})
 	return f
 }
 
 // run runs a tool call to its end in the calling coroutine.
 func (r *toolRunner) run(ctx workflow.Context, call ToolCall, slot int) error {
+	if call.Name == domain.CreateSnapshotTool && savePoints(ctx) {
+		return r.savePoint(ctx, call, slot)
+	}
 	switch routeTool(r.approvals, r.approval, r.ref.Mode, call.Name) {
 	case routeConfigJob:
 		return r.configJob(ctx, call, slot).Get(ctx, nil)

@@ -354,7 +354,7 @@ func (r *Running) startWorker(role Role, cfg Config, sh *shared) error {
 		Devices: sh.devices, DeviceRecords: sh.records, LLMClient: llm.NewClient(nil, sh.untrustedHTTP),
 		Skills: sh.skills, Approvals: sh.approvals, ConfigJobs: sh.jobs, Metrics: r.metrics,
 		Marks: &models.TopologyMarks{DB: sh.db}, MCPCalls: sh.mcpCalls, Exercises: sh.exercises,
-		ExerciseStarter: sh.workflows, ExerciseTTL: cfg.ExerciseTTL}
+		ExerciseStarter: sh.workflows, ExerciseTTL: cfg.ExerciseTTL, SavePoints: models.SavePointRepository{DB: sh.db}}
 	if role == RoleWorker {
 		r.closers = append(r.closers, followSkillReloads(sh.events, sh.skills, r.log, nil))
 	}

@@ -17,6 +17,9 @@ const (
 	ReloadNodeTool = "reload_gns3_node"
 	// RestoreSnapshotTool puts the project back as a snapshot had it: what changed since is lost.
 	RestoreSnapshotTool = "restore_gns3_snapshot"
+	// CreateSnapshotTool takes a snapshot; on a running lab it is a save point, which pauses the
+	// nodes and so asks first under ApprovalChanges (see SavePointNode).
+	CreateSnapshotTool = "create_gns3_snapshot"
 )
 
 // IsDeviceTool reports whether a tool runs commands on device consoles.

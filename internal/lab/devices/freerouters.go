@@ -91,6 +91,8 @@ func freeRouterProfiles(execInConfig *regexp.Regexp) []*Profile {
 			},
 			Interrupt:      "\x03",
 			DefaultTimeout: 30 * time.Second,
+			// Integrated configuration: one frr.conf for every daemon.
+			Save: "write memory",
 			// The trailing space tells "R1# " from IOS "R1#".
 			detect:       re(`^[\w.\-]{1,63}(?:\([\w.\-/:]{1,40}\))?# $`),
 			banner:       re(`Hello, this is FRRouting`),
@@ -127,6 +129,8 @@ func freeRouterProfiles(execInConfig *regexp.Regexp) []*Profile {
 			Interrupt:      "\x03",
 			PromptNoise:    re(`^\[edit[^\]]*\]$`),
 			DefaultTimeout: 30 * time.Second,
+			Save:           "save",
+			SaveInConfig:   true,
 			detect:         re(`^vyos@[\w.\-]+(?::[^\n]*\$|#) $`),
 			banner:         re(`Welcome to VyOS`),
 			aliases:        []string{"vyos_telnet", "vyatta", "vyatta_vyos"},

@@ -103,6 +103,13 @@ type Profile struct {
 	PromptNoise *regexp.Regexp
 	// DefaultTimeout bounds a command with no specific rule.
 	DefaultTimeout time.Duration
+	// Save makes the running configuration the one the device starts with ("write memory",
+	// VPCS "save"): what a save point runs before GNS3 stops the node. "" where there is nothing
+	// to run: the platform keeps every change as it is made (Junos commits, RouterOS), or keeps
+	// nothing a command could save (a Linux shell's addresses). SaveInConfig runs it inside
+	// configuration mode (VyOS saves from there).
+	Save         string
+	SaveInConfig bool
 
 	detect *regexp.Regexp
 	// execInConfig matches exec-mode commands that may come among configuration lines
@@ -381,11 +388,15 @@ func buildProfiles() map[string]*Profile {
 			UserPrompt: re(`^[\w.\-]+(?:\[\d+\])?> $`),
 			ErrorPatterns: []*regexp.Regexp{
 				re(`(?m)^\s*(Bad command|Invalid |Incomplete command|Address not changed|Command not found)`),
+				// "save" that cannot write startup.vpc.
+				re(`(?m)^failed: `),
 			},
 			Interrupt:      "\x03",
 			DefaultTimeout: 10 * time.Second,
-			detect:         re(`^[\w.\-]+(?:\[\d+\])?> $`),
-			aliases:        []string{"gns3_vpcs_telnet", "vpcs_telnet", "vpc"},
+			// Writes startup.vpc in the node's directory, which GNS3 replays at every start.
+			Save:    "save",
+			detect:  re(`^[\w.\-]+(?:\[\d+\])?> $`),
+			aliases: []string{"gns3_vpcs_telnet", "vpcs_telnet", "vpc"},
 			endless: func(w []string) bool {
 				return w[0] == "ping" && slices.Contains(w[1:], "-t") // "-t": until stopped
 			},
@@ -436,6 +447,7 @@ func buildProfiles() map[string]*Profile {
 			Interrupt:      "\x1e",
 			TextEntry:      re(`(?i)end with the character '(.)'`),
 			DefaultTimeout: 30 * time.Second,
+			Save:           "write memory",
 			detect:         re(`^[\w.\-@/:]{1,63}(?:\([\w.\-@/:+]{0,32}\))?[>#]$`),
 			aliases: []string{"cisco_ios_telnet", "cisco_xe", "cisco_xe_telnet", "cisco_iosxe", "ios", "iosv",
 				"ios_xe", "iosxe", "cisco_iosv", "cisco", "iou", "dynamips", "cisco_nxos", "cisco_nxos_telnet"},
@@ -461,6 +473,7 @@ func buildProfiles() map[string]*Profile {
 			Interrupt:      "\x03",
 			TextEntry:      re(`(?i)type '(EOF)' on its own line`),
 			DefaultTimeout: 30 * time.Second,
+			Save:           "write memory",
 			detect:         re(`^[\w.\-@/:]{1,63}(?:\(config[\w.\-@/:+]{0,32}\))?[>#]$`),
 			aliases:        []string{"arista_eos_telnet", "eos", "arista", "veos", "ceos"},
 			timeouts:       ciscoTimeouts,
@@ -489,6 +502,7 @@ func buildProfiles() map[string]*Profile {
 			}, ciscoAnswers...),
 			Interrupt:      "\x03",
 			DefaultTimeout: 30 * time.Second,
+			Save:           "write memory",
 			detect:         re(`^[\w.\-@/:]{1,63}(?:\([\w.\-@/:+]{0,32}\))?[>#]$`),
 			aliases:        []string{"ruijie_os", "ruijie_telnet", "gns3_ruijie_telnet", "ruijie_rjos", "rgos"},
 			timeouts:       ciscoTimeouts,
@@ -514,8 +528,13 @@ func buildProfiles() map[string]*Profile {
 			Interim: []*regexp.Regexp{
 				re(`(?i)(\[y/n\]:?|\[yes/no\]:?|\(y/n\)(\[[yn]\])?:?|\[Y\(yes\)/N\(no\)/C\(cancel\)\]:?|password:|username:)\s*$`),
 			},
+			Answers: []Answer{
+				// "save" asks before it overwrites the next-startup file: saving is what was asked.
+				{Prompt: re(`(?i)continue\?\s*\[y/n\]:?\s*$`), Reply: "y", Command: re(`(?i)^\s*save\s*$`)},
+			},
 			Interrupt:      "\x03",
 			DefaultTimeout: 30 * time.Second,
+			Save:           "save",
 			detect:         re(`^(?:<[^<>\[\]\n]{1,63}>|\[[~*]?[^<>\[\]\n]{1,80}\])$`),
 			aliases:        []string{"huawei", "huawei_telnet", "huawei_vrpv8", "huawei_vrpv8_telnet", "gns3_huawei_telnet_ce", "huawei_ce", "vrp", "cloudengine"},
 			timeouts: func(w []string) time.Duration {

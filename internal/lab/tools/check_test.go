@@ -18,7 +18,14 @@ func TestCheckRefusesWhatCannotRunAndNamesWhatExists(t *testing.T) {
 	pc1 := l.fake.AddNode(l.pid, fakegns3.NodeSpec{Name: "PC1", Status: "started", X: 300})
 	l.fake.AddNode(l.pid, fakegns3.NodeSpec{Name: "SW1", Template: fakegns3.EthernetSwitchTemplateID, Y: 300})
 	link := l.fake.AddLink(l.pid, r1.ID, 0, 0, pc1.ID, 0, 0)
+	// Taken while the lab was stopped, as GNS3 requires.
+	for _, id := range []string{r1.ID, pc1.ID} {
+		l.fake.SetStatus(id, "stopped")
+	}
 	s := l.fake.TakeSnapshot(l.pid, "baseline")
+	for _, id := range []string{r1.ID, pc1.ID} {
+		l.fake.SetStatus(id, "started")
+	}
 	l.fake.ResetCounts()
 	check := func(tool string, args any) Check {
 		t.Helper()

@@ -26,8 +26,9 @@ const maxSnapshotName = 100
 // snapshotContents says what a GNS3 snapshot keeps and what it cannot, for the model and the
 // person it tells: GNS3 saves the project's files, not the devices' memory.
 const snapshotContents = "A snapshot keeps the nodes, links, link conditions and the nodes' saved files; " +
-	"it keeps no running state, so a restore brings every node back stopped and device configuration " +
-	"that was not saved on the device (write memory, VPCS save) is not in it."
+	"it keeps no running state: GNS3's restore brings every node back stopped, and device configuration " +
+	"that was not saved on the device (write memory, VPCS save) is not in it. When the copilot takes a snapshot of a " +
+	"running lab it saves each device first, and a restore starts again the nodes that ran then and reads each one back."
 
 // ---- create_gns3_snapshot ----
 
@@ -37,7 +38,10 @@ func newCreateSnapshotTool() Tool {
 	return &createSnapshotTool{spec{
 		name: CreateSnapshotTool,
 		description: "Save the project as it is now under a name (a GNS3 snapshot), so it can be restored later with " +
-			"restore_gns3_snapshot. " + snapshotContents + " Names must be unique within the project.",
+			"restore_gns3_snapshot. " + snapshotContents + " GNS3 takes a snapshot only of a stopped lab, so the nodes that run " +
+			"are paused for it: each saves its running configuration on the device first (write memory, VPCS save), then they are " +
+			"stopped, the snapshot is taken, and they are started again; the result says how long the lab was paused. " +
+			"Names must be unique within the project.",
 		schema: `{"type":"object","properties":{"name":{"type":"string","minLength":1,"maxLength":100,` +
 			`"description":"The snapshot's name, e.g. \"before-ospf\"."}},"required":["name"],"additionalProperties":false}`,
 		modes:    changingModes,
@@ -63,29 +67,30 @@ func validSnapshotName(name string) error {
 	return nil
 }
 
+// Run takes the snapshot of a lab whose nodes are all stopped. Pausing a running lab saves the
+// devices on their consoles first, which a workflow does step by step (PlanSavePoint, the
+// activities' save point); here a running node is a refusal that says so, and nothing stops.
 func (ct *createSnapshotTool) Run(ctx context.Context, env Env, raw json.RawMessage) Result {
-	var args struct {
-		projectArg
-		Name string `json:"name"`
-	}
-	if err := decodeArgs(raw, &args); err != nil {
-		return failWith(err)
-	}
-	if err := args.check(env); err != nil {
-		return failWith(err)
-	}
-	name := strings.TrimSpace(args.Name)
-	if err := validSnapshotName(name); err != nil {
+	name, err := snapshotArgs(env, raw)
+	if err != nil {
 		return failWith(err)
 	}
 	t, err := openTopology(ctx, env)
 	if err != nil {
 		return failWith(err)
 	}
-	s, err := env.GNS3.CreateSnapshot(ctx, env.ProjectID, name)
-	if errors.Is(err, gns3.ErrConflict) {
-		return ct.nameTaken(ctx, env, name, err)
+	var running []string
+	for _, n := range t.nodes {
+		if n.Status != gns3.NodeStopped && !builtinNodeType(n.NodeType) {
+			running = append(running, fmt.Sprintf("%s (%s)", n.Name, n.Status))
+		}
 	}
+	if len(running) > 0 {
+		sort.Strings(running)
+		return Collect([]Item{failed("", name, fmt.Sprintf("GNS3 takes a snapshot only while every node of the lab is stopped, and %s run; "+
+			"nothing was saved and nothing was stopped", clipNames(running, 10)))})
+	}
+	s, err := TakeSnapshot(ctx, env, name)
 	if err != nil {
 		return Collect([]Item{failed("", name, "taking the snapshot failed: "+describeGNS3Error(err))})
 	}
@@ -96,33 +101,22 @@ func (ct *createSnapshotTool) Run(ctx context.Context, env Env, raw json.RawMess
 	return r
 }
 
-// nameTaken answers a create GNS3 refused because the name exists: on a retried call that is the
-// snapshot an earlier attempt took.
-func (ct *createSnapshotTool) nameTaken(ctx context.Context, env Env, name string, err error) Result {
-	list, lerr := env.GNS3.ListSnapshots(ctx, env.ProjectID)
-	for i := range list {
-		s := &list[i]
-		if s.Name != name {
-			continue
-		}
-		if env.retried() {
-			r := Collect([]Item{ok(s.SnapshotID, s.Name, fmt.Sprintf("snapshot %q taken %s (by an earlier attempt of this call)", s.Name, takenAt(s.Created(), time.Now())))})
-			snapshotMetadata(r.Metadata, s)
-			return r
-		}
-		return Collect([]Item{failed(s.SnapshotID, name, fmt.Sprintf("a snapshot named %q already exists (taken %s); choose another name, or restore that one",
-			name, takenAt(s.Created(), time.Now())))})
+// Preview says, for an approval, what taking the snapshot does to the lab now: which running
+// nodes it pauses, and how each saves its configuration first.
+func (ct *createSnapshotTool) Preview(ctx context.Context, env Env, raw json.RawMessage) (string, error) {
+	plan, err := PlanSavePoint(ctx, env, raw)
+	if err != nil {
+		return "Take a snapshot", err
 	}
-	if lerr != nil {
-		err = errors.Join(err, lerr)
-	}
-	return Collect([]Item{failed("", name, "taking the snapshot failed: "+describeGNS3Error(err))})
+	return SavePointPreview(plan), nil
 }
 
 func snapshotMetadata(m map[string]any, s *gns3.Snapshot) {
 	m["snapshot_id"] = s.SnapshotID
 	m["snapshot_name"] = s.Name
 	m["taken_at"] = panelTime(s.Created())
+	// Unix seconds, as GNS3 lists it: what finds the snapshot's save point again.
+	m["snapshot_created"] = s.CreatedAt
 }
 
 // panelTime is a timestamp GNS3's panel parses: an explicit offset, never a bare Z.
@@ -218,7 +212,8 @@ func newRestoreSnapshotTool() Tool {
 		description: "Put the project back as it was when a snapshot was taken (snapshot: its snapshot_id or exact name, from " +
 			"list_gns3_snapshots). Everything changed since is lost: nodes, links and link conditions added, removed or changed, " +
 			"and all running state. " + snapshotContents + " Afterwards every node and link has a NEW node_id/link_id (names stay): " +
-			"use names, or the IDs this result gives; start the nodes again with start_gns3_node.",
+			"use names, or the IDs this result gives. The result says which nodes run again and, per device, what of its saved " +
+			"configuration came back; start any other node with start_gns3_node.",
 		schema: `{"type":"object","properties":{"snapshot":{"type":"string","description":"The snapshot's snapshot_id or exact name."}},` +
 			`"required":["snapshot"],"additionalProperties":false}`,
 		modes:      labOnly,
@@ -286,7 +281,8 @@ func (rt *restoreSnapshotTool) Preview(ctx context.Context, env Env, raw json.Ra
 	}
 	return fmt.Sprintf("Restore snapshot %q, taken %s. Lost: every change made since then (nodes, links and link conditions "+
 		"added, removed or changed) and all running state: %s. The lab has %d node(s) and %d link(s) now; afterwards every "+
-		"node and link has a new id and every node is stopped", s.Name, takenAt(s.Created(), time.Now()), running, len(t.nodes), len(t.links)), nil
+		"node and link has a new id; GNS3 brings every node back stopped, and the copilot starts again those that ran when it "+
+		"took the snapshot", s.Name, takenAt(s.Created(), time.Now()), running, len(t.nodes), len(t.links)), nil
 }
 
 func clipNames(names []string, max int) string {
@@ -350,8 +346,8 @@ func restoredItems(before, after *topology, s *gns3.Snapshot) []Item {
 		}
 	}
 	sort.Strings(gone)
-	text := fmt.Sprintf("restored snapshot %q (taken %s): %d node(s) and %d link(s), every one with a new id; nodes are stopped, "+
-		"start them with start_gns3_node", s.Name, takenAt(s.Created(), time.Now()), len(after.nodes), len(after.links))
+	text := fmt.Sprintf("restored snapshot %q (taken %s): %d node(s) and %d link(s), every one with a new id; GNS3 brings every "+
+		"node back stopped", s.Name, takenAt(s.Created(), time.Now()), len(after.nodes), len(after.links))
 	if len(gone) > 0 {
 		text += "; removed (added after the snapshot): " + clipNames(gone, 20)
 	}

@@ -15,7 +15,17 @@ func TestSnapshotCreateListRestore(t *testing.T) {
 	b := l.fake.AddNode(l.pid, fakegns3.NodeSpec{Name: "PC2", X: 300})
 	link := l.fake.AddLink(l.pid, a.ID, 0, 0, b.ID, 0, 0)
 
+	// GNS3 exports only a stopped lab: the tool itself stops nothing (a save point saves the
+	// devices first), and says why it took no snapshot.
 	r := l.runMode(t, TroubleshootingInjection, CreateSnapshotTool, map[string]any{"name": " before-exercise "})
+	if r.Success || !strings.Contains(r.Data[0].Error, "GNS3 takes a snapshot only while every node of the lab is stopped, and PC1 (started) run") {
+		t.Fatalf("a snapshot of a running lab: %s", r.JSON())
+	}
+	if n, _ := l.fake.Node(a.ID); n.Status != "started" || len(l.fake.Snapshots(l.pid)) != 0 || l.fake.Count(fakegns3.OpStopNode) != 0 {
+		t.Fatalf("a refused snapshot changed the lab: %+v", n)
+	}
+	l.fake.SetStatus(a.ID, "stopped")
+	r = l.runMode(t, TroubleshootingInjection, CreateSnapshotTool, map[string]any{"name": " before-exercise "})
 	mustSucceed(t, r)
 	snaps := l.fake.Snapshots(l.pid)
 	if len(snaps) != 1 || snaps[0].Name != "before-exercise" || r.Data[0].ID != snaps[0].ID || r.Metadata["snapshot_id"] != snaps[0].ID {
@@ -103,7 +113,15 @@ func TestRestorePreview(t *testing.T) {
 	l.fake.AddNode(l.pid, fakegns3.NodeSpec{Name: "R1", Template: "Router", Status: "started"})
 	l.fake.AddNode(l.pid, fakegns3.NodeSpec{Name: "PC1", Status: "started", X: 300})
 	l.fake.AddNode(l.pid, fakegns3.NodeSpec{Name: "SW1", Template: fakegns3.EthernetSwitchTemplateID, Y: 300})
+	r1, _ := l.fake.NodeByName(l.pid, "R1")
+	pc1, _ := l.fake.NodeByName(l.pid, "PC1")
+	for _, id := range []string{r1.ID, pc1.ID} {
+		l.fake.SetStatus(id, "stopped")
+	}
 	s := l.fake.TakeSnapshot(l.pid, "baseline")
+	for _, id := range []string{r1.ID, pc1.ID} {
+		l.fake.SetStatus(id, "started")
+	}
 	tool, _ := l.reg.Lookup(RestoreSnapshotTool)
 	pv, isPreviewer := tool.(Previewer)
 	if !isPreviewer {

@@ -25,8 +25,11 @@
 //   - link conditions: available_filters, and PUT of a link's filters and suspend, normalised as
 //     GNS3 does, with what uBridge then applies: on 3.0.x {} leaves the old filters applied,
 //     and a dead bridge answers 409 until its node restarts (linkfilters.go);
-//   - snapshots: create, list, delete, restore; a restore gives every node and link a new ID
-//     as GNS3 does (snapshots.go);
+//   - snapshots: create, list, delete, restore, with GNS3's rules: a create while any node
+//     (built-in ones aside) is not stopped answers 409 "Project must be stopped in order to
+//     export it", a name already used 409 "The snapshot name … already exists"; a restore brings
+//     every node back stopped under a new ID, every link and snapshot under a new ID too
+//     (snapshots.go);
 //   - link captures: start, stop, and the live pcap stream (capture.go).
 //   - a project's notification stream announcing every state change (notifications.go);
 //   - what GNS3's web UI needs to sign in and draw a project (form login, computes, drawings,
@@ -37,8 +40,9 @@
 // AddLink, SetConsole (point a node at a real vpcs process), SetStartPolls
 // (a node reports "stopped" for N status reads after start), Inject/FailNext
 // (make an operation on one ID answer an error, optionally after applying it),
-// SetLatency, Count (requests per route), Nodes/Links/Node/Link (state read-back),
-// SetLinkConditions, Bridge and KillLinkBridge (uBridge's side of a link), TakeSnapshot and Snapshots.
+// Hang (make it never answer), SetLatency, Count (requests per route), Nodes/Links/Node/Link
+// (state read-back), SetLinkConditions, Bridge and KillLinkBridge (uBridge's side of a link),
+// TakeSnapshot and Snapshots.
 // The server is closed by t.Cleanup.
 package fakegns3
 
@@ -47,6 +51,7 @@ import (
 	"maps"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -206,6 +211,7 @@ type Server struct {
 	templates         []*template
 	counts            map[Op]int
 	failures          []*Failure
+	hangs             []hang
 	latency           map[Op]time.Duration
 	baseLatency       time.Duration
 	startPolls        map[string]int           // node ID → configured polls for its next start
@@ -579,6 +585,46 @@ func (s *Server) Inject(f Failure) {
 // template ID; "" for any) answer status with {"message": message}.
 func (s *Server) FailNext(op Op, id string, status int, message string) {
 	s.Inject(Failure{Op: op, ID: id, Status: status, Message: message, Times: 1})
+}
+
+type hang struct {
+	op Op
+	id string
+}
+
+// Hang makes requests to op on id (node, link, project or template ID; "" for any) never
+// answer, as a node whose emulator does not stop keeps GNS3's stop request waiting: the client
+// gives up, and nothing changes. Unhang answers them again.
+func (s *Server) Hang(op Op, id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.hangs = append(s.hangs, hang{op, id})
+}
+
+// Unhang undoes Hang.
+func (s *Server) Unhang(op Op, id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.hangs = slices.DeleteFunc(s.hangs, func(h hang) bool { return h == hang{op, id} })
+}
+
+func (s *Server) hung(op Op, r *http.Request) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, h := range s.hangs {
+		if h.op != op {
+			continue
+		}
+		if h.id == "" {
+			return true
+		}
+		for _, k := range pathIDs {
+			if r.PathValue(k) == h.id {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // ClearFailures removes every injected failure.

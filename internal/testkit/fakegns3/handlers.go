@@ -100,6 +100,11 @@ func (s *Server) wrap(op Op, auth bool, h handler) http.HandlerFunc {
 		if !s.countAndWait(op, r) {
 			return
 		}
+		if s.hung(op, r) {
+			// Never answered: the client gives up, and nothing changed.
+			<-r.Context().Done()
+			return
+		}
 
 		s.mu.Lock()
 		defer s.mu.Unlock()

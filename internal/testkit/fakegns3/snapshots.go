@@ -93,7 +93,8 @@ func (s *Server) takeSnapshot(p *project, name string) *snapshot {
 
 // restore replaces the project's nodes and links with the snapshot's the way GNS3 imports a
 // snapshot: every node and link gets a new ID, names and console ports stay, nodes come back
-// stopped, filters come back as they were and no link comes back suspended. GNS3 announces the
+// stopped, filters come back as they were, no link comes back suspended, and every snapshot of
+// the project gets a new ID. GNS3 announces the
 // new nodes and links and then snapshot.restored, but not the removal of the old ones.
 func (s *Server) restore(p *project, sn *snapshot) {
 	for _, l := range p.links {
@@ -119,6 +120,11 @@ func (s *Server) restore(p *project, sn *snapshot) {
 			l.ends[i].NodeID = newIDs[l.ends[i].NodeID]
 		}
 		p.links = append(p.links, l)
+	}
+	// GNS3 imports the snapshot as the project and opens it again, which reads the snapshots
+	// from disk under new IDs: every snapshot ID known before the restore is gone.
+	for _, other := range p.snapshots {
+		other.id = newID()
 	}
 	for _, n := range p.nodes {
 		s.emitNode(p, n, "node.created")
@@ -153,7 +159,25 @@ func (s *Server) createSnapshotHandler(r *http.Request, body []byte, u *user) (r
 			return reply{}, errf(http.StatusConflict, "The snapshot name %s already exists", name)
 		}
 	}
+	if running(p) != "" {
+		return reply{}, errf(http.StatusConflict, "%s", MustBeStopped)
+	}
 	return reply{201, s.takeSnapshot(p, name).json(p.id)}, nil
+}
+
+// MustBeStopped is GNS3's answer to a snapshot of a project whose nodes run: a snapshot is an
+// export, and GNS3 exports only a project whose every node (built-in ones aside) is stopped.
+const MustBeStopped = "Project must be stopped in order to export it"
+
+// running names the first node of the project that keeps GNS3 from exporting it: any status
+// but stopped counts (suspended too), built-in nodes, which always run, do not.
+func running(p *project) string {
+	for _, n := range p.nodes {
+		if n.status != "stopped" && !builtinType(n.nodeType) {
+			return n.name
+		}
+	}
+	return ""
 }
 
 func (s *Server) listSnapshots(r *http.Request, _ []byte, u *user) (reply, *httpErr) {
@@ -204,7 +228,8 @@ func (s *Server) restoreSnapshotHandler(r *http.Request, _ []byte, u *user) (rep
 	return reply{201, s.projectJSON(p)}, nil
 }
 
-// TakeSnapshot records the project as it is now, as a user in the GNS3 GUI does.
+// TakeSnapshot records the project as it is now, as a user in the GNS3 GUI does; like GNS3, only
+// while every node is stopped.
 func (s *Server) TakeSnapshot(projectID, name string) Snapshot {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -213,6 +238,9 @@ func (s *Server) TakeSnapshot(projectID, name string) Snapshot {
 		if sn.name == name {
 			s.t.Fatalf("fakegns3: project %s already has a snapshot %q", projectID, name)
 		}
+	}
+	if n := running(p); n != "" {
+		s.t.Fatalf("fakegns3: GNS3 takes no snapshot of project %s while %s runs (%s)", projectID, n, MustBeStopped)
 	}
 	return s.takeSnapshot(p, name).readBack()
 }

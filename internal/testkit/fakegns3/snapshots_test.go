@@ -2,7 +2,9 @@ package fakegns3
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -55,9 +57,9 @@ func TestSnapshotAndLinkConditionShapesMatchSamples(t *testing.T) {
 	sameKeys(t, "restore", want, got.body)
 }
 
-// A restore behaves as GNS3's does: new IDs for every node and link, names kept, nodes stopped,
-// filters as at the snapshot, suspension gone, and the new topology announced, then
-// snapshot.restored.
+// A restore behaves as GNS3's does: new IDs for every node, link and snapshot, names kept, nodes
+// stopped (PC1 ran when it was restored), filters as at the snapshot, suspension gone, and the new
+// topology announced, then snapshot.restored.
 func TestRestoreRenewsIDsAndKeepsNames(t *testing.T) {
 	s := New(t, WithNotificationPing(time.Hour))
 	pid := s.AddProject("lab")
@@ -66,10 +68,11 @@ func TestRestoreRenewsIDsAndKeepsNames(t *testing.T) {
 	sw := s.AddNode(pid, NodeSpec{Template: EthernetSwitchTemplateID, Name: "SW1"})
 	l1 := s.AddLink(pid, pc1.ID, 0, 0, sw.ID, 0, 0)
 	l2 := s.AddLink(pid, pc2.ID, 0, 0, sw.ID, 0, 1)
-	s.SetStatus(pc1.ID, "started")
 	base := "/v3/projects/" + pid
 	do(t, s, AdminToken, "PUT", base+"/links/"+l1.ID, map[string]any{"filters": map[string]any{"delay": []int{200, 0}}, "suspend": true})
 	snap := s.TakeSnapshot(pid, "good")
+	other := s.TakeSnapshot(pid, "other")
+	s.SetStatus(pc1.ID, "started")
 
 	// Everything changes after the snapshot.
 	do(t, s, AdminToken, "PUT", base+"/links/"+l1.ID, map[string]any{"filters": map[string]any{}, "suspend": false})
@@ -81,6 +84,10 @@ func TestRestoreRenewsIDsAndKeepsNames(t *testing.T) {
 	lines := listen(t, s, pid)
 	if r := do(t, s, AdminToken, "POST", base+"/snapshots/"+snap.ID+"/restore", map[string]any{}); r.status != 201 {
 		t.Fatalf("restore: %d %s", r.status, r.raw)
+	}
+	snaps := s.Snapshots(pid)
+	if len(snaps) != 2 || snaps[0].ID == snap.ID || snaps[1].ID == other.ID || snaps[0].Name != "good" || snaps[0].CreatedAt != snap.CreatedAt {
+		t.Errorf("snapshots after the restore: %+v, want the same names and times under new IDs", snaps)
 	}
 	var names []string
 	for _, n := range s.Nodes(pid) {
@@ -164,12 +171,60 @@ func TestSnapshotAndLinkUpdateRefusals(t *testing.T) {
 	if string(f) != `{"bpf":["icmp"],"packet_loss":[12]}` {
 		t.Errorf("normalised filters: %s", f)
 	}
+	// GNS3 exports only a stopped project: a started or suspended node refuses a snapshot, a
+	// switch (which always runs) does not.
+	for _, status := range []string{"started", "suspended"} {
+		s.SetStatus(a.ID, status)
+		if r := do(t, s, AdminToken, "POST", base+"/snapshots", map[string]string{"name": "two"}); r.status != 409 ||
+			obj(r.body)["message"] != "Project must be stopped in order to export it" {
+			t.Errorf("snapshot while a node is %s: %d %s", status, r.status, r.raw)
+		}
+	}
+	s.SetStatus(a.ID, "stopped")
+	if n := len(s.Snapshots(pid)); n != 1 {
+		t.Errorf("refused snapshots were taken: %d", n)
+	}
 	s.SetProjectStatus(pid, "closed")
 	if r := do(t, s, AdminToken, "POST", base+"/snapshots", map[string]string{"name": "two"}); r.status != 403 {
 		t.Errorf("snapshot of a closed project: %d %s", r.status, r.raw)
 	}
 	if n := len(s.Snapshots(pid)); n != 1 {
 		t.Errorf("refusals changed the snapshots: %d", n)
+	}
+}
+
+// A request made to hang is never answered and changes nothing; the client's own deadline ends
+// it, and once released the same request works.
+func TestHangLeavesTheNodeAsItWas(t *testing.T) {
+	s := New(t)
+	pid := s.AddProject("lab")
+	pc1 := s.AddNode(pid, NodeSpec{Name: "PC1", Status: "started"})
+	pc2 := s.AddNode(pid, NodeSpec{Name: "PC2", Status: "started"})
+	s.Hang(OpStopNode, pc1.ID)
+	stop := func(id string) (int, error) {
+		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+		defer cancel()
+		req, _ := http.NewRequestWithContext(ctx, "POST", s.URL+"/v3/projects/"+pid+"/nodes/"+id+"/stop", nil)
+		req.Header.Set("Authorization", "Bearer "+AdminToken)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return 0, err
+		}
+		resp.Body.Close()
+		return resp.StatusCode, nil
+	}
+	if _, err := stop(pc1.ID); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("a hung stop answered: %v", err)
+	}
+	if code, err := stop(pc2.ID); err != nil || code != 204 {
+		t.Fatalf("another node's stop: %d %v", code, err)
+	}
+	if n, _ := s.Node(pc1.ID); n.Status != "started" {
+		t.Fatalf("the hung node is %s", n.Status)
+	}
+	s.Unhang(OpStopNode, pc1.ID)
+	if code, err := stop(pc1.ID); err != nil || code != 204 {
+		t.Fatalf("after Unhang: %d %v", code, err)
 	}
 }
 

@@ -67,6 +67,8 @@ type Options struct {
 type Lab struct {
 	Nodes []*Node
 	tb    testing.TB
+	// vpcs and shim start a node again (Restart).
+	vpcs, shim string
 }
 
 // Require returns the paths of vpcs and gcc. Without them the test is
@@ -110,7 +112,7 @@ func StartWith(tb testing.TB, n int, opts Options) *Lab {
 	shim := filepath.Join(root, "bindlo.so")
 	buildShim(tb, gcc, root, shim, !opts.NoClamp)
 
-	lab := &Lab{tb: tb}
+	lab := &Lab{tb: tb, vpcs: vpcs, shim: shim}
 	tb.Cleanup(lab.stop)
 	blocks := reserveBlocks(tb, n)
 	for i := 0; i < n; i++ {
@@ -305,6 +307,24 @@ func (l *Lab) Stop(i int) {
 	case <-n.exited:
 	case <-time.After(5 * time.Second):
 		l.tb.Errorf("vpcslab: %s (pid %d) did not exit within 5s of SIGTERM", n.Name, n.PID)
+	}
+}
+
+// Restart stops node i and starts it again, as GNS3 does when a node is stopped and started:
+// a new vpcs that replays the startup.vpc in its directory (what "save" wrote).
+func (l *Lab) Restart(i int) {
+	l.tb.Helper()
+	n := l.Nodes[i]
+	l.Stop(i)
+	if n.childPID > 0 && !waitGone(n.childPID, 3*time.Second) {
+		l.tb.Fatalf("vpcslab: pty child %d of %s survived its daemon", n.childPID, n.Name)
+	}
+	n.childPID = 0
+	if err := l.launch(l.vpcs, l.shim, n); err != nil {
+		l.tb.Fatalf("vpcslab: start %s again: %v", n.Name, err)
+	}
+	if err := n.waitReady(10 * time.Second); err != nil {
+		l.tb.Fatalf("vpcslab: %v", err)
 	}
 }
 
