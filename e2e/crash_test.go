@@ -99,7 +99,10 @@ func startWorker(t *testing.T, bin string, env *e2eenv.Env, temporalAddr, logPat
 	require.NoError(t, err)
 	args := []string{"worker",
 		"--temporal-address", temporalAddr, "--redis-url", env.Config.RedisURL, "--data-dir", env.Config.DataDir,
-		"--gns3-url", env.GNS3.URL, "--llm-base-url", env.LLM.URL, "--llm-model", "gpt-4o-mini", "--log-level", "info"}
+		"--gns3-url", env.GNS3.URL, "--llm-base-url", env.LLM.URL, "--llm-model", "gpt-4o-mini", "--log-level", "info",
+		// A worker serves /metrics on --listen: the default port may be taken by any other
+		// copilot on the machine, and a worker that cannot listen exits.
+		"--listen", "127.0.0.1:0"}
 	cmd := exec.Command(bin, append(args, extra...)...)
 	cmd.Env = append(os.Environ(), "GNS3_COPILOT_LLM_API_KEY="+e2eenv.LLMKey)
 	cmd.Stdout, cmd.Stderr = logf, logf

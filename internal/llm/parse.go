@@ -230,7 +230,8 @@ func (a *answer) reason(text string) {
 }
 
 func (a *answer) started() {
-	if a.first == 0 {
+	// An unstreamed answer arrives whole: it has no first token to time.
+	if a.first == 0 && !a.whole {
 		a.first = time.Since(a.began)
 	}
 }

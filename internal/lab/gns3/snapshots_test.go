@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/gns3-copilot/gns3-copilot/internal/lab/gns3"
@@ -17,6 +18,15 @@ func TestSnapshotsCreateListRestoreDelete(t *testing.T) {
 	b := fake.AddNode(pid, fakegns3.NodeSpec{Name: "PC2"})
 	fake.AddLink(pid, a.ID, 0, 0, b.ID, 0, 0)
 
+	// GNS3 exports a project to snapshot it, and refuses while a node runs.
+	_, err := c.CreateSnapshot(ctx, pid, "before")
+	var refusal *gns3.APIError
+	if !errors.Is(err, gns3.ErrConflict) || !errors.As(err, &refusal) || !strings.Contains(refusal.Message, "must be stopped") {
+		t.Fatalf("a snapshot while PC1 runs: %v", err)
+	}
+	if err := c.StopNode(ctx, pid, a.ID); err != nil {
+		t.Fatal(err)
+	}
 	s, err := c.CreateSnapshot(ctx, pid, "before")
 	if err != nil || s.Name != "before" || s.ProjectID != pid || s.SnapshotID == "" || s.Created().IsZero() {
 		t.Fatalf("create: %v %+v", err, s)
@@ -39,7 +49,12 @@ func TestSnapshotsCreateListRestoreDelete(t *testing.T) {
 	if _, err := c.RestoreSnapshot(ctx, pid, "00000000-0000-0000-0000-000000000000"); !errors.Is(err, gns3.ErrNotFound) {
 		t.Fatalf("restore of an unknown snapshot: %v", err)
 	}
-	if err := c.DeleteSnapshot(ctx, pid, s.SnapshotID); err != nil {
+	// GNS3 reopens the project to restore it, which gives its snapshots new ids.
+	list, err = c.ListSnapshots(ctx, pid)
+	if err != nil || len(list) != 1 || list[0].Name != "before" || list[0].SnapshotID == s.SnapshotID {
+		t.Fatalf("list after restore: %v %+v", err, list)
+	}
+	if err := c.DeleteSnapshot(ctx, pid, list[0].SnapshotID); err != nil {
 		t.Fatal(err)
 	}
 	if list, _ := c.ListSnapshots(ctx, pid); len(list) != 0 {
