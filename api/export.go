@@ -161,7 +161,11 @@ func markdownExport(ex sessionExport, msgs []models.ChatMessage) string {
 	fmt.Fprintf(&b, "# %s\n\n", oneLine(ex.Title))
 	fmt.Fprintf(&b, "- Project: `%s`\n- Session: `%s`\n", ex.ProjectID, ex.ThreadID)
 	fmt.Fprintf(&b, "- Started: %s · last activity: %s\n", ex.CreatedAt, ex.UpdatedAt)
-	fmt.Fprintf(&b, "- %d messages · %d LLM calls · %d tokens (%d in, %d out)\n", st.MessageCount, st.LLMCallsCount, st.TotalTokens, st.InputTokens, st.OutputTokens)
+	fmt.Fprintf(&b, "- %d messages · %d LLM calls · %d tokens (%d in, %d out", st.MessageCount, st.LLMCallsCount, st.TotalTokens, st.InputTokens, st.OutputTokens)
+	if st.ReasoningTokens > 0 {
+		fmt.Fprintf(&b, ", of which %d reasoning", st.ReasoningTokens)
+	}
+	b.WriteString(")\n")
 	fmt.Fprintf(&b, "- Exported: %s\n", ex.ExportedAt)
 	if len(ex.Approvals) > 0 {
 		b.WriteString("\n## Approvals\n\n| Tool | Kind | Status | Decided by | Decided at | Comment |\n|---|---|---|---|---|---|\n")

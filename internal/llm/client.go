@@ -50,6 +50,9 @@ type Answer struct {
 	FinishReason string
 	InputTokens  int64
 	OutputTokens int64
+	// ReasoningTokens is the part of OutputTokens the model spent thinking, where the provider
+	// reports it (completion_tokens_details.reasoning_tokens); 0 otherwise.
+	ReasoningTokens int64
 	// Took is the whole call; FirstToken the wait for the first text, reasoning or tool-call
 	// delta of a stream (0 when none came).
 	Took, FirstToken time.Duration
@@ -87,6 +90,7 @@ func (c *Client) Complete(ctx context.Context, s llmconfig.Settings, msgs []Mess
 	resp, err := c.openAI(s).CreateChatCompletion(withExchange(ctx, ex), req)
 	ans.Took = time.Since(began)
 	ans.InputTokens, ans.OutputTokens = int64(resp.Usage.PromptTokens), int64(resp.Usage.CompletionTokens)
+	ans.ReasoningTokens = reasoningTokens(&resp.Usage)
 	if err != nil {
 		ans.ErrorClass = llmconfig.ErrorClass(err)
 		return ans, classify(ctx, ex.failure(err), s)

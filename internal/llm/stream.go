@@ -138,6 +138,7 @@ func (a *answer) chunk(data []byte, ans *Answer) error {
 	}
 	if c.Usage != nil {
 		ans.InputTokens, ans.OutputTokens = int64(c.Usage.PromptTokens), int64(c.Usage.CompletionTokens)
+		ans.ReasoningTokens = reasoningTokens(c.Usage)
 	}
 	for _, ch := range c.Choices {
 		a.take(ch.Delta)
@@ -146,4 +147,13 @@ func (a *answer) chunk(data []byte, ans *Answer) error {
 		}
 	}
 	return nil
+}
+
+// reasoningTokens is the part of a usage's completion tokens spent on reasoning, as the provider
+// reports it; a provider that says nothing of it counts 0.
+func reasoningTokens(u *openai.Usage) int64 {
+	if u == nil || u.CompletionTokensDetails == nil {
+		return 0
+	}
+	return int64(u.CompletionTokensDetails.ReasoningTokens)
 }

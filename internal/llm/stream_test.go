@@ -173,3 +173,28 @@ func TestCompleteReturnsTheAnswerAndItsUsage(t *testing.T) {
 	require.Equal(t, KeyRejected, failure.Kind)
 	require.Equal(t, llmconfig.ErrorAuth, ans.ErrorClass)
 }
+
+// The tokens a thinking model spent reasoning are read from the usage, streamed or not, as a
+// part of its output tokens; a provider that reports none counts none.
+func TestReasoningTokensAreCounted(t *testing.T) {
+	provider := fakeopenai.New(t)
+	provider.Emulate(fakeopenai.DeepSeekThinking)
+	reply := fakeopenai.Reply{Reasoning: []string{"I think"}, Content: []string{"ok"},
+		Usage: &fakeopenai.Usage{PromptTokens: 10, CompletionTokens: 30, ReasoningTokens: 25}}
+	provider.Enqueue(reply, reply)
+	s := trusted(provider.URL)
+	s.Provider, s.Model = "deepseek", "deepseek-v4-flash"
+	ans, err := NewClient(nil, nil).Stream(context.Background(), s, hello, Deltas{})
+	require.NoError(t, err)
+	require.Equal(t, int64(30), ans.OutputTokens)
+	require.Equal(t, int64(25), ans.ReasoningTokens)
+	ans, err = NewClient(nil, nil).Complete(context.Background(), s, hello.Messages, 24)
+	require.NoError(t, err)
+	require.Equal(t, int64(25), ans.ReasoningTokens)
+
+	provider.Emulate(fakeopenai.OpenAI)
+	provider.Enqueue(fakeopenai.Text("plain"))
+	ans, err = NewClient(nil, nil).Stream(context.Background(), trusted(provider.URL), hello, Deltas{})
+	require.NoError(t, err)
+	require.Zero(t, ans.ReasoningTokens)
+}
