@@ -111,8 +111,8 @@ func (a *Activities) announceRetry(ctx context.Context, ref workflows.WorkRef, m
 
 // lostRunStreamed reports whether an earlier run of this model call streamed into the turn and
 // died unseen. A local activity whose workflow task was lost with its worker runs again as
-// attempt 1: the clue is the log, whose newest event is then that run's text of this message, or
-// a tool call (every finished call's tool calls are followed by their tools' events).
+// attempt 1: the clue is the log, whose newest event is then that run's text or reasoning of this
+// message, or a tool call (every finished call's tool calls are followed by their tools' events).
 func (a *Activities) lostRunStreamed(ctx context.Context, turnID, msgID string) bool {
 	if !activity.IsActivity(ctx) || !activity.GetInfo(ctx).IsLocalActivity {
 		return false // an activity's attempt counts its runs
@@ -128,7 +128,7 @@ func (a *Activities) lostRunStreamed(ctx context.Context, turnID, msgID string) 
 	switch ev.Type {
 	case relay.TypeToolCall:
 		return true
-	case relay.TypeContent:
+	case relay.TypeContent, relay.TypeReasoning:
 		var p struct {
 			MessageID string `json:"message_id"`
 		}
@@ -151,6 +151,9 @@ func (a *Activities) streamToTurn(ctx context.Context, settings llmconfig.Settin
 	answer, err := a.llmClient().Stream(ctx, settings, prompt, llm.Deltas{
 		Content: func(text string) {
 			q.push(relay.Payload{Type: relay.TypeContent, Content: text, MessageID: msgID, SessionID: ref.SessionID})
+		},
+		Reasoning: func(text string) {
+			q.push(relay.Payload{Type: relay.TypeReasoning, Reasoning: text, MessageID: msgID, SessionID: ref.SessionID})
 		},
 		ToolCall: func(c llm.ToolCall) {
 			last, now := sent[c.Index], time.Now()

@@ -116,7 +116,7 @@ func (s *Server) redactForStudent(ctx context.Context, sessionID string, msgs []
 func historyMessages(msgs []models.ChatMessage) []openAIMessage {
 	out := make([]openAIMessage, len(msgs))
 	for i, m := range msgs {
-		om := openAIMessage{ID: m.ID, Role: m.Role, Content: m.Content, CreatedAt: isoTime(m.CreatedAt),
+		om := openAIMessage{ID: m.ID, Role: m.Role, Content: m.Content, Reasoning: m.Reasoning, CreatedAt: isoTime(m.CreatedAt),
 			Name: m.Name, ToolCallID: m.ToolCallID, Metadata: jsonObject(m.Metadata)}
 		if m.ToolCalls != "" {
 			om.ToolCalls = json.RawMessage(m.ToolCalls)
@@ -191,6 +191,10 @@ func markdownExport(ex sessionExport, msgs []models.ChatMessage) string {
 			fmt.Fprintf(&b, "\n---\n\n## User · %s\n\n%s\n", when, strings.TrimSpace(m.Content))
 		case "assistant":
 			fmt.Fprintf(&b, "\n---\n\n## Copilot · %s\n\n", when)
+			if thought := strings.TrimSpace(m.Reasoning); thought != "" {
+				// Folded, as the page shows it: a reader opens it when they want it.
+				b.WriteString("<details><summary>Thinking</summary>\n\n" + codeBlock("text", thought) + "\n</details>\n\n")
+			}
 			if text := strings.TrimSpace(m.Content); text != "" {
 				b.WriteString(text + "\n")
 			}

@@ -134,9 +134,12 @@ func (s *Server) session(c *gin.Context) (*models.ChatSession, bool) {
 
 // openAIMessage is the OpenAIMessage of GNS3's chat API.
 type openAIMessage struct {
-	ID         string          `json:"id"`
-	Role       string          `json:"role"`
-	Content    string          `json:"content"`
+	ID      string `json:"id"`
+	Role    string `json:"role"`
+	Content string `json:"content"`
+	// Reasoning is what a thinking model wrote before this answer, shown folded by clients that
+	// know it; never part of Content, which is all GNS3's panel reads.
+	Reasoning  string          `json:"reasoning,omitempty"`
 	CreatedAt  string          `json:"created_at"`
 	Name       string          `json:"name,omitempty"`
 	ToolCallID string          `json:"tool_call_id,omitempty"`

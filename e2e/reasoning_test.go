@@ -100,16 +100,47 @@ func contentOf(frames []e2eenv.Frame) string {
 	return b.String()
 }
 
-// requireNoThoughts fails when a reasoning of the scripted model shows in what a client reads:
-// the stream's frames and the session's history.
+// requireNoThoughts fails when a reasoning of the scripted model shows as the answer a client
+// reads: in a stream frame other than reasoning's own, or in a history message's content.
 func requireNoThoughts(t *testing.T, env *e2eenv.Env, sessionID string, frames []e2eenv.Frame) {
 	t.Helper()
 	for _, f := range frames {
-		require.NotContains(t, f.Raw, thinker, "a %s frame carries the reasoning", f.Event)
+		if f.Event != "reasoning" {
+			require.NotContains(t, f.Raw, thinker, "a %s frame carries the reasoning", f.Event)
+		}
 	}
+	for _, m := range history(t, env, sessionID) {
+		require.NotContains(t, m.Content, thinker, "the history shows the reasoning as the answer")
+	}
+}
+
+// historyMessage is a message of a session's history, as the chat API answers it.
+type historyMessage struct {
+	Role      string `json:"role"`
+	Content   string `json:"content"`
+	Reasoning string `json:"reasoning"`
+}
+
+func history(t *testing.T, env *e2eenv.Env, sessionID string) []historyMessage {
+	t.Helper()
 	code, body := env.Do(http.MethodGet, env.ChatPath("/sessions/"+sessionID+"/history"), nil)
 	require.Equal(t, http.StatusOK, code, string(body))
-	require.NotContains(t, string(body), thinker, "the history shows the reasoning as the answer")
+	var h struct {
+		Messages []historyMessage `json:"messages"`
+	}
+	require.NoError(t, json.Unmarshal(body, &h))
+	return h.Messages
+}
+
+// reasoningOf is the reasoning a client that shows it reads: the turn's reasoning events joined.
+func reasoningOf(frames []e2eenv.Frame) string {
+	var b strings.Builder
+	for _, f := range frames {
+		if f.Event == "reasoning" {
+			b.WriteString(f.Data["reasoning"].(string))
+		}
+	}
+	return b.String()
 }
 
 // Through the whole copilot and each provider's emulator: a streamed turn with parallel and
@@ -136,6 +167,21 @@ func TestThinkingModelsCompleteToolTurnsThroughTheChatAPI(t *testing.T) {
 
 			require.Zero(t, p.Stats().Rejected, "the provider refused a request")
 			requireNoThoughts(t, env, sessionID, append(first, later...))
+			// The reasoning streams as reasoning, and the history keeps it beside each answer (Google's
+			// endpoint sends no thoughts, only their signatures).
+			if tp.emulate != fakeopenai.Gemini3 {
+				for _, thought := range []string{" which tools to call.", " the topology.", " the answer."} {
+					require.Contains(t, reasoningOf(first), thinker+thought)
+				}
+				var kept []string
+				for _, m := range history(t, env, sessionID) {
+					if m.Role == "assistant" && m.Reasoning != "" {
+						kept = append(kept, m.Reasoning)
+					}
+				}
+				require.Equal(t, []string{thinker + " which tools to call.", thinker + " the topology.", thinker + " the answer.",
+					thinker + " which tools to call.", thinker + " the topology.", thinker + " the answer."}, kept)
+			}
 			streamed := streamedRequests(p)
 			require.Len(t, streamed, 6)
 			last := streamed[5]
