@@ -3,7 +3,9 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -11,6 +13,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/gns3-copilot/gns3-copilot/internal/app"
 	"github.com/gns3-copilot/gns3-copilot/internal/testkit/e2eenv"
 	"github.com/gns3-copilot/gns3-copilot/internal/testkit/fakeopenai"
 )
@@ -319,4 +322,65 @@ func TestThinkingTurnSurvivesAWorkerKilledBetweenTwoCalls(t *testing.T) {
 	require.Equal(t, []string{thinker + " where to start."}, sent)
 	require.Contains(t, contentOf(rest), "Recovered: no nodes yet.")
 	requireNoThoughts(t, env, sessionID, rest)
+}
+
+// eventTime is when the event log took a frame, from its id ("1700000000000-0").
+func eventTime(t *testing.T, f e2eenv.Frame) time.Time {
+	t.Helper()
+	ms, _, ok := strings.Cut(f.ID, "-")
+	require.True(t, ok, "frame id %q", f.ID)
+	n, err := strconv.ParseInt(ms, 10, 64)
+	require.NoError(t, err)
+	return time.UnixMilli(n)
+}
+
+// A model that thinks for longer than every watchdog between it and the client is never cut
+// off, as its reasoning streams all along: the stream's idle timeout (scaled down here to
+// 600 ms), the SSE heartbeat interval (200 ms) and the workflow task timeout that a model call
+// run as a local activity outlives (5 s) are all shorter than the 7 s it reasons before its first
+// tool call. A provider that falls silent for longer than the idle timeout is taken for stalled
+// and retried; the client is told to drop what that attempt had streamed.
+func TestLongThinkingIsNeverCutOff(t *testing.T) {
+	const idle = 600 * time.Millisecond
+	env := e2eenv.Start(t, e2eenv.Options{Heartbeat: 200 * time.Millisecond, Configure: func(c *app.Config) {
+		c.LLMProvider, c.LLMModel, c.LLMIdleTimeout = "deepseek", "deepseek-v4-pro", idle
+	}})
+	env.LLM.Emulate(fakeopenai.DeepSeekThinking)
+	env.LLM.SetHandler(titleReplies("Long thoughts"))
+	thoughts := make([]string, 35)
+	for i := range thoughts {
+		thoughts[i] = fmt.Sprintf("%s step %d. ", thinker, i)
+	}
+	topo := fakeopenai.ToolCall{Name: "get_gns3_topology", Arguments: `{"project_id":"` + env.ProjectID + `"}`}
+	env.LLM.Enqueue(
+		fakeopenai.Reply{Reasoning: thoughts, ChunkDelay: 200 * time.Millisecond, ToolCalls: []fakeopenai.ToolCall{topo}},
+		fakeopenai.Reply{Reasoning: []string{thinker + " the answer."}, Content: fakeopenai.Words("Thought it through: no nodes.")},
+	)
+	sessionID, frames := chatTurn(t, env, "", "Think hard about my lab.")
+	require.Equal(t, "Thought it through: no nodes.", contentOf(frames))
+	require.Equal(t, 1, toolsRun(frames))
+	var reasoning []e2eenv.Frame
+	for _, f := range frames {
+		require.NotEqual(t, "retry", f.Event, "the call was cut off and retried: %v", e2eenv.Types(frames))
+		require.NotEqual(t, "error", f.Event)
+		if f.Event == "reasoning" {
+			reasoning = append(reasoning, f)
+		}
+	}
+	require.Greater(t, eventTime(t, reasoning[len(reasoning)-1]).Sub(eventTime(t, reasoning[0])), 5*time.Second,
+		"the reasoning streamed for longer than every watchdog")
+	require.Greater(t, len(reasoning), 10, "it streamed as it came, not at the end")
+	require.Contains(t, reasoningOf(frames), thinker+" step 34.")
+	require.Len(t, streamedRequests(env.LLM), 2, "each model call made once")
+	requireNoThoughts(t, env, sessionID, frames)
+
+	// A provider silent for longer than the idle timeout: stalled, and the call is made again.
+	env.LLM.Enqueue(
+		fakeopenai.Reply{Reasoning: []string{thinker + " before the silence. ", "never sent"}, Hang: true, HangAfter: 1},
+		fakeopenai.Reply{Reasoning: []string{thinker + " again."}, Content: fakeopenai.Words("Back: still no nodes.")},
+	)
+	_, frames = chatTurn(t, env, sessionID, "And now?")
+	require.Equal(t, "Back: still no nodes.", contentOf(frames))
+	require.Contains(t, e2eenv.Types(frames), "retry", "the client was told to drop the stalled attempt's reasoning")
+	require.Len(t, streamedRequests(env.LLM), 4)
 }

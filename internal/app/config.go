@@ -40,6 +40,9 @@ type Config struct {
 	LLMModel          string
 	LLMAPIKey         string
 	LLMContextLimitK  int
+	// LLMIdleTimeout is how long a model's stream may send nothing at all (no data, reasoning or
+	// keep-alive) before the call is taken for stalled and retried (0: llm.DefaultIdleTimeout).
+	LLMIdleTimeout    time.Duration
 	CopilotMode       string
 	ForbiddenCommands string
 	SkillsDir         string

@@ -22,6 +22,8 @@ import (
 // each call's settings, the transports stay.
 type Client struct {
 	trusted, untrusted *http.Client
+	// idle is how long a stream may be silent before it is taken for stalled (0: no limit).
+	idle time.Duration
 }
 
 // NewClient returns the client for model calls. Endpoints of trusted settings (the server
@@ -35,7 +37,15 @@ func NewClient(trusted, untrusted *http.Client) *Client {
 		strict, _ := egress.New(nil, false) // no hosts to parse, so no error
 		untrusted = strict.Client()
 	}
-	return &Client{trusted: trusted, untrusted: untrusted}
+	return &Client{trusted: trusted, untrusted: untrusted, idle: DefaultIdleTimeout}
+}
+
+// WithIdleTimeout returns the client with streamed calls taken for stalled after d without a
+// byte from the provider (DefaultIdleTimeout unless set; 0 or less: never).
+func (c *Client) WithIdleTimeout(d time.Duration) *Client {
+	cp := *c
+	cp.idle = d
+	return &cp
 }
 
 // Answer is what a model call produced, also when it failed part-way: the text that arrived is

@@ -37,7 +37,9 @@ type Deltas struct {
 // Stream makes a streamed call with s's model, temperature and token limit, shaped for s's
 // provider and its dialect, and asks for the usage. Tool calls are accumulated by index, so
 // parallel calls whose fragments interleave come out whole. A stream that ends without a finish
-// reason was cut off: its Error wraps ErrCutOff. When ctx ends, its error is returned as it is.
+// reason was cut off: its Error wraps ErrCutOff; one whose provider sent nothing for the idle
+// timeout (no data, no reasoning, no keep-alive) stalled: its Error wraps ErrStalled. When ctx
+// ends, its error is returned as it is.
 func (c *Client) Stream(ctx context.Context, s llmconfig.Settings, p Prompt, d Deltas) (Answer, error) {
 	began := time.Now()
 	ans, err := c.stream(ctx, s, streamRequest(s, p), p.Messages, d, began)
@@ -79,12 +81,23 @@ func (c *Client) stream(ctx context.Context, s llmconfig.Settings, req openai.Ch
 	if err != nil {
 		return ans, fmt.Errorf("writing the request: %w", err)
 	}
+	stall := func() (Answer, error) {
+		ans.ErrorClass = llmconfig.ErrorTimeout
+		return ans, &Error{Kind: Unavailable, cause: ErrStalled, Message: fmt.Sprintf(
+			"the LLM provider at %s sent nothing for %s, not even a keep-alive; retrying.", s.BaseURL, c.idle)}
+	}
 	ex := &exchange{body: body, stream: true}
-	st, err := c.openAI(s).CreateChatCompletionStream(withExchange(ctx, ex), req)
+	callCtx, watch := watchIdle(ctx, c.idle)
+	defer watch.stop()
+	st, err := c.openAI(s).CreateChatCompletionStream(withExchange(callCtx, ex), req)
 	if err != nil {
+		if stalled(callCtx) && ctx.Err() == nil {
+			return stall()
+		}
 		return failed(ex.failure(err))
 	}
 	defer st.Close()
+	watch.alive() // the headers came
 	// A base URL that serves a web page answers 200 with HTML, which go-openai reads as an empty
 	// stream; the content type tells the two apart.
 	if ct := st.Header().Get("Content-Type"); ct != "" && !strings.Contains(ct, "event-stream") && !strings.Contains(ct, "json") {
@@ -95,7 +108,7 @@ func (c *Client) stream(ctx context.Context, s llmconfig.Settings, req openai.Ch
 	}
 
 	a := newAnswer(dialectFor(s), s.Model, d, began)
-	events := newEventReader(ex.resp.Body)
+	events := newEventReader(watch.reader(ex.resp.Body))
 	for {
 		data, err := events.next()
 		if errors.Is(err, io.EOF) {
@@ -107,6 +120,9 @@ func (c *Client) stream(ctx context.Context, s llmconfig.Settings, req openai.Ch
 		if err != nil {
 			a.done()
 			a.fill(&ans)
+			if stalled(callCtx) && ctx.Err() == nil {
+				return stall()
+			}
 			return failed(err)
 		}
 	}
@@ -115,6 +131,9 @@ func (c *Client) stream(ctx context.Context, s llmconfig.Settings, req openai.Ch
 	if ctx.Err() != nil {
 		ans.ErrorClass = llmconfig.ErrorClass(ctx.Err())
 		return ans, ctx.Err()
+	}
+	if stalled(callCtx) {
+		return stall()
 	}
 	if ans.FinishReason == "" {
 		// A stream cut off cleanly looks like a short answer; without a finish reason it is not one.

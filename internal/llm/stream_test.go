@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	openai "github.com/sashabaranov/go-openai"
 	"github.com/stretchr/testify/require"
@@ -197,4 +198,44 @@ func TestReasoningTokensAreCounted(t *testing.T) {
 	ans, err = NewClient(nil, nil).Stream(context.Background(), trusted(provider.URL), hello, Deltas{})
 	require.NoError(t, err)
 	require.Zero(t, ans.ReasoningTokens)
+}
+
+// The idle timeout bounds silence, not the call: a model that reasons for much longer than it,
+// a piece at a time, completes; one whose provider sends nothing for that long is cut off as
+// stalled, retryably, with what had arrived kept.
+func TestIdleTimeoutCountsReasoningAsLife(t *testing.T) {
+	const idle = 150 * time.Millisecond
+	provider := fakeopenai.New(t)
+	provider.Emulate(fakeopenai.DeepSeekThinking)
+	s := trusted(provider.URL)
+	s.Provider, s.Model = "deepseek", "deepseek-v4-flash"
+	c := NewClient(nil, nil).WithIdleTimeout(idle)
+
+	// Twenty pieces of reasoning, each well within the timeout, four times as long in all.
+	thoughts := make([]string, 20)
+	for i := range thoughts {
+		thoughts[i] = fmt.Sprintf("step %d. ", i)
+	}
+	provider.Enqueue(fakeopenai.Reply{Reasoning: thoughts, Content: []string{"Done."}, ChunkDelay: idle / 5})
+	ans, err := c.Stream(context.Background(), s, hello, Deltas{})
+	require.NoError(t, err)
+	require.Equal(t, "Done.", ans.Content)
+	require.Equal(t, strings.Join(thoughts, ""), ans.Reasoning)
+	require.Greater(t, ans.Took, 3*idle, "the call outlived the idle timeout")
+
+	// Silence before the first piece, longer than the timeout.
+	provider.Enqueue(fakeopenai.Reply{Reasoning: []string{"too late"}, Content: []string{"never"}, FirstChunkDelay: 4 * idle})
+	ans, err = c.Stream(context.Background(), s, hello, Deltas{})
+	var failure *Error
+	require.ErrorAs(t, err, &failure)
+	require.ErrorIs(t, err, ErrStalled)
+	require.True(t, failure.Retryable())
+	require.Contains(t, failure.Message, "sent nothing for 150ms")
+	require.Equal(t, llmconfig.ErrorTimeout, ans.ErrorClass)
+
+	// A stall in the middle keeps the reasoning that arrived.
+	provider.Enqueue(fakeopenai.Reply{Reasoning: []string{"first thought. ", "second"}, Hang: true, HangAfter: 1})
+	ans, err = c.Stream(context.Background(), s, hello, Deltas{})
+	require.ErrorIs(t, err, ErrStalled)
+	require.Equal(t, "first thought. ", ans.Reasoning)
 }
