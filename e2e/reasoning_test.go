@@ -384,3 +384,57 @@ func TestLongThinkingIsNeverCutOff(t *testing.T) {
 	require.Contains(t, e2eenv.Types(frames), "retry", "the client was told to drop the stalled attempt's reasoning")
 	require.Len(t, streamedRequests(env.LLM), 4)
 }
+
+// A configuration's reasoning effort reaches the provider in its own words on every call of a
+// turn, and the session's title is asked for without thinking; with thinking off, the model
+// streams none. A value the copilot does not know is refused with the allowed ones.
+func TestThinkingControlsReachTheProvider(t *testing.T) {
+	env := e2eenv.Start(t, e2eenv.Options{})
+	userID := myUserID(t, env)
+	p := fakeopenai.New(t)
+	p.Emulate(fakeopenai.DeepSeekThinking)
+	p.SetHandler(func(req fakeopenai.Request) (fakeopenai.Reply, bool) {
+		if !req.Stream {
+			return fakeopenai.Reply{Reasoning: []string{thinker + " a title."}, Content: []string{"Effort check"}}, true
+		}
+		return fakeopenai.Reply{}, false
+	})
+	id := useConfig(t, env, userID, "deepseek", "deepseek-flash", p.URL)
+	base := "/v3/access/users/" + userID + "/llm-model-configs/" + id
+
+	code, body := env.Do(http.MethodPut, base, map[string]any{"reasoning_effort": "extreme"})
+	require.Equal(t, http.StatusUnprocessableEntity, code)
+	require.Contains(t, string(body), "is not one of off, low, medium, high, max")
+	code, body = env.Do(http.MethodPut, base, map[string]any{"reasoning_effort": "max"})
+	require.Equal(t, http.StatusOK, code, string(body))
+
+	thinkingTurn(p, env.ProjectID, "No nodes, thought through.")
+	sessionID, frames := chatTurn(t, env, "", "What is in my lab?")
+	require.Equal(t, "No nodes, thought through.", contentOf(frames))
+	require.NotEmpty(t, reasoningOf(frames))
+	for _, r := range streamedRequests(p) {
+		require.Equal(t, "enabled", r.ThinkingType())
+		require.Equal(t, "max", r.ReasoningEffort)
+	}
+	var title fakeopenai.Request
+	for _, r := range p.Requests() {
+		if !r.Stream {
+			title = r
+		}
+	}
+	require.Equal(t, "disabled", title.ThinkingType(), "the title is asked for without thinking")
+	require.Equal(t, 24, *title.MaxTokens, "a title without thinking needs no room for it")
+	code, body = env.Do(http.MethodGet, env.ChatPath("/sessions"), nil)
+	require.Equal(t, http.StatusOK, code)
+	require.Contains(t, string(body), `"title":"Effort check"`)
+
+	code, body = env.Do(http.MethodPut, base, map[string]any{"reasoning_effort": "off"})
+	require.Equal(t, http.StatusOK, code, string(body))
+	thinkingTurn(p, env.ProjectID, "Still none.")
+	_, frames = chatTurn(t, env, sessionID, "And now?")
+	require.Equal(t, "Still none.", contentOf(frames))
+	require.Empty(t, reasoningOf(frames), "with thinking off the model streams none")
+	last := streamedRequests(p)
+	require.Equal(t, "disabled", last[len(last)-1].ThinkingType())
+	require.Zero(t, p.Stats().Rejected)
+}

@@ -85,14 +85,18 @@ type ToolCall struct {
 	extra rawJSON
 }
 
-// Complete makes one call without streaming, for short answers such as a session's title. The
-// request carries only the model, the messages and maxTokens: a title needs no temperature and
-// no tools. Reasoning the model writes is kept out of the answer, as in a stream.
+// Complete makes one call without streaming, for short answers beside a turn such as a
+// session's title. The request carries the model, the messages and about maxTokens of answer: a
+// title needs no temperature and no tools, and the model thinks as little as its provider
+// allows (llmconfig.ForSide), with room for that thought where it cannot help thinking.
+// Reasoning the model writes is kept out of the answer, as in a stream.
 func (c *Client) Complete(ctx context.Context, s llmconfig.Settings, msgs []Message, maxTokens int) (Answer, error) {
-	req := openai.ChatCompletionRequest{Model: s.Model, MaxTokens: maxTokens}
+	req := openai.ChatCompletionRequest{Model: s.Model, MaxTokens: llmconfig.SideTokens(s, maxTokens)}
+	llmconfig.ShapeRequest(s, &req)
+	extra := llmconfig.ShapeThinking(s, &req, llmconfig.ForSide)
 	began := time.Now()
 	var ans Answer
-	body, err := requestBody(req, msgs)
+	body, err := requestBody(req, msgs, extra)
 	if err != nil {
 		return ans, fmt.Errorf("writing the request: %w", err)
 	}

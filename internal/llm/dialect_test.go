@@ -86,7 +86,7 @@ func transcript(t *testing.T, s, other llmconfig.Settings) []models.ChatMessage 
 func wireMessages(t *testing.T, s llmconfig.Settings, rows []models.ChatMessage) []map[string]any {
 	t.Helper()
 	msgs := Messages(s, "You are the GNS3 copilot.", nil, rows)
-	body, err := requestBody(openai.ChatCompletionRequest{Model: s.Model}, msgs)
+	body, err := requestBody(openai.ChatCompletionRequest{Model: s.Model}, msgs, nil)
 	require.NoError(t, err)
 	var req struct {
 		Messages []map[string]any `json:"messages"`

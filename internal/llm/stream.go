@@ -42,14 +42,16 @@ type Deltas struct {
 // ends, its error is returned as it is.
 func (c *Client) Stream(ctx context.Context, s llmconfig.Settings, p Prompt, d Deltas) (Answer, error) {
 	began := time.Now()
-	ans, err := c.stream(ctx, s, streamRequest(s, p), p.Messages, d, began)
+	req, extra := streamRequest(s, p)
+	ans, err := c.stream(ctx, s, req, extra, p.Messages, d, began)
 	ans.Took = time.Since(began)
 	return ans, err
 }
 
-// streamRequest is the request for s's model, adapted to its provider. Its messages are left
-// out: the dialect writes them (requestBody).
-func streamRequest(s llmconfig.Settings, p Prompt) openai.ChatCompletionRequest {
+// streamRequest is the request for s's model, adapted to its provider, with the fields
+// go-openai's request lacks (how much the model thinks, in its provider's words). Its messages
+// are left out: the dialect writes them (requestBody).
+func streamRequest(s llmconfig.Settings, p Prompt) (openai.ChatCompletionRequest, map[string]any) {
 	req := openai.ChatCompletionRequest{
 		Model:         s.Model,
 		Stream:        true,
@@ -68,16 +70,17 @@ func streamRequest(s llmconfig.Settings, p Prompt) openai.ChatCompletionRequest 
 		req.MaxTokens = s.MaxTokens
 	}
 	llmconfig.ShapeRequest(s, &req)
-	return req
+	extra := llmconfig.ShapeThinking(s, &req, llmconfig.ForTurn)
+	return req, extra
 }
 
-func (c *Client) stream(ctx context.Context, s llmconfig.Settings, req openai.ChatCompletionRequest, msgs []Message, d Deltas, began time.Time) (Answer, error) {
+func (c *Client) stream(ctx context.Context, s llmconfig.Settings, req openai.ChatCompletionRequest, extra map[string]any, msgs []Message, d Deltas, began time.Time) (Answer, error) {
 	var ans Answer
 	failed := func(err error) (Answer, error) {
 		ans.ErrorClass = llmconfig.ErrorClass(err)
 		return ans, classify(ctx, err, s)
 	}
-	body, err := requestBody(req, msgs)
+	body, err := requestBody(req, msgs, extra)
 	if err != nil {
 		return ans, fmt.Errorf("writing the request: %w", err)
 	}

@@ -221,6 +221,9 @@ func (s *Server) streamEvents(p Provider, rec Request, reply Reply) (string, []s
 }
 
 func (s *Server) plainEvents(provider Provider, rec Request, reply Reply) (string, []string) {
+	if thinksNot(provider, rec) {
+		reply.Reasoning = nil
+	}
 	p := makePlan(provider, rec, reply)
 	includeUsage := rec.IncludeUsage()
 	frame := func(choices []chunkChoice) string {
@@ -352,6 +355,9 @@ func geminiSignature(sig string) map[string]any {
 // completion renders the non-streaming answer as provider p sends it; content is null when the
 // model only calls tools, as OpenAI sends it.
 func (s *Server) completion(provider Provider, rec Request, reply Reply) completionWire {
+	if thinksNot(provider, rec) {
+		reply.Reasoning = nil
+	}
 	p := makePlan(provider, rec, reply)
 	msg := completionMsg{Role: "assistant", Refusal: jsonNull}
 	text := strings.Join(reply.Content, "")
