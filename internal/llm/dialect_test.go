@@ -24,6 +24,7 @@ func TestDialectFor(t *testing.T) {
 		{"deepseek", "deepseek-v4-pro", "reasoning_content"},
 		{"DeepSeek", "deepseek-chat", "reasoning_content"},
 		{"custom", "deepseek-v4-flash", "reasoning_content"},
+		{"litellm", "deepseek-flash", "reasoning_content"},
 		{"litellm", "kimi-k2-thinking", "reasoning_content"},
 		{"azure", "DeepSeek-V4-Pro", "reasoning_content"},
 		{"google", "gemini-3-pro-preview", "gemini"},
