@@ -15,6 +15,7 @@ import (
 
 	"github.com/gns3-copilot/gns3-copilot/internal/app"
 	"github.com/gns3-copilot/gns3-copilot/internal/testkit/e2eenv"
+	"github.com/gns3-copilot/gns3-copilot/internal/testkit/fakegns3"
 	"github.com/gns3-copilot/gns3-copilot/internal/testkit/fakeopenai"
 )
 
@@ -66,6 +67,36 @@ func thinkingTurn(p *fakeopenai.Server, projectID, answer string) {
 		fakeopenai.Reply{Reasoning: []string{thinker + " the topology."}, ToolCalls: []fakeopenai.ToolCall{topo("")}},
 		fakeopenai.Reply{Reasoning: []string{thinker + " the answer."}, Content: fakeopenai.Words(answer)},
 	)
+}
+
+// thinkingTitle answers the title call (the one not streamed) as a thinking model: a thought,
+// then the title.
+func thinkingTitle(title string) fakeopenai.Handler {
+	return func(req fakeopenai.Request) (fakeopenai.Reply, bool) {
+		if !req.Stream {
+			return fakeopenai.Reply{Reasoning: []string{thinker + " a short title."}, Content: []string{title}}, true
+		}
+		return fakeopenai.Reply{}, false
+	}
+}
+
+// sessionTitle is the session's title as the session list says it.
+func sessionTitle(t *testing.T, env *e2eenv.Env, sessionID string) string {
+	t.Helper()
+	code, body := env.Do(http.MethodGet, env.ChatPath("/sessions"), nil)
+	require.Equal(t, http.StatusOK, code, string(body))
+	var list []struct {
+		ThreadID string `json:"thread_id"`
+		Title    string `json:"title"`
+	}
+	require.NoError(t, json.Unmarshal(body, &list))
+	for _, s := range list {
+		if s.ThreadID == sessionID {
+			return s.Title
+		}
+	}
+	t.Fatalf("session %s is not listed", sessionID)
+	return ""
 }
 
 // chatTurn sends a message in a session ("" for a new one) and reads the stream to its end.
@@ -156,13 +187,16 @@ func TestThinkingModelsCompleteToolTurnsThroughTheChatAPI(t *testing.T) {
 		t.Run(tp.name, func(t *testing.T) {
 			p := fakeopenai.New(t)
 			p.Emulate(tp.emulate)
-			p.SetHandler(titleReplies("Thinking lab"))
+			p.SetHandler(thinkingTitle("Thinking lab"))
 			useConfig(t, env, userID, tp.provider, tp.model, p.URL)
 
 			thinkingTurn(p, env.ProjectID, "Your lab has no nodes yet.")
 			sessionID, first := chatTurn(t, env, "", "What is in my lab?")
 			require.Equal(t, "Your lab has no nodes yet.", contentOf(first))
 			require.Equal(t, 3, toolsRun(first), "two calls at once, then one: %v", e2eenv.Types(first))
+			// The title, asked for without streaming, is the answer alone, never the thought.
+			require.Equal(t, "Thinking lab", sessionTitle(t, env, sessionID))
+			require.Len(t, p.Requests(), 4, "three streamed calls and the title's")
 
 			thinkingTurn(p, env.ProjectID, "Still no nodes.")
 			_, later := chatTurn(t, env, sessionID, "And now?")
@@ -437,4 +471,50 @@ func TestThinkingControlsReachTheProvider(t *testing.T) {
 	last := streamedRequests(p)
 	require.Equal(t, "disabled", last[len(last)-1].ThinkingType())
 	require.Zero(t, p.Stats().Rejected)
+}
+
+// An approval in the middle of a thinking turn (--approval changes): the model thinks, asks to
+// delete a node, and the turn waits for the owner; approved, it goes on, and DeepSeek, which
+// refuses a request without the thinking that led to the tool call, accepts the call made after
+// the wait, built from the stored transcript.
+func TestApprovalInTheMiddleOfAThinkingTurn(t *testing.T) {
+	env := e2eenv.Start(t, e2eenv.Options{Approval: "changes", Mode: "lab_automation_assistant", Configure: func(c *app.Config) {
+		c.LLMProvider, c.LLMModel = "deepseek", "deepseek-flash"
+	}})
+	env.LLM.Emulate(fakeopenai.DeepSeekThinking)
+	env.LLM.SetHandler(thinkingTitle("Deleting PC1"))
+	pc := env.GNS3.AddNode(env.ProjectID, fakegns3.NodeSpec{Name: "PC1", X: -200, Y: 0})
+	env.LLM.Enqueue(
+		fakeopenai.Reply{Reasoning: []string{thinker + " deleting PC1, which needs the owner's approval."},
+			ToolCalls: []fakeopenai.ToolCall{{ID: "call_delete", Name: "delete_gns3_node", Arguments: `{"node_ids": ["PC1"]}`}}},
+		fakeopenai.Reply{Reasoning: []string{thinker + " the deletion's result."}, Content: fakeopenai.Words("PC1 is deleted.")},
+	)
+
+	s := env.OpenStream(http.MethodPost, env.ChatPath("/stream"), map[string]any{"message": "Delete PC1", "approval_cards": true}, "")
+	asked := s.Until(t, func(f e2eenv.Frame) bool { return f.Event == "approval_required" })
+	sessionID, _ := startedIDs(t, asked)
+	require.Contains(t, reasoningOf(asked), "needs the owner's approval", "the thinking streamed before the question")
+	require.Zero(t, env.GNS3.Count(fakegns3.OpDeleteNode), "nothing is deleted before the decision")
+	approval := pendingApproval(t, env, sessionID)
+	require.Len(t, streamedRequests(env.LLM), 1, "the turn waits, no model call meanwhile")
+
+	decide(t, env, sessionID, approval.ApprovalID, "approve", "")
+	rest := s.UntilDone(t, true)
+	require.Equal(t, "completed", rest[len(rest)-1].Data["status"], "%v", e2eenv.Types(rest))
+	require.Contains(t, contentOf(rest), "PC1 is deleted.")
+	require.Contains(t, reasoningOf(rest), "the deletion's result.")
+	_, still := env.GNS3.Node(pc.ID)
+	require.False(t, still, "PC1 was deleted once approved")
+
+	require.Zero(t, env.LLM.Stats().Rejected, "DeepSeek refused the call made after the wait")
+	streamed := streamedRequests(env.LLM)
+	require.Len(t, streamed, 2)
+	var sent []string
+	for _, m := range streamed[1].Messages {
+		if text, ok := m.ReasoningText(); ok && m.Role == "assistant" {
+			sent = append(sent, text)
+		}
+	}
+	require.Equal(t, []string{thinker + " deleting PC1, which needs the owner's approval."}, sent)
+	requireNoThoughts(t, env, sessionID, append(asked, rest...))
 }
