@@ -1,6 +1,7 @@
 package web_test
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -67,5 +68,26 @@ func TestThinkingOnTheChatPageInBrowser(t *testing.T) {
 		"COPILOT_ANSWER="+strings.ReplaceAll(thinkingAnswer, "**", ""))
 	if n := env.LLM.Stats().Rejected; n != 0 {
 		t.Fatalf("the provider refused %d requests", n)
+	}
+}
+
+// TestGNS3WebUIPanelThinkingInBrowser runs web/e2e/webui_thinking.e2e.test.mjs against each of
+// GNS3's web UI builds: its AI panel, which reads only the chat API's event types, shows a
+// thinking model's answer alone, live and from the history, and stays with the turn while the
+// model thinks and calls a tool.
+func TestGNS3WebUIPanelThinkingInBrowser(t *testing.T) {
+	node := requireBrowserTools(t)
+	dir := webUIDir(t)
+	for _, build := range webUIBuilds {
+		t.Run(build, func(t *testing.T) {
+			opts := e2eenv.Options{ProxyGNS3: true, GNS3: []fakegns3.Option{fakegns3.WithWebUI(filepath.Join(dir, build))}}
+			env := startThinkingEnv(t, opts)
+			runWebUITests(t, node, env, build, "webui_thinking.e2e.test.mjs",
+				"COPILOT_THOUGHT_BEFORE="+thoughtBeforeTools, "COPILOT_THOUGHT_AFTER="+thoughtAfterTools,
+				"COPILOT_ANSWER="+strings.ReplaceAll(thinkingAnswer, "**", ""))
+			if n := env.LLM.Stats().Rejected; n != 0 {
+				t.Fatalf("the provider refused %d requests", n)
+			}
+		})
 	}
 }
