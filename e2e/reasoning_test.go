@@ -41,7 +41,7 @@ const thinker = "Thinking privately about"
 
 // useConfig saves a configuration for the user's provider at baseURL and makes it her default,
 // so her next turns go there.
-func useConfig(t *testing.T, env *e2eenv.Env, userID, provider, model, baseURL string) string {
+func useConfig(t testing.TB, env *e2eenv.Env, userID, provider, model, baseURL string) string {
 	t.Helper()
 	base := "/v3/access/users/" + userID + "/llm-model-configs"
 	code, body := env.Do(http.MethodPost, base, map[string]any{"name": provider + " " + model, "provider": provider,
