@@ -120,6 +120,7 @@ func (c *Client) Complete(ctx context.Context, s llmconfig.Settings, msgs []Mess
 		a.take(whole.Choices[0].Message)
 		a.done()
 		a.fill(&ans)
+		ans.FirstToken = 0 // nothing streamed: the metric of the first token is the streams'
 		ans.ToolCalls = a.calls.whole()
 		if fr := whole.Choices[0].FinishReason; fr != nil {
 			ans.FinishReason = *fr

@@ -160,6 +160,7 @@ func TestCompleteReturnsTheAnswerAndItsUsage(t *testing.T) {
 	require.Equal(t, "stop", ans.FinishReason)
 	require.Equal(t, int64(40), ans.InputTokens)
 	require.Equal(t, int64(5), ans.OutputTokens)
+	require.Zero(t, ans.FirstToken, "an unstreamed call has no first token")
 	req, ok := provider.LastRequest()
 	require.True(t, ok)
 	require.False(t, req.Stream)
