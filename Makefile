@@ -104,6 +104,7 @@ bench:
 	$(GO) test -run '^$$' -bench 'TimeToFirstToken$$' -benchtime 30x ./e2e
 	$(GO) test -run '^$$' -bench 'TimeToFirstTokenSlowGNS3$$' -benchtime 50x ./e2e
 	$(GO) test -run '^$$' -bench TimeToFirstTokenSlowGNS3AfterPause -benchtime 50x ./e2e
+	$(GO) test -run '^$$' -bench TimeToFirstTokenThinking -benchtime 100x ./e2e
 	$(GO) test -run '^$$' -bench MCPCallOverhead -benchtime 50x ./e2e
 	$(GO) test -run '^$$' -bench PromptPrefixCache -benchtime 1x ./e2e
 	$(GO) test -run '^$$' -bench ShowIP -benchtime 30x ./internal/lab/devices

@@ -7,8 +7,8 @@ import (
 )
 
 // deltaQueue publishes one model call's deltas in order from a goroutine of its own, and
-// merges the content deltas that arrive while the previous event is being appended into one
-// content event. The first delta goes out at once, as before; only text that would have waited
+// merges the content (or reasoning) deltas that arrive while the previous event is being
+// appended into one event. The first delta goes out at once, as before; only text that would have waited
 // behind an append is merged, so nothing reaches the browser later than it would have. Under
 // load it is what keeps a fast model from costing one event per word: every event is a write to
 // the log, a wake-up and a read of every stream open on the turn, and a frame on each; in a
@@ -37,6 +37,7 @@ func (q *deltaQueue) push(p relay.Payload) {
 	q.mu.Lock()
 	if n := len(q.pending); n > 0 && mergeable(q.pending[n-1], p) {
 		q.pending[n-1].Content += p.Content
+		q.pending[n-1].Reasoning += p.Reasoning
 	} else {
 		q.pending = append(q.pending, p)
 	}
@@ -52,8 +53,10 @@ func (q *deltaQueue) signal() {
 	}
 }
 
+// mergeable: consecutive pieces of the same message's text, or of its reasoning, which a thinking
+// model may stream for minutes in as many chunks as words.
 func mergeable(last, p relay.Payload) bool {
-	return last.Type == relay.TypeContent && p.Type == relay.TypeContent &&
+	return last.Type == p.Type && (p.Type == relay.TypeContent || p.Type == relay.TypeReasoning) &&
 		last.MessageID == p.MessageID && last.SessionID == p.SessionID
 }
 

@@ -81,3 +81,41 @@ func TestDeltaQueueCloseWaitsForTheLastEvent(t *testing.T) {
 		t.Fatalf("published %q", published)
 	}
 }
+
+// A thinking model's reasoning merges like its text: pieces of one message's reasoning join,
+// and never with its text or another message's reasoning.
+func TestDeltaQueueMergesReasoningApartFromText(t *testing.T) {
+	started := make(chan relay.Payload)
+	release := make(chan struct{})
+	var got []relay.Payload
+	q := newDeltaQueue(func(p relay.Payload) {
+		started <- p
+		<-release
+		got = append(got, p)
+	})
+	thought := func(msg, text string) relay.Payload {
+		return relay.Payload{Type: relay.TypeReasoning, MessageID: msg, SessionID: "s", Reasoning: text}
+	}
+	q.push(thought("m1", "Let "))
+	<-started
+	q.push(thought("m1", "me "))
+	q.push(thought("m1", "see."))
+	q.push(content("m1", "Two "))
+	q.push(content("m1", "nodes."))
+	q.push(thought("m2", "Next."))
+	closed := make(chan struct{})
+	go func() {
+		for range 3 {
+			release <- struct{}{}
+			<-started
+		}
+		release <- struct{}{}
+		close(closed)
+	}()
+	q.close()
+	<-closed
+	want := []relay.Payload{thought("m1", "Let "), thought("m1", "me see."), content("m1", "Two nodes."), thought("m2", "Next.")}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("published %+v\nwant      %+v", got, want)
+	}
+}

@@ -255,6 +255,8 @@ func redactEvent(p relay.Payload) (relay.Payload, bool) {
 		return p, false
 	case relay.TypeContent:
 		return p, false // the fixed sentence is sent once the model's answer is complete
+	case relay.TypeReasoning:
+		return p, false // it would name the fault; heartbeats keep the stream alive meanwhile
 	case relay.TypeToolCall:
 		if p.ToolCall != nil {
 			tc := *p.ToolCall

@@ -75,7 +75,7 @@ func (a *Activities) LLMCall(ctx context.Context, in workflows.LLMInput) (workfl
 		calls = append(calls, workflows.ToolCall{ID: c.ID, Name: c.Name, Arguments: c.Arguments})
 	}
 	return workflows.LLMResult{MessageID: msgID, ToolCalls: calls, FinishReason: answer.FinishReason,
-		InputTokens: answer.InputTokens, OutputTokens: answer.OutputTokens}, nil
+		InputTokens: answer.InputTokens, OutputTokens: answer.OutputTokens, ReasoningTokens: answer.ReasoningTokens}, nil
 }
 
 // saveAnswer stores the model's message of the turn, with its reasoning and the state its
@@ -85,6 +85,9 @@ func (a *Activities) saveAnswer(ctx context.Context, turn *models.ChatTurn, idx 
 	stored := llm.AnswerRow(settings, answer, !failed)
 	stored.ID, stored.SessionID, stored.TurnID, stored.TurnSeq, stored.Idx = models.MessageID(turn.ID, idx), turn.SessionID, turn.ID, turn.Seq, idx
 	meta := map[string]any{"model": settings.Model, "input_tokens": answer.InputTokens, "output_tokens": answer.OutputTokens}
+	if answer.ReasoningTokens > 0 {
+		meta["reasoning_tokens"] = answer.ReasoningTokens
+	}
 	if failed {
 		meta["incomplete"] = true
 	}
@@ -108,8 +111,8 @@ func (a *Activities) announceRetry(ctx context.Context, ref workflows.WorkRef, m
 
 // lostRunStreamed reports whether an earlier run of this model call streamed into the turn and
 // died unseen. A local activity whose workflow task was lost with its worker runs again as
-// attempt 1: the clue is the log, whose newest event is then that run's text of this message, or
-// a tool call (every finished call's tool calls are followed by their tools' events).
+// attempt 1: the clue is the log, whose newest event is then that run's text or reasoning of this
+// message, or a tool call (every finished call's tool calls are followed by their tools' events).
 func (a *Activities) lostRunStreamed(ctx context.Context, turnID, msgID string) bool {
 	if !activity.IsActivity(ctx) || !activity.GetInfo(ctx).IsLocalActivity {
 		return false // an activity's attempt counts its runs
@@ -125,7 +128,7 @@ func (a *Activities) lostRunStreamed(ctx context.Context, turnID, msgID string) 
 	switch ev.Type {
 	case relay.TypeToolCall:
 		return true
-	case relay.TypeContent:
+	case relay.TypeContent, relay.TypeReasoning:
 		var p struct {
 			MessageID string `json:"message_id"`
 		}
@@ -148,6 +151,9 @@ func (a *Activities) streamToTurn(ctx context.Context, settings llmconfig.Settin
 	answer, err := a.llmClient().Stream(ctx, settings, prompt, llm.Deltas{
 		Content: func(text string) {
 			q.push(relay.Payload{Type: relay.TypeContent, Content: text, MessageID: msgID, SessionID: ref.SessionID})
+		},
+		Reasoning: func(text string) {
+			q.push(relay.Payload{Type: relay.TypeReasoning, Reasoning: text, MessageID: msgID, SessionID: ref.SessionID})
 		},
 		ToolCall: func(c llm.ToolCall) {
 			last, now := sent[c.Index], time.Now()
@@ -210,7 +216,8 @@ var publicOnlyLLMClient = sync.OnceValue(func() *llm.Client { return llm.NewClie
 // recordLLMCall adds a model call to the metrics.
 func (a *Activities) recordLLMCall(s llmconfig.Settings, answer llm.Answer) {
 	a.Metrics.LLMCall(metrics.LLMCallStats{Provider: s.Provider, Model: s.Model, Took: answer.Took, FirstToken: answer.FirstToken,
-		InputTokens: answer.InputTokens, OutputTokens: answer.OutputTokens, ErrorClass: answer.ErrorClass})
+		InputTokens: answer.InputTokens, OutputTokens: answer.OutputTokens, ReasoningTokens: answer.ReasoningTokens,
+		ErrorClass: answer.ErrorClass})
 }
 
 // temporalLLMError turns a failed model call into the error the workflow's retry policy reads:

@@ -78,6 +78,7 @@ func TestALocalModelCallSeesWhatItsLostRunLeft(t *testing.T) {
 		{"the turn only started", []relay.Payload{{Type: relay.TypeTurnStarted}}, true, false},
 		{"text of this message", []relay.Payload{{Type: relay.TypeTurnStarted}, {Type: relay.TypeContent, Content: "Hel", MessageID: "m2"}}, true, true},
 		{"text of the previous message", []relay.Payload{{Type: relay.TypeContent, Content: "Hi", MessageID: "m1"}}, true, false},
+		{"reasoning of this message", []relay.Payload{{Type: relay.TypeTurnStarted}, {Type: relay.TypeReasoning, Reasoning: "Let me", MessageID: "m2"}}, true, true},
 		{"a tool call not yet run", []relay.Payload{{Type: relay.TypeContent, Content: "Let me look", MessageID: "m2"},
 			{Type: relay.TypeToolCall, ToolCall: &relay.ToolCall{ID: "c1", Function: relay.ToolCallFunction{Name: "get_gns3_topology"}}}}, true, true},
 		{"the previous step's tools ran", []relay.Payload{{Type: relay.TypeToolCall, ToolCall: &relay.ToolCall{ID: "c1"}},
@@ -109,6 +110,60 @@ func TestALocalModelCallSeesWhatItsLostRunLeft(t *testing.T) {
 				require.NoError(t, v.Get(&got))
 			}
 			require.Equal(t, tc.want, got)
+		})
+	}
+}
+
+// A thinking model's reasoning streams as reasoning events of its own, never as content, so the
+// content events carry the answer alone; a private (injection) turn streams none of it, since it
+// would tell the student the fault.
+func TestReasoningStreamsApartFromTheAnswer(t *testing.T) {
+	for _, tc := range []struct {
+		mode string
+		// reasoning: the turn's events carry it; content: the answer as its content events carry it.
+		reasoning bool
+		content   string
+	}{
+		{"teaching_assistant", true, "Two nodes."},
+		{"troubleshooting_injection", false, ""},
+	} {
+		t.Run(tc.mode, func(t *testing.T) {
+			provider := fakeopenai.New(t)
+			provider.Emulate(fakeopenai.DeepSeekThinking)
+			provider.Enqueue(fakeopenai.Reply{Reasoning: []string{"The user ", "asks about ", "nodes."}, Content: []string{"Two ", "nodes."}})
+			events := relay.NewMemory(relay.MemoryOptions{})
+			defer events.Close()
+			a := &Activities{Events: events}
+			settings := llmconfig.Settings{Provider: "deepseek", BaseURL: provider.URL, Model: "deepseek-v4-flash", Trusted: true}
+			ref := workflows.WorkRef{SessionID: "s", TurnID: "turn", Mode: tc.mode}
+			out, err := a.streamToTurn(context.Background(), settings, llm.Prompt{Messages: []llm.Message{llm.Text("user", "hi")}}, ref, "msg")
+			require.NoError(t, err)
+			require.Equal(t, "Two nodes.", out.Content)
+			require.Equal(t, "The user asks about nodes.", out.Reasoning)
+
+			evs, err := events.Range(context.Background(), "turn", "", 0)
+			require.NoError(t, err)
+			var reasoning, content strings.Builder
+			for _, ev := range evs {
+				var p relay.Payload
+				require.NoError(t, json.Unmarshal(ev.Data, &p))
+				switch p.Type {
+				case relay.TypeReasoning:
+					require.Empty(t, p.Content, "reasoning is never content")
+					require.Equal(t, "msg", p.MessageID)
+					reasoning.WriteString(p.Reasoning)
+				case relay.TypeContent:
+					require.Empty(t, p.Reasoning)
+					content.WriteString(p.Content)
+				}
+			}
+			if tc.reasoning {
+				require.Equal(t, "The user asks about nodes.", reasoning.String())
+				require.Equal(t, tc.content, content.String())
+			} else {
+				require.Empty(t, reasoning.String(), "a private turn streams no reasoning")
+				require.NotContains(t, content.String(), "asks about")
+			}
 		})
 	}
 }

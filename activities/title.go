@@ -69,7 +69,7 @@ func (a *Activities) proposeTitle(ctx context.Context, ref workflows.WorkRef) (w
 		return workflows.TitleResult{}, temporalLLMError(err)
 	}
 	return workflows.TitleResult{Called: true, InputTokens: answer.InputTokens, OutputTokens: answer.OutputTokens,
-		Title: cleanTitle(answer.Content)}, nil
+		ReasoningTokens: answer.ReasoningTokens, Title: cleanTitle(answer.Content)}, nil
 }
 
 // questionAndAnswer is what a title is made of: the user's first message and the copilot's

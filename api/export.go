@@ -116,7 +116,7 @@ func (s *Server) redactForStudent(ctx context.Context, sessionID string, msgs []
 func historyMessages(msgs []models.ChatMessage) []openAIMessage {
 	out := make([]openAIMessage, len(msgs))
 	for i, m := range msgs {
-		om := openAIMessage{ID: m.ID, Role: m.Role, Content: m.Content, CreatedAt: isoTime(m.CreatedAt),
+		om := openAIMessage{ID: m.ID, Role: m.Role, Content: m.Content, Reasoning: m.Reasoning, CreatedAt: isoTime(m.CreatedAt),
 			Name: m.Name, ToolCallID: m.ToolCallID, Metadata: jsonObject(m.Metadata)}
 		if m.ToolCalls != "" {
 			om.ToolCalls = json.RawMessage(m.ToolCalls)
@@ -161,7 +161,11 @@ func markdownExport(ex sessionExport, msgs []models.ChatMessage) string {
 	fmt.Fprintf(&b, "# %s\n\n", oneLine(ex.Title))
 	fmt.Fprintf(&b, "- Project: `%s`\n- Session: `%s`\n", ex.ProjectID, ex.ThreadID)
 	fmt.Fprintf(&b, "- Started: %s · last activity: %s\n", ex.CreatedAt, ex.UpdatedAt)
-	fmt.Fprintf(&b, "- %d messages · %d LLM calls · %d tokens (%d in, %d out)\n", st.MessageCount, st.LLMCallsCount, st.TotalTokens, st.InputTokens, st.OutputTokens)
+	fmt.Fprintf(&b, "- %d messages · %d LLM calls · %d tokens (%d in, %d out", st.MessageCount, st.LLMCallsCount, st.TotalTokens, st.InputTokens, st.OutputTokens)
+	if st.ReasoningTokens > 0 {
+		fmt.Fprintf(&b, ", of which %d reasoning", st.ReasoningTokens)
+	}
+	b.WriteString(")\n")
 	fmt.Fprintf(&b, "- Exported: %s\n", ex.ExportedAt)
 	if len(ex.Approvals) > 0 {
 		b.WriteString("\n## Approvals\n\n| Tool | Kind | Status | Decided by | Decided at | Comment |\n|---|---|---|---|---|---|\n")
@@ -187,6 +191,10 @@ func markdownExport(ex sessionExport, msgs []models.ChatMessage) string {
 			fmt.Fprintf(&b, "\n---\n\n## User · %s\n\n%s\n", when, strings.TrimSpace(m.Content))
 		case "assistant":
 			fmt.Fprintf(&b, "\n---\n\n## Copilot · %s\n\n", when)
+			if thought := strings.TrimSpace(m.Reasoning); thought != "" {
+				// Folded, as the page shows it: a reader opens it when they want it.
+				b.WriteString("<details><summary>Thinking</summary>\n\n" + codeBlock("text", thought) + "\n</details>\n\n")
+			}
 			if text := strings.TrimSpace(m.Content); text != "" {
 				b.WriteString(text + "\n")
 			}

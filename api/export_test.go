@@ -69,11 +69,11 @@ func (e *transcriptEnv) conversation(token, mode, title, question string, result
 			e.t.Fatal(err)
 		}
 	}
-	save(models.ChatMessage{Idx: 1, Role: "assistant", Content: "Let me look.",
+	save(models.ChatMessage{Idx: 1, Role: "assistant", Content: "Let me look.", Reasoning: "Both PCs' addresses will tell.",
 		ToolCalls: `[{"id":"call_1","type":"function","function":{"name":"execute_multiple_device_commands","arguments":"{\"device_names\":[\"PC1\",\"PC2\"],\"commands\":[\"show ip\"]}"}}]`})
 	save(models.ChatMessage{Idx: 2, Role: "tool", Name: "execute_multiple_device_commands", ToolCallID: "call_1", Content: result.JSON()})
 	save(models.ChatMessage{Idx: 3, Role: "assistant", Content: "PC1 has **10.0.0.1/24**; PC2 is partly configured."})
-	if _, err := e.repo.FinalizeTurn(ctx, models.FinalizeParams{TurnID: turn.ID, Status: domain.TurnCompleted, LLMCalls: 2, InputTokens: 300, OutputTokens: 40}); err != nil {
+	if _, err := e.repo.FinalizeTurn(ctx, models.FinalizeParams{TurnID: turn.ID, Status: domain.TurnCompleted, LLMCalls: 2, InputTokens: 300, OutputTokens: 40, ReasoningTokens: 12}); err != nil {
 		e.t.Fatal(err)
 	}
 	return sess.ThreadID
@@ -130,8 +130,13 @@ func TestExportJSONAndMarkdown(t *testing.T) {
 		if string(got) != string(want) || len(ex.Messages) != 4 {
 			t.Errorf("export messages differ from history:\n%s\n%s", got, want)
 		}
-		if ex.ThreadID != id || ex.Session.MessageCount != 4 || ex.Session.TotalTokens != 340 || ex.LLMCalls != 2 || ex.Format == "" {
+		if ex.ThreadID != id || ex.Session.MessageCount != 4 || ex.Session.TotalTokens != 340 || ex.LLMCalls != 2 || ex.Format == "" ||
+			ex.Session.ReasoningTokens != 12 {
 			t.Errorf("export header: %+v", ex)
+		}
+		// The reasoning is beside the answer it led to, never in it.
+		if h.Messages[1].Reasoning != "Both PCs' addresses will tell." || h.Messages[1].Content != "Let me look." || h.Messages[3].Reasoning != "" {
+			t.Errorf("history reasoning: %+v", h.Messages)
 		}
 
 		w = e.do("tok-alice", base+"/export?format=markdown")
@@ -142,7 +147,8 @@ func TestExportJSONAndMarkdown(t *testing.T) {
 		}
 		for _, want := range []string{
 			"# Why can't PC2 | reach PC1? (ÉTÉ)\n",
-			"- 4 messages · 2 LLM calls · 340 tokens (300 in, 40 out)",
+			"- 4 messages · 2 LLM calls · 340 tokens (300 in, 40 out, of which 12 reasoning)",
+			"<details><summary>Thinking</summary>\n\n```text\nBoth PCs' addresses will tell.\n```\n\n</details>\n\nLet me look.",
 			"## User · ", "Why can't PC2 reach PC1?",
 			"**Tool call** `execute_multiple_device_commands`\n\n```json\n{\n  \"device_names\": [",
 			"**Tool result** `execute_multiple_device_commands`: 2 total, 1 successful, 1 failed · 1.2 s",
@@ -216,5 +222,19 @@ func TestSessionsFilterByCopilotMode(t *testing.T) {
 	code, body := e.get("tok-alice", "/v3/projects/"+e.project+"/chat/sessions?copilot_mode=chaos_monkey")
 	if code != http.StatusUnprocessableEntity || !strings.Contains(body, "copilot_mode must be one of teaching_assistant, lab_automation_assistant") {
 		t.Errorf("unknown mode: %d %s", code, body)
+	}
+}
+
+// A private (injection) turn's reasoning would name the fault: neither the history nor the export
+// shows it.
+func TestPrivateTurnsShowNoReasoning(t *testing.T) {
+	e := newTranscriptEnv(t)
+	id := e.conversation("tok-alice", "troubleshooting_injection", "Exercise", "Inject a fault", deviceResult())
+	base := "/v3/projects/" + e.project + "/chat/sessions/" + id
+	for _, path := range []string{base + "/history", base + "/export?format=json", base + "/export?format=markdown"} {
+		code, body := e.get("tok-alice", path)
+		if code != http.StatusOK || strings.Contains(body, "Both PCs") || strings.Contains(body, "Thinking") {
+			t.Errorf("%s: %d %s", path, code, body)
+		}
 	}
 }

@@ -60,6 +60,9 @@ type llmConfigFields struct {
 	ContextLimit    int     `json:"context_limit"`
 	ContextStrategy string  `json:"context_strategy"`
 	CopilotMode     string  `json:"copilot_mode"`
+	// ReasoningEffort is how much a thinking model thinks: off, low, medium, high or max; null
+	// for the provider's default.
+	ReasoningEffort *string `json:"reasoning_effort"`
 	// Extra are the configuration's custom fields, shown among the others as the reference does.
 	Extra map[string]json.RawMessage `json:"-"`
 }
@@ -105,6 +108,10 @@ func configJSON(c *models.LLMModelConfig) llmConfigJSON {
 	if c.MaxTokens > 0 {
 		n := c.MaxTokens
 		out.Config.MaxTokens = &n
+	}
+	if c.ReasoningEffort != "" {
+		e := c.ReasoningEffort
+		out.Config.ReasoningEffort = &e
 	}
 	if c.APIKeyHint != "" {
 		h := c.APIKeyHint
@@ -214,6 +221,7 @@ func (h *llmConfigAPI) providers(c *gin.Context) {
 		"context_strategies": strategies,
 		"copilot_modes":      llmconfig.CopilotModes(),
 		"model_types":        llmconfig.ModelTypes(),
+		"reasoning_efforts":  llmconfig.Efforts(),
 		"defaults": gin.H{
 			"model_type": llmconfig.DefaultModelType, "temperature": llmconfig.DefaultTemperature,
 			"context_limit": contextwindow.DefaultContextLimitK, "context_strategy": contextwindow.Balanced,
@@ -557,6 +565,7 @@ func inheritedChangeProblem(ch llmconfig.Change, g *models.LLMModelConfig) strin
 	str("base_url", ch.BaseURL, g.BaseURL, url)
 	str("model", ch.Model, g.Model, trim)
 	str("context_strategy", ch.ContextStrategy, g.ContextStrategy, lower)
+	str("reasoning_effort", ch.ReasoningEffort, g.ReasoningEffort, llmconfig.NormalizeEffort)
 	if ch.Temperature != nil && math.Abs(*ch.Temperature-g.Temperature) > 1e-9 {
 		fields = append(fields, "temperature")
 	}
@@ -616,7 +625,7 @@ func parseLLMConfigBody(c *gin.Context) (llmconfig.Change, *int, bool) {
 		Name: f.str("name"), ModelType: f.str("model_type"), Provider: f.str("provider"), BaseURL: f.str("base_url"),
 		Model: f.str("model"), Temperature: f.number("temperature"), APIKey: f.str("api_key"),
 		MaxTokens: f.maxTokens(), ContextLimit: f.integer("context_limit"), ContextStrategy: f.str("context_strategy"),
-		CopilotMode: f.str("copilot_mode"), IsDefault: f.boolean("is_default"),
+		CopilotMode: f.str("copilot_mode"), ReasoningEffort: f.str("reasoning_effort"), IsDefault: f.boolean("is_default"),
 	}
 	expected := f.integer("expected_version")
 	for k, v := range raw {
@@ -639,7 +648,7 @@ func parseLLMConfigBody(c *gin.Context) (llmconfig.Change, *int, bool) {
 // that are not custom fields.
 var llmConfigKnownFields = map[string]struct{}{
 	"name": {}, "model_type": {}, "provider": {}, "base_url": {}, "model": {}, "temperature": {}, "api_key": {},
-	"max_tokens": {}, "context_limit": {}, "context_strategy": {}, "copilot_mode": {}, "is_default": {},
+	"max_tokens": {}, "context_limit": {}, "context_strategy": {}, "copilot_mode": {}, "reasoning_effort": {}, "is_default": {},
 	"expected_version": {}, "config": {},
 	"config_id": {}, "user_id": {}, "group_id": {}, "version": {}, "created_at": {}, "updated_at": {},
 	"api_key_set": {}, "api_key_hint": {}, "source": {}, "group_name": {},

@@ -3,6 +3,7 @@ package api
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -441,4 +442,52 @@ func TestLLMConfigsRegularUsersReachOnlyPublicAddresses(t *testing.T) {
 		"name": "lab ollama", "provider": "ollama", "model": "qwen2.5:7b"})
 	e.expect(http.StatusCreated, fakegns3.AdminToken, "POST", groupPath(e.labGroup), map[string]any{
 		"name": "lab vLLM", "provider": "vllm", "model": "m"})
+}
+
+// A configuration's reasoning effort is stored and read back in the copilot's words; one that
+// is none of them, or that the provider and model cannot take, is a 422 naming the allowed ones
+// and changes nothing; "" (or "default") returns to the provider's default.
+func TestLLMConfigsReasoningEffort(t *testing.T) {
+	forEachLLMAPIDB(t, func(t *testing.T, e *llmEnv) {
+		tok := "tok-alice"
+		body := map[string]any{"name": "DeepSeek", "provider": "deepseek", "model": "deepseek-flash", "api_key": llmSecret,
+			"context_limit": 1000, "reasoning_effort": "High"}
+		made := e.expect(http.StatusCreated, tok, "POST", userPath(e.alice), body)
+		id := made["config_id"].(string)
+		if got := made["config"].(map[string]any)["reasoning_effort"]; got != "high" {
+			t.Fatalf("stored effort: %v", got)
+		}
+		m := e.expect(http.StatusUnprocessableEntity, tok, "PUT", userPath(e.alice, "/", id), map[string]any{"reasoning_effort": "ultra"})["message"].(string)
+		if !strings.Contains(m, `reasoning_effort "ultra" is not one of off, low, medium, high, max`) {
+			t.Fatalf("unknown effort: %s", m)
+		}
+		// A model that cannot stop thinking refuses off, and says what it takes.
+		m = e.expect(http.StatusUnprocessableEntity, tok, "PUT", userPath(e.alice, "/", id), map[string]any{
+			"provider": "google", "model": "gemini-3.1-pro-preview", "api_key": llmSecret, "reasoning_effort": "off"})["message"].(string)
+		if !strings.Contains(m, "cannot stop thinking") || !strings.Contains(m, "Allowed: low, medium, high, max") {
+			t.Fatalf("off for a model that cannot stop: %s", m)
+		}
+		// An effort the new model cannot take stops a change of model, too.
+		m = e.expect(http.StatusUnprocessableEntity, tok, "PUT", userPath(e.alice, "/", id), map[string]any{
+			"provider": "openai", "model": "gpt-5.5", "api_key": llmSecret})["message"].(string)
+		if !strings.Contains(m, "Allowed: off") {
+			t.Fatalf("a model change that the stored effort does not fit: %s", m)
+		}
+		got := e.expect(http.StatusOK, tok, "GET", userPath(e.alice, "/", id), nil)
+		if got["version"] != 0.0 || got["config"].(map[string]any)["reasoning_effort"] != "high" {
+			t.Fatalf("a refused change changed the configuration: %v", got)
+		}
+		got = e.expect(http.StatusOK, tok, "PUT", userPath(e.alice, "/", id), map[string]any{"reasoning_effort": "off"})
+		if got["config"].(map[string]any)["reasoning_effort"] != "off" {
+			t.Fatalf("off: %v", got)
+		}
+		got = e.expect(http.StatusOK, tok, "PUT", userPath(e.alice, "/", id), map[string]any{"reasoning_effort": "default"})
+		if got["config"].(map[string]any)["reasoning_effort"] != nil {
+			t.Fatalf("back to the provider's default: %v", got)
+		}
+		providers := e.expect(http.StatusOK, tok, "GET", "/v3/access/llm-providers", nil)
+		if fmt.Sprint(providers["reasoning_efforts"]) != "[off low medium high max]" {
+			t.Fatalf("the efforts offered: %v", providers["reasoning_efforts"])
+		}
+	})
 }

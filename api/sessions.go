@@ -19,22 +19,24 @@ import (
 
 // sessionView is the ChatSession shape of GNS3's chat API: metadata and stats are objects, times ISO 8601.
 type sessionView struct {
-	ID            uint            `json:"id"`
-	ThreadID      string          `json:"thread_id"`
-	UserID        string          `json:"user_id"`
-	ProjectID     string          `json:"project_id"`
-	Title         string          `json:"title"`
-	MessageCount  int64           `json:"message_count"`
-	LLMCallsCount int64           `json:"llm_calls_count"`
-	InputTokens   int64           `json:"input_tokens"`
-	OutputTokens  int64           `json:"output_tokens"`
-	TotalTokens   int64           `json:"total_tokens"`
-	LastMessageAt *string         `json:"last_message_at"`
-	CreatedAt     string          `json:"created_at"`
-	UpdatedAt     string          `json:"updated_at"`
-	Metadata      json.RawMessage `json:"metadata"`
-	Stats         json.RawMessage `json:"stats"`
-	Pinned        bool            `json:"pinned"`
+	ID            uint   `json:"id"`
+	ThreadID      string `json:"thread_id"`
+	UserID        string `json:"user_id"`
+	ProjectID     string `json:"project_id"`
+	Title         string `json:"title"`
+	MessageCount  int64  `json:"message_count"`
+	LLMCallsCount int64  `json:"llm_calls_count"`
+	InputTokens   int64  `json:"input_tokens"`
+	OutputTokens  int64  `json:"output_tokens"`
+	TotalTokens   int64  `json:"total_tokens"`
+	// ReasoningTokens is the part of OutputTokens the models spent thinking (where reported).
+	ReasoningTokens int64           `json:"reasoning_tokens"`
+	LastMessageAt   *string         `json:"last_message_at"`
+	CreatedAt       string          `json:"created_at"`
+	UpdatedAt       string          `json:"updated_at"`
+	Metadata        json.RawMessage `json:"metadata"`
+	Stats           json.RawMessage `json:"stats"`
+	Pinned          bool            `json:"pinned"`
 	// Running tells a client whether a turn is under way, so it knows to rejoin its stream.
 	Running bool `json:"running"`
 	// HasExercise tells a client that GET …/exercise answers for this session, so it asks only
@@ -56,7 +58,7 @@ func jsonObject(s string) json.RawMessage {
 func viewSession(s *models.ChatSession) sessionView {
 	v := sessionView{ID: s.ID, ThreadID: s.ThreadID, UserID: s.UserID, ProjectID: s.ProjectID, Title: s.Title,
 		MessageCount: s.MessageCount, LLMCallsCount: s.LLMCallsCount, InputTokens: s.InputTokens,
-		OutputTokens: s.OutputTokens, TotalTokens: s.TotalTokens, CreatedAt: isoTime(s.CreatedAt),
+		OutputTokens: s.OutputTokens, TotalTokens: s.TotalTokens, ReasoningTokens: s.ReasoningTokens, CreatedAt: isoTime(s.CreatedAt),
 		UpdatedAt: isoTime(s.UpdatedAt), Metadata: jsonObject(s.Metadata), Stats: jsonObject(s.Stats), Pinned: s.Pinned}
 	if s.LastMessageAt != nil {
 		t := isoTime(*s.LastMessageAt)
@@ -132,9 +134,12 @@ func (s *Server) session(c *gin.Context) (*models.ChatSession, bool) {
 
 // openAIMessage is the OpenAIMessage of GNS3's chat API.
 type openAIMessage struct {
-	ID         string          `json:"id"`
-	Role       string          `json:"role"`
-	Content    string          `json:"content"`
+	ID      string `json:"id"`
+	Role    string `json:"role"`
+	Content string `json:"content"`
+	// Reasoning is what a thinking model wrote before this answer, shown folded by clients that
+	// know it; never part of Content, which is all GNS3's panel reads.
+	Reasoning  string          `json:"reasoning,omitempty"`
 	CreatedAt  string          `json:"created_at"`
 	Name       string          `json:"name,omitempty"`
 	ToolCallID string          `json:"tool_call_id,omitempty"`

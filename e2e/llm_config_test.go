@@ -22,7 +22,7 @@ const (
 )
 
 // myUserID asks the copilot who the token's user is, as the chat page does.
-func myUserID(t *testing.T, env *e2eenv.Env) string {
+func myUserID(t testing.TB, env *e2eenv.Env) string {
 	t.Helper()
 	code, body := env.Do(http.MethodGet, "/v3/access/users/me", nil)
 	require.Equal(t, http.StatusOK, code, string(body))

@@ -272,7 +272,7 @@ func TestFinishTurnNamesTheSessionUnlessTheUserDid(t *testing.T) {
 		if wanted, err := repo.TitleWanted(ctx, sess.ThreadID); err != nil || !wanted {
 			t.Fatalf("a new session: title wanted %v, %v", wanted, err)
 		}
-		fin, err := repo.FinishTurn(ctx, FinalizeParams{TurnID: turn.ID, Status: domain.TurnCompleted, LLMCalls: 2, InputTokens: 30, OutputTokens: 7, Title: "Lab overview"})
+		fin, err := repo.FinishTurn(ctx, FinalizeParams{TurnID: turn.ID, Status: domain.TurnCompleted, LLMCalls: 2, InputTokens: 30, OutputTokens: 7, ReasoningTokens: 5, Title: "Lab overview"})
 		if err != nil || !fin.Applied || !fin.Titled {
 			t.Fatalf("finish: %+v, %v", fin, err)
 		}
@@ -285,6 +285,9 @@ func TestFinishTurnNamesTheSessionUnlessTheUserDid(t *testing.T) {
 		}
 		if got.Title != "Lab overview" || got.LLMCallsCount != 2 || got.TotalTokens != 37 || got.MessageCount != 1 {
 			t.Fatalf("session after the first turn: title %q, %d calls, %d tokens, %d messages", got.Title, got.LLMCallsCount, got.TotalTokens, got.MessageCount)
+		}
+		if got.OutputTokens != 7 || got.ReasoningTokens != 5 {
+			t.Fatalf("the reasoning tokens are a part of the output tokens: %d output, %d reasoning", got.OutputTokens, got.ReasoningTokens)
 		}
 		if wanted, err := repo.TitleWanted(ctx, sess.ThreadID); err != nil || wanted {
 			t.Fatalf("after a completed turn: title wanted %v, %v", wanted, err)

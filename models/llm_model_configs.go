@@ -36,7 +36,10 @@ type LLMModelConfig struct {
 	ContextLimit    int     `gorm:"not null"`           // thousands of tokens
 	ContextStrategy string  `gorm:"size:16;not null"`
 	CopilotMode     string  `gorm:"size:32;not null"`
-	IsDefault       bool    `gorm:"not null;default:false"`
+	// ReasoningEffort is how much a thinking model thinks (off, low, medium, high, max), "" for
+	// the provider's default.
+	ReasoningEffort string `gorm:"size:16;not null;default:''"`
+	IsDefault       bool   `gorm:"not null;default:false"`
 	// EndpointTrusted is set when a GNS3 superadmin wrote the endpoint (group configurations
 	// always are): only then may it reach the copilot server's own network.
 	EndpointTrusted bool `gorm:"not null;default:false"`

@@ -27,7 +27,7 @@ func scanOne(ctx context.Context, db *gorm.DB, s sqlstmt.Statement, args []any, 
 // later migration adds does not shift what the scans read.
 const (
 	turnColumns      = "id, session_id, seq, user_id, project_id, status, mode, llm_config_id, workflow_id, error, temperature, created_at, finished_at"
-	llmConfigColumns = "id, owner_type, owner_id, name, model_type, provider, base_url, model, temperature, api_key_sealed, api_key_hint, max_tokens, context_limit, context_strategy, copilot_mode, is_default, endpoint_trusted, extra, inherits_from, version, created_at, updated_at"
+	llmConfigColumns = "id, owner_type, owner_id, name, model_type, provider, base_url, model, temperature, api_key_sealed, api_key_hint, max_tokens, context_limit, context_strategy, copilot_mode, reasoning_effort, is_default, endpoint_trusted, extra, inherits_from, version, created_at, updated_at"
 	messageColumns   = "id, session_id, turn_id, turn_seq, idx, role, content, name, tool_call_id, tool_calls, metadata, committed, aside, sub, created_at, reasoning, reasoning_state"
 
 	insertMessageText = "INSERT INTO chat_messages (" + messageColumns + ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
@@ -49,7 +49,8 @@ var (
 	titleWanted     = newStatement("SELECT s.title_locked, EXISTS (SELECT 1 FROM chat_turns t WHERE t.session_id = s.thread_id AND t.status = '" + domain.TurnCompleted + "') FROM chat_sessions s WHERE s.thread_id = ?")
 	markBySession   = newStatement("SELECT session_id, project_id, summary, updated_at FROM topology_marks WHERE session_id = ?")
 	addSessionStats = newStatement(`UPDATE chat_sessions SET message_count = message_count + ?, llm_calls_count = llm_calls_count + ?,
-		input_tokens = input_tokens + ?, output_tokens = output_tokens + ?, total_tokens = total_tokens + ?, last_message_at = ?, updated_at = ?,
+		input_tokens = input_tokens + ?, output_tokens = output_tokens + ?, total_tokens = total_tokens + ?,
+		reasoning_tokens = reasoning_tokens + ?, last_message_at = ?, updated_at = ?,
 		title = CASE WHEN title_locked OR ? = '' THEN title ELSE ? END
 		WHERE thread_id = ? RETURNING title_locked`)
 )
@@ -80,8 +81,8 @@ func scanTurn(scan func(dest ...any) error, t *ChatTurn) error {
 // llmConfigFields are pointers to c's fields in llmConfigColumns' order.
 func llmConfigFields(c *LLMModelConfig) []any {
 	return []any{&c.ID, &c.OwnerType, &c.OwnerID, &c.Name, &c.ModelType, &c.Provider, &c.BaseURL, &c.Model, &c.Temperature,
-		&c.APIKeySealed, &c.APIKeyHint, &c.MaxTokens, &c.ContextLimit, &c.ContextStrategy, &c.CopilotMode, &c.IsDefault,
-		&c.EndpointTrusted, &c.Extra, &c.InheritsFrom, &c.Version, &c.CreatedAt, &c.UpdatedAt}
+		&c.APIKeySealed, &c.APIKeyHint, &c.MaxTokens, &c.ContextLimit, &c.ContextStrategy, &c.CopilotMode, &c.ReasoningEffort,
+		&c.IsDefault, &c.EndpointTrusted, &c.Extra, &c.InheritsFrom, &c.Version, &c.CreatedAt, &c.UpdatedAt}
 }
 
 // turnArgs are t's values in turnColumns' order.

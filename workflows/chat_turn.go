@@ -78,10 +78,10 @@ type chatTurn struct {
 	renewal  *credentialRenewal
 	llmCtx   workflow.Context
 	res      ChatTurnResult
-	// inTokens and outTokens add up the model's usage; idx is the next transcript slot (0 is
-	// the user message, stored when the turn was created).
-	inTokens, outTokens int64
-	idx                 int
+	// inTokens, outTokens and reasonTokens (a part of outTokens) add up the model's usage; idx is
+	// the next transcript slot (0 is the user message, stored when the turn was created).
+	inTokens, outTokens, reasonTokens int64
+	idx                               int
 }
 
 func startTurn(ctx workflow.Context, in ChatTurnInput) (*chatTurn, error) {
@@ -155,6 +155,7 @@ func (t *chatTurn) step(ctx workflow.Context, step int, last bool) bool {
 	t.idx++
 	t.inTokens += llm.InputTokens
 	t.outTokens += llm.OutputTokens
+	t.reasonTokens += llm.ReasoningTokens
 	if len(llm.ToolCalls) == 0 {
 		return false
 	}
@@ -216,7 +217,7 @@ func (t *chatTurn) finalize(fctx workflow.Context) error {
 	}
 	err := runStep(fctx, t.versions.localSteps, fmt.Sprintf("%s: %s, %s, %d tokens", what, t.res.Status, plural(t.res.Steps, "step"), t.inTokens+t.outTokens), FinalizeActivity, FinalizeInput{
 		Turn: t.ref, Status: t.res.Status, Error: t.res.Error, LLMCalls: t.res.LLMCalls,
-		InputTokens: t.inTokens, OutputTokens: t.outTokens, GenerateTitle: title,
+		InputTokens: t.inTokens, OutputTokens: t.outTokens, ReasoningTokens: t.reasonTokens, GenerateTitle: title,
 	}).Get(fctx, &fin)
 	if err != nil {
 		return fmt.Errorf("finalizing turn: %w", err)
@@ -242,11 +243,12 @@ func (t *chatTurn) finalizeWithTitleActivity(ctx, fctx workflow.Context) error {
 			t.res.LLMCalls++
 			t.inTokens += title.InputTokens
 			t.outTokens += title.OutputTokens
+			t.reasonTokens += title.ReasoningTokens
 		}
 	}
 	err := workflow.ExecuteActivity(summarized(fctx, fmt.Sprintf("finish the turn: %s, %s, %d tokens", t.res.Status, plural(t.res.Steps, "step"), t.inTokens+t.outTokens)), FinalizeActivity, FinalizeInput{
 		Turn: t.ref, Status: t.res.Status, Error: t.res.Error, LLMCalls: t.res.LLMCalls,
-		InputTokens: t.inTokens, OutputTokens: t.outTokens, Title: title.Title,
+		InputTokens: t.inTokens, OutputTokens: t.outTokens, ReasoningTokens: t.reasonTokens, Title: title.Title,
 	}).Get(fctx, nil)
 	if err != nil {
 		return fmt.Errorf("finalizing turn: %w", err)

@@ -58,7 +58,7 @@ func (f *fakeActs) GenerateTitle(context.Context, workflows.TitleInput) (workflo
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.titles++
-	return workflows.TitleResult{Title: "A title", Called: true, InputTokens: 7, OutputTokens: 3}, nil
+	return workflows.TitleResult{Title: "A title", Called: true, InputTokens: 7, OutputTokens: 3, ReasoningTokens: 1}, nil
 }
 
 // FinalizeTurn names the session first when asked, as the real finalizer does (with the title
@@ -71,6 +71,7 @@ func (f *fakeActs) FinalizeTurn(ctx context.Context, in workflows.FinalizeInput)
 		in.LLMCalls++
 		in.InputTokens += title.InputTokens
 		in.OutputTokens += title.OutputTokens
+		in.ReasoningTokens += title.ReasoningTokens
 		in.Title = title.Title
 	}
 	f.mu.Lock()
@@ -107,12 +108,12 @@ func TestToolLoopFeedsResultsBackAndFinalizes(t *testing.T) {
 	f := &fakeActs{}
 	f.llm = func(_ context.Context, in workflows.LLMInput) (workflows.LLMResult, error) {
 		if in.Step == 1 {
-			return workflows.LLMResult{InputTokens: 100, OutputTokens: 10, ToolCalls: []workflows.ToolCall{
+			return workflows.LLMResult{InputTokens: 100, OutputTokens: 10, ReasoningTokens: 6, ToolCalls: []workflows.ToolCall{
 				{ID: "c1", Name: "get_gns3_topology", Arguments: `{}`},
 				{ID: "c2", Name: "get_gns3_templates", Arguments: `{}`},
 			}}, nil
 		}
-		return workflows.LLMResult{InputTokens: 200, OutputTokens: 20}, nil
+		return workflows.LLMResult{InputTokens: 200, OutputTokens: 20, ReasoningTokens: 4}, nil
 	}
 	env := newEnv(t, f)
 	env.ExecuteWorkflow(workflows.ChatTurnWorkflow, input)
@@ -135,6 +136,7 @@ func TestToolLoopFeedsResultsBackAndFinalizes(t *testing.T) {
 	require.Equal(t, int64(3), fin.LLMCalls, "two answer calls and the title call")
 	require.Equal(t, int64(307), fin.InputTokens)
 	require.Equal(t, int64(33), fin.OutputTokens)
+	require.Equal(t, int64(11), fin.ReasoningTokens, "a part of the output tokens, the title's included")
 	require.Equal(t, "A title", fin.Title)
 }
 

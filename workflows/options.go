@@ -24,10 +24,12 @@ func heartbeating(timeout time.Duration, retry temporal.RetryPolicy) workflow.Ac
 	}
 }
 
-// llmOptions: a model call streams for minutes at most; its short heartbeat lets a crashed
+// llmOptions: a thinking model may reason for many minutes before it answers, streaming all
+// along, so a model call's bound is generous; a stream that falls silent is ended sooner by the
+// client's idle timeout (llm.DefaultIdleTimeout) and retried. The short heartbeat lets a crashed
 // worker's call be retried elsewhere within seconds. Errors a retry cannot fix are final.
 func llmOptions() workflow.ActivityOptions {
-	return heartbeating(5*time.Minute, temporal.RetryPolicy{
+	return heartbeating(llmCallTimeout, temporal.RetryPolicy{
 		InitialInterval:        time.Second,
 		BackoffCoefficient:     2,
 		MaximumInterval:        30 * time.Second,
@@ -35,6 +37,9 @@ func llmOptions() workflow.ActivityOptions {
 		NonRetryableErrorTypes: []string{domain.ErrTypeLLMAuth, domain.ErrTypeLLMBadRequest, domain.ErrTypeLLMConfig, domain.ErrTypeTurnAborted},
 	})
 }
+
+// llmCallTimeout bounds one model call, answer and thinking together.
+const llmCallTimeout = 20 * time.Minute
 
 // toolOptions: starting many slow nodes may take a quarter of an hour; heartbeats prove progress.
 // The device tools' plan runs under them too.

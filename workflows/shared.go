@@ -121,6 +121,8 @@ type LLMResult struct {
 	FinishReason string
 	InputTokens  int64
 	OutputTokens int64
+	// ReasoningTokens is the part of OutputTokens the model spent thinking, where reported.
+	ReasoningTokens int64
 }
 
 // ToolInput runs one tool call.
@@ -156,10 +158,11 @@ type TitleInput struct {
 
 // TitleResult is the generated title ("" when none was needed) and the call's usage.
 type TitleResult struct {
-	Title        string
-	Called       bool
-	InputTokens  int64
-	OutputTokens int64
+	Title           string
+	Called          bool
+	InputTokens     int64
+	OutputTokens    int64
+	ReasoningTokens int64
 }
 
 // FinalizeInput closes the turn.
@@ -170,6 +173,8 @@ type FinalizeInput struct {
 	LLMCalls     int64
 	InputTokens  int64
 	OutputTokens int64
+	// ReasoningTokens is the part of OutputTokens the models spent thinking, where reported.
+	ReasoningTokens int64
 	// Title is the title a separate title activity made (turns from before "lean-turn").
 	Title string
 	// GenerateTitle asks the finalizer to name the session first, as the title activity did;

@@ -20,6 +20,8 @@ import (
 	"github.com/gns3-copilot/gns3-copilot/internal/app"
 	"github.com/gns3-copilot/gns3-copilot/internal/domain"
 	"github.com/gns3-copilot/gns3-copilot/internal/lab/devices"
+	"github.com/gns3-copilot/gns3-copilot/internal/llm"
+	"github.com/gns3-copilot/gns3-copilot/internal/llm/llmconfig"
 )
 
 const usage = `gns3-copilot — an AI copilot for GNS3 labs
@@ -159,6 +161,8 @@ func newFlagSet(cmd string) (*flag.FlagSet, *app.Config, func() error) {
 	str(&c.LLMModel, "llm-model", "GNS3_COPILOT_LLM_MODEL", "", "server default model name")
 	c.LLMAPIKey = os.Getenv("GNS3_COPILOT_LLM_API_KEY") // environment only: flags show up in ps
 	num(&c.LLMContextLimitK, "llm-context-limit", "GNS3_COPILOT_LLM_CONTEXT_LIMIT", 128, "server default model's context window, in thousands of tokens")
+	str(&c.LLMReasoningEffort, "llm-reasoning-effort", "GNS3_COPILOT_LLM_REASONING_EFFORT", "", "how much the server default model thinks before it answers: off, low, medium, high or max, said in its provider's own words (empty: the provider's default)")
+	dur(&c.LLMIdleTimeout, "llm-idle-timeout", "GNS3_COPILOT_LLM_IDLE_TIMEOUT", llm.DefaultIdleTimeout, "how long a model's stream may send nothing at all (no answer, no reasoning, no keep-alive) before the call is taken for stalled and retried; a model that streams its thinking is never cut off")
 	str(&c.CopilotMode, "copilot-mode", "GNS3_COPILOT_MODE", domain.ModeTeachingAssistant, "server default mode: teaching_assistant or lab_automation_assistant")
 	str(&c.ForbiddenCommands, "forbidden-commands", "GNS3_COPILOT_FORBIDDEN_COMMANDS", "", "file of extra forbidden device commands, one per line")
 	str(&c.SkillsDir, "skills-dir", "GNS3_COPILOT_SKILLS_DIR", "", "directory of skills (prompts per mode, title prompt, forbidden commands, injection recipes) overriding the built-in ones")
@@ -229,6 +233,13 @@ func newFlagSet(cmd string) (*flag.FlagSet, *app.Config, func() error) {
 		}
 		if c.ExerciseTTL < time.Minute || c.ExerciseTTL > 365*24*time.Hour {
 			return fmt.Errorf("--exercise-ttl must be between 1m and 8760h, not %s", c.ExerciseTTL)
+		}
+		c.LLMReasoningEffort = llmconfig.NormalizeEffort(c.LLMReasoningEffort)
+		if err := llmconfig.ValidateEffort(c.LLMProvider, c.LLMModel, c.LLMReasoningEffort); err != nil {
+			return fmt.Errorf("--llm-reasoning-effort: %v", err)
+		}
+		if c.LLMIdleTimeout < time.Second || c.LLMIdleTimeout > time.Hour {
+			return fmt.Errorf("--llm-idle-timeout must be between 1s and 1h, not %s", c.LLMIdleTimeout)
 		}
 		if c.ApprovalTimeout < time.Minute || c.ApprovalTimeout > 7*24*time.Hour {
 			return fmt.Errorf("--approval-timeout must be between 1m and 168h, not %s", c.ApprovalTimeout)

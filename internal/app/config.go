@@ -40,10 +40,16 @@ type Config struct {
 	LLMModel          string
 	LLMAPIKey         string
 	LLMContextLimitK  int
-	CopilotMode       string
-	ForbiddenCommands string
-	SkillsDir         string
-	DeviceConcurrency int
+	// LLMIdleTimeout is how long a model's stream may send nothing at all (no data, reasoning or
+	// keep-alive) before the call is taken for stalled and retried (0: llm.DefaultIdleTimeout).
+	LLMIdleTimeout time.Duration
+	// LLMReasoningEffort is how much the server default model thinks (llmconfig.Efforts), ""
+	// for its provider's default.
+	LLMReasoningEffort string
+	CopilotMode        string
+	ForbiddenCommands  string
+	SkillsDir          string
+	DeviceConcurrency  int
 	// MaxOpenConsoles bounds the device consoles the worker holds open at once, across every
 	// tool call and job (0: no limit).
 	MaxOpenConsoles int

@@ -92,6 +92,7 @@ func Doctor(ctx context.Context, cfg Config, login GNS3Login, w io.Writer) bool 
 	report(checkRedis(ctx, cfg.RedisURL))
 	report(checkPostgres(ctx, cfg.DatabaseURL))
 	report(checkModel(ctx, cfg)...)
+	report(checkStoredModels(ctx, cfg)...)
 	failures := 0
 	for _, f := range all {
 		if f.status == checkFail {
@@ -327,13 +328,17 @@ func checkPostgres(ctx context.Context, databaseURL string) finding {
 // one cannot run the copilot's tools.
 const doctorTool = "report_status"
 
-func checkModel(ctx context.Context, cfg Config) []finding {
+func checkModel(ctx context.Context, cfg Config) (out []finding) {
 	s := serverDefaultLLM(cfg)
 	if s == nil {
 		return []finding{skipped("server default model: none configured (--llm-model, --llm-base-url); each user must add their own LLM configuration in the page")}
 	}
 	where := fmt.Sprintf("model %s at %s", s.Model, redactURL(s.BaseURL))
 	policy := checkEgress(cfg, s.BaseURL)
+	if f, ok := retiredModel("server default model "+s.Model, s.Provider, s.Model, "set --llm-model to "); ok {
+		// Said first: what follows may fail because of it, or be answered by another model.
+		defer func() { out = append([]finding{f}, out...) }()
+	}
 	if s.BaseURL == "" || s.Model == "" {
 		return []finding{failed("set both --llm-base-url (or a known --llm-provider) and --llm-model",
 			"server default model: base URL %q, model %q", s.BaseURL, s.Model), policy}
@@ -364,7 +369,7 @@ func checkModel(ctx context.Context, cfg Config) []finding {
 			Name: doctorTool, Description: "Report a status.",
 			Parameters: json.RawMessage(`{"type":"object","properties":{"status":{"type":"string"}},"required":["status"]}`)}}},
 	})
-	const noTools = "the copilot works only through tool calls: pick a model with tool support (Ollama: one tagged \"tools\", e.g. qwen2.5:7b or llama3.1:8b; " +
+	const noTools = "the copilot works only through tool calls: pick a model with tool support (Ollama: one tagged \"tools\", e.g. qwen3:8b or gpt-oss:20b; " +
 		"vLLM: start it with --enable-auto-tool-choice and a --tool-call-parser; LM Studio: a model whose card lists tool use)"
 	if err != nil {
 		if llmconfig.ErrorClass(err) == llmconfig.ErrorBadRequest {
@@ -458,4 +463,79 @@ func redactURL(raw string) string {
 func firstSentence(err error) string {
 	s, _, _ := strings.Cut(err.Error(), "; ")
 	return s
+}
+
+// retiredModel is the finding for a model id its provider has retired (a failure: its requests
+// fail or are answered by another model) or scheduled to retire (a warning), and what to use
+// instead; ok is false for a model nobody retires.
+func retiredModel(what, provider, model, fix string) (finding, bool) {
+	r, ok := llmconfig.RetirementOf(provider, model)
+	if !ok {
+		return finding{}, false
+	}
+	note := ""
+	if r.Note != "" {
+		note = " (" + r.Note + ")"
+	}
+	fix += r.Instead + "; see " + r.Source
+	when := r.Since.Format(time.DateOnly)
+	if r.Retired(time.Now()) {
+		return failed(fix, "%s was retired by %s on %s%s", what, provider, when, note), true
+	}
+	return warned(fix, "%s is deprecated by %s and shuts down on %s", what, provider, when), true
+}
+
+// checkStoredModels reads the LLM configurations users and groups saved, when there is a
+// database to read, and names each one whose model its provider has retired or will retire,
+// with what to use instead; its owner changes it on the page. It reads only: a SQLite file that
+// does not exist yet is not created.
+func checkStoredModels(ctx context.Context, cfg Config) []finding {
+	if !models.IsPostgres(cfg.DatabaseURL) {
+		path := models.SQLitePath(cfg.DatabaseURL, cfg.DataDir)
+		if _, err := os.Stat(path); path == "" || err != nil {
+			return nil // nothing stored yet
+		}
+	}
+	type row struct{ Name, OwnerType, OwnerID, Provider, Model string }
+	var rows []row
+	ctx, cancel := context.WithTimeout(ctx, doctorDialTimeout)
+	defer cancel()
+	done := make(chan error, 1)
+	// gorm's open has no context; it runs aside so a database that never answers cannot hold
+	// doctor longer than its bound.
+	go func() {
+		db, err := models.Open(cfg.DatabaseURL, cfg.DataDir)
+		if err != nil {
+			done <- err
+			return
+		}
+		if sqlDB, err := db.DB(); err == nil {
+			defer sqlDB.Close()
+		}
+		if !db.Migrator().HasTable("llm_model_configs") {
+			done <- nil
+			return
+		}
+		done <- db.WithContext(ctx).Raw(`SELECT name, owner_type, owner_id, provider, model FROM llm_model_configs WHERE inherits_from = '' ORDER BY owner_type, owner_id, name`).Scan(&rows).Error
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			return []finding{warned("run doctor again once the database answers", "stored LLM configurations could not be read: %v", err)}
+		}
+	case <-ctx.Done():
+		return []finding{warned("run doctor again once the database answers", "stored LLM configurations: no answer within %s", doctorDialTimeout)}
+	}
+	var out []finding
+	for _, r := range rows {
+		what := fmt.Sprintf("LLM configuration %q of %s %s uses %s, which", r.Name, r.OwnerType, r.OwnerID, r.Model)
+		if f, ok := retiredModel(what, r.Provider, r.Model, "its owner sets its model to "); ok {
+			f.status = checkWarn // a user's configuration: serve runs, that user's turns fail
+			out = append(out, f)
+		}
+	}
+	if len(out) == 0 {
+		return []finding{passed("stored LLM configurations: %d, none on a model its provider has retired or will retire", len(rows))}
+	}
+	return out
 }

@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/gns3-copilot/gns3-copilot/internal/testkit/fakegns3"
 	"github.com/gns3-copilot/gns3-copilot/internal/testkit/fakeopenai"
+	"github.com/gns3-copilot/gns3-copilot/models"
 )
 
 const doctorKey = "sk-doctor-secret-key"
@@ -186,4 +188,39 @@ func TestDoctorSaysWhatToFixAndHidesPasswords(t *testing.T) {
 	_, out = runDoctor(t, cfg, GNS3Login{})
 	require.Contains(t, out, "FAIL  GNS3 at http://127.0.0.1:1:")
 	require.Contains(t, out, "fix: start gns3-server")
+}
+
+// A model id its provider has retired is named with what to use instead: the server default's
+// as a failure, the stored configurations' as warnings for their owners.
+func TestDoctorNamesRetiredModels(t *testing.T) {
+	g := fakegns3.New(t)
+	m := fakeopenai.New(t)
+	m.SetHandler(callsTools)
+	cfg := doctorConfig(t, g.URL, m.URL)
+	cfg.LLMProvider, cfg.LLMModel = "deepseek", "deepseek-reasoner"
+	passed, out := runDoctor(t, cfg, GNS3Login{})
+	require.False(t, passed, out)
+	require.Contains(t, out, "FAIL  server default model deepseek-reasoner was retired by deepseek on 2026-07-24")
+	require.Contains(t, out, "fix: set --llm-model to deepseek-flash; see https://api-docs.deepseek.com/")
+
+	// Configurations users saved, in the data directory's database.
+	require.NoError(t, os.MkdirAll(cfg.DataDir, 0o700))
+	db, err := models.Open("", cfg.DataDir)
+	require.NoError(t, err)
+	require.NoError(t, models.MigrateLLMConfigs(db))
+	for i, model := range []string{"gemini-2.0-flash", "gpt-4o-mini", "gemini-3.8-flash"} {
+		provider := map[bool]string{true: "google", false: "openai"}[model != "gpt-4o-mini"]
+		require.NoError(t, db.Create(&models.LLMModelConfig{ID: fmt.Sprintf("00000000-0000-4000-8000-00000000000%d", i), OwnerType: models.OwnerUser,
+			OwnerID: "alice", Name: model, ModelType: "text", Provider: provider, BaseURL: "https://example.com/v1", Model: model,
+			ContextLimit: 128, ContextStrategy: "balanced", CopilotMode: "teaching_assistant", Extra: "{}"}).Error)
+	}
+	sqlDB, _ := db.DB()
+	require.NoError(t, sqlDB.Close())
+	cfg.LLMModel = "deepseek-flash"
+	_, out = runDoctor(t, cfg, GNS3Login{})
+	require.Contains(t, out, `warn  LLM configuration "gemini-2.0-flash" of user alice uses gemini-2.0-flash, which was retired by google on 2026-06-01`)
+	require.Contains(t, out, "fix: its owner sets its model to gemini-3.5-flash-lite or gemini-3.8-flash")
+	require.Contains(t, out, `warn  LLM configuration "gpt-4o-mini" of user alice uses gpt-4o-mini, which is deprecated by openai and shuts down on 2027-01-14`)
+	require.NotContains(t, out, `"gemini-3.8-flash"`)
+	require.NotContains(t, out, "server default model deepseek-flash was retired")
 }

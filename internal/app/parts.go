@@ -87,10 +87,11 @@ func serverDefaultLLM(cfg Config) *llmconfig.Settings {
 	}
 	base := cfg.LLMBaseURL
 	if p, ok := llmconfig.PresetFor(cfg.LLMProvider); ok && base == "" {
-		base = p.BaseURL // e.g. --llm-provider ollama --llm-model qwen2.5:7b is enough
+		base = p.BaseURL // e.g. --llm-provider ollama --llm-model qwen3:8b is enough
 	}
 	return &llmconfig.Settings{Name: "server default", Provider: cfg.LLMProvider, BaseURL: base,
-		Model: cfg.LLMModel, APIKey: cfg.LLMAPIKey, ContextLimitK: cfg.LLMContextLimitK, CopilotMode: cfg.CopilotMode}
+		Model: cfg.LLMModel, APIKey: cfg.LLMAPIKey, ContextLimitK: cfg.LLMContextLimitK, CopilotMode: cfg.CopilotMode,
+		ReasoningEffort: cfg.LLMReasoningEffort}
 }
 
 // providerLabels are the provider names the metrics keep apart: the presets.

@@ -351,7 +351,7 @@ func (r *Running) buildShared(cfg Config, st stores) (*shared, error) {
 func (r *Running) startWorker(role Role, cfg Config, sh *shared) error {
 	acts := &activities.Activities{Repo: sh.repo, Events: sh.events, LLM: sh.llmLoader, Credentials: sh.creds,
 		GNS3: sh.gns3, Tools: sh.tools, Logger: r.log, EventTTL: cfg.EventTTL,
-		Devices: sh.devices, DeviceRecords: sh.records, LLMClient: llm.NewClient(nil, sh.untrustedHTTP),
+		Devices: sh.devices, DeviceRecords: sh.records, LLMClient: llmClient(sh.untrustedHTTP, cfg.LLMIdleTimeout),
 		Skills: sh.skills, Approvals: sh.approvals, ConfigJobs: sh.jobs, Metrics: r.metrics,
 		Marks: &models.TopologyMarks{DB: sh.db}, MCPCalls: sh.mcpCalls, Exercises: sh.exercises,
 		ExerciseStarter: sh.workflows, ExerciseTTL: cfg.ExerciseTTL, SavePoints: models.SavePointRepository{DB: sh.db}}
@@ -609,4 +609,14 @@ func liveAPI(h *livetopo.Hub) api.LiveTopology {
 		return nil
 	}
 	return h
+}
+
+// llmClient is the worker's client for model calls, its streams watched for silence for idle
+// (llm.DefaultIdleTimeout when 0).
+func llmClient(untrusted *http.Client, idle time.Duration) *llm.Client {
+	c := llm.NewClient(nil, untrusted)
+	if idle > 0 {
+		c = c.WithIdleTimeout(idle)
+	}
+	return c
 }

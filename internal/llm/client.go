@@ -22,6 +22,8 @@ import (
 // each call's settings, the transports stay.
 type Client struct {
 	trusted, untrusted *http.Client
+	// idle is how long a stream may be silent before it is taken for stalled (0: no limit).
+	idle time.Duration
 }
 
 // NewClient returns the client for model calls. Endpoints of trusted settings (the server
@@ -35,7 +37,15 @@ func NewClient(trusted, untrusted *http.Client) *Client {
 		strict, _ := egress.New(nil, false) // no hosts to parse, so no error
 		untrusted = strict.Client()
 	}
-	return &Client{trusted: trusted, untrusted: untrusted}
+	return &Client{trusted: trusted, untrusted: untrusted, idle: DefaultIdleTimeout}
+}
+
+// WithIdleTimeout returns the client with streamed calls taken for stalled after d without a
+// byte from the provider (DefaultIdleTimeout unless set; 0 or less: never).
+func (c *Client) WithIdleTimeout(d time.Duration) *Client {
+	cp := *c
+	cp.idle = d
+	return &cp
 }
 
 // Answer is what a model call produced, also when it failed part-way: the text that arrived is
@@ -50,6 +60,9 @@ type Answer struct {
 	FinishReason string
 	InputTokens  int64
 	OutputTokens int64
+	// ReasoningTokens is the part of OutputTokens the model spent thinking, where the provider
+	// reports it (completion_tokens_details.reasoning_tokens); 0 otherwise.
+	ReasoningTokens int64
 	// Took is the whole call; FirstToken the wait for the first text, reasoning or tool-call
 	// delta of a stream (0 when none came).
 	Took, FirstToken time.Duration
@@ -72,14 +85,18 @@ type ToolCall struct {
 	extra rawJSON
 }
 
-// Complete makes one call without streaming, for short answers such as a session's title. The
-// request carries only the model, the messages and maxTokens: a title needs no temperature and
-// no tools. Reasoning the model writes is kept out of the answer, as in a stream.
+// Complete makes one call without streaming, for short answers beside a turn such as a
+// session's title. The request carries the model, the messages and about maxTokens of answer: a
+// title needs no temperature and no tools, and the model thinks as little as its provider
+// allows (llmconfig.ForSide), with room for that thought where it cannot help thinking.
+// Reasoning the model writes is kept out of the answer, as in a stream.
 func (c *Client) Complete(ctx context.Context, s llmconfig.Settings, msgs []Message, maxTokens int) (Answer, error) {
-	req := openai.ChatCompletionRequest{Model: s.Model, MaxTokens: maxTokens}
+	req := openai.ChatCompletionRequest{Model: s.Model, MaxTokens: llmconfig.SideTokens(s, maxTokens)}
+	llmconfig.ShapeRequest(s, &req)
+	extra := llmconfig.ShapeThinking(s, &req, llmconfig.ForSide)
 	began := time.Now()
 	var ans Answer
-	body, err := requestBody(req, msgs)
+	body, err := requestBody(req, msgs, extra)
 	if err != nil {
 		return ans, fmt.Errorf("writing the request: %w", err)
 	}
@@ -87,6 +104,7 @@ func (c *Client) Complete(ctx context.Context, s llmconfig.Settings, msgs []Mess
 	resp, err := c.openAI(s).CreateChatCompletion(withExchange(ctx, ex), req)
 	ans.Took = time.Since(began)
 	ans.InputTokens, ans.OutputTokens = int64(resp.Usage.PromptTokens), int64(resp.Usage.CompletionTokens)
+	ans.ReasoningTokens = reasoningTokens(&resp.Usage)
 	if err != nil {
 		ans.ErrorClass = llmconfig.ErrorClass(err)
 		return ans, classify(ctx, ex.failure(err), s)

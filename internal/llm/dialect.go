@@ -53,9 +53,9 @@ var (
 )
 
 // reasoningContentModels are thinking models that need reasoning_content back with their tool
-// calls whatever gateway serves them (DeepSeek V4 and its legacy reasoner name, Moonshot's Kimi
-// thinking models).
-var reasoningContentModels = regexp.MustCompile(`(?i)deepseek[-_ ]?v4|deepseek-reasoner|kimi-k2[-.]?(thinking|5|6)|kimi.*thinking`)
+// calls whatever gateway serves them (DeepSeek V4 and V4.1, under DeepSeek's current name
+// deepseek-flash and its legacy reasoner name, Moonshot's Kimi thinking models).
+var reasoningContentModels = regexp.MustCompile(`(?i)deepseek[-_ ]?v4|deepseek-flash|deepseek-reasoner|kimi-k2[-.]?(thinking|5|6)|kimi.*thinking`)
 
 // dialectRules choose a configuration's dialect: the first rule whose provider (when set) and
 // model pattern (when set) both match.

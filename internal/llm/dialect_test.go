@@ -24,6 +24,7 @@ func TestDialectFor(t *testing.T) {
 		{"deepseek", "deepseek-v4-pro", "reasoning_content"},
 		{"DeepSeek", "deepseek-chat", "reasoning_content"},
 		{"custom", "deepseek-v4-flash", "reasoning_content"},
+		{"litellm", "deepseek-flash", "reasoning_content"},
 		{"litellm", "kimi-k2-thinking", "reasoning_content"},
 		{"azure", "DeepSeek-V4-Pro", "reasoning_content"},
 		{"google", "gemini-3-pro-preview", "gemini"},
@@ -86,7 +87,7 @@ func transcript(t *testing.T, s, other llmconfig.Settings) []models.ChatMessage 
 func wireMessages(t *testing.T, s llmconfig.Settings, rows []models.ChatMessage) []map[string]any {
 	t.Helper()
 	msgs := Messages(s, "You are the GNS3 copilot.", nil, rows)
-	body, err := requestBody(openai.ChatCompletionRequest{Model: s.Model}, msgs)
+	body, err := requestBody(openai.ChatCompletionRequest{Model: s.Model}, msgs, nil)
 	require.NoError(t, err)
 	var req struct {
 		Messages []map[string]any `json:"messages"`

@@ -71,6 +71,16 @@ func classify(ctx context.Context, err error, s llmconfig.Settings) error {
 	failure := func(kind Kind, format string, args ...any) error {
 		return &Error{Kind: kind, Message: fmt.Sprintf(format, args...), cause: err}
 	}
+	// go-openai checks OpenAI's reasoning models itself before sending: what it refuses, OpenAI
+	// would refuse too, and trying again cannot help.
+	if errors.Is(err, openai.ErrReasoningToolsRequireResponses) {
+		return failure(Misconfigured, "%s takes function tools only over OpenAI's Responses API, which the copilot does not speak: "+
+			"choose a model that can turn its reasoning off (gpt-6.1-terra, gpt-6-luna, gpt-5.5) in your LLM configuration.", where)
+	}
+	if errors.Is(err, openai.ErrReasoningEffortUnsupported) || errors.Is(err, openai.ErrReasoningSamplingUnsupported) ||
+		errors.Is(err, openai.ErrReasoningModelMaxTokensDeprecated) || errors.Is(err, openai.ErrReasoningModelLimitationsOther) {
+		return failure(Misconfigured, "%s cannot take this request (%v): check the reasoning_effort of your LLM configuration.", where, err)
+	}
 	var refused *egress.RefusedError
 	if errors.As(err, &refused) {
 		return failure(Misconfigured,

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	openai "github.com/sashabaranov/go-openai"
 	"github.com/stretchr/testify/require"
 
 	"github.com/gns3-copilot/gns3-copilot/internal/llm/egress"
@@ -103,4 +104,20 @@ func TestErrorUnwrapsToItsCause(t *testing.T) {
 	err := error(&Error{Kind: Unavailable, Message: "the provider failed", cause: cause})
 	require.ErrorIs(t, err, cause)
 	require.Equal(t, "the provider failed", err.Error())
+}
+
+// A model whose reasoning go-openai knows OpenAI refuses with tools over chat completions is a
+// configuration to change, said plainly, and no request leaves.
+func TestReasoningModelThatNeedsTheResponsesAPI(t *testing.T) {
+	provider := fakeopenai.New(t)
+	s := trusted(provider.URL)
+	s.Provider, s.Model = "openai", "gpt-6-astra"
+	tools := []openai.Tool{{Type: openai.ToolTypeFunction, Function: &openai.FunctionDefinition{Name: "get_gns3_topology",
+		Parameters: map[string]any{"type": "object"}}}}
+	_, err := NewClient(nil, nil).Stream(context.Background(), s, Prompt{Messages: hello.Messages, Tools: tools}, Deltas{})
+	var failure *Error
+	require.ErrorAs(t, err, &failure)
+	require.Equal(t, Misconfigured, failure.Kind)
+	require.Contains(t, failure.Message, "Responses API")
+	require.Zero(t, provider.Stats().Requests)
 }

@@ -37,17 +37,21 @@ type Deltas struct {
 // Stream makes a streamed call with s's model, temperature and token limit, shaped for s's
 // provider and its dialect, and asks for the usage. Tool calls are accumulated by index, so
 // parallel calls whose fragments interleave come out whole. A stream that ends without a finish
-// reason was cut off: its Error wraps ErrCutOff. When ctx ends, its error is returned as it is.
+// reason was cut off: its Error wraps ErrCutOff; one whose provider sent nothing for the idle
+// timeout (no data, no reasoning, no keep-alive) stalled: its Error wraps ErrStalled. When ctx
+// ends, its error is returned as it is.
 func (c *Client) Stream(ctx context.Context, s llmconfig.Settings, p Prompt, d Deltas) (Answer, error) {
 	began := time.Now()
-	ans, err := c.stream(ctx, s, streamRequest(s, p), p.Messages, d, began)
+	req, extra := streamRequest(s, p)
+	ans, err := c.stream(ctx, s, req, extra, p.Messages, d, began)
 	ans.Took = time.Since(began)
 	return ans, err
 }
 
-// streamRequest is the request for s's model, adapted to its provider. Its messages are left
-// out: the dialect writes them (requestBody).
-func streamRequest(s llmconfig.Settings, p Prompt) openai.ChatCompletionRequest {
+// streamRequest is the request for s's model, adapted to its provider, with the fields
+// go-openai's request lacks (how much the model thinks, in its provider's words). Its messages
+// are left out: the dialect writes them (requestBody).
+func streamRequest(s llmconfig.Settings, p Prompt) (openai.ChatCompletionRequest, map[string]any) {
 	req := openai.ChatCompletionRequest{
 		Model:         s.Model,
 		Stream:        true,
@@ -66,25 +70,37 @@ func streamRequest(s llmconfig.Settings, p Prompt) openai.ChatCompletionRequest 
 		req.MaxTokens = s.MaxTokens
 	}
 	llmconfig.ShapeRequest(s, &req)
-	return req
+	extra := llmconfig.ShapeThinking(s, &req, llmconfig.ForTurn)
+	return req, extra
 }
 
-func (c *Client) stream(ctx context.Context, s llmconfig.Settings, req openai.ChatCompletionRequest, msgs []Message, d Deltas, began time.Time) (Answer, error) {
+func (c *Client) stream(ctx context.Context, s llmconfig.Settings, req openai.ChatCompletionRequest, extra map[string]any, msgs []Message, d Deltas, began time.Time) (Answer, error) {
 	var ans Answer
 	failed := func(err error) (Answer, error) {
 		ans.ErrorClass = llmconfig.ErrorClass(err)
 		return ans, classify(ctx, err, s)
 	}
-	body, err := requestBody(req, msgs)
+	body, err := requestBody(req, msgs, extra)
 	if err != nil {
 		return ans, fmt.Errorf("writing the request: %w", err)
 	}
+	stall := func() (Answer, error) {
+		ans.ErrorClass = llmconfig.ErrorTimeout
+		return ans, &Error{Kind: Unavailable, cause: ErrStalled, Message: fmt.Sprintf(
+			"the LLM provider at %s sent nothing for %s, not even a keep-alive; retrying.", s.BaseURL, c.idle)}
+	}
 	ex := &exchange{body: body, stream: true}
-	st, err := c.openAI(s).CreateChatCompletionStream(withExchange(ctx, ex), req)
+	callCtx, watch := watchIdle(ctx, c.idle)
+	defer watch.stop()
+	st, err := c.openAI(s).CreateChatCompletionStream(withExchange(callCtx, ex), req)
 	if err != nil {
+		if stalled(callCtx) && ctx.Err() == nil {
+			return stall()
+		}
 		return failed(ex.failure(err))
 	}
 	defer st.Close()
+	watch.alive() // the headers came
 	// A base URL that serves a web page answers 200 with HTML, which go-openai reads as an empty
 	// stream; the content type tells the two apart.
 	if ct := st.Header().Get("Content-Type"); ct != "" && !strings.Contains(ct, "event-stream") && !strings.Contains(ct, "json") {
@@ -95,7 +111,7 @@ func (c *Client) stream(ctx context.Context, s llmconfig.Settings, req openai.Ch
 	}
 
 	a := newAnswer(dialectFor(s), s.Model, d, began)
-	events := newEventReader(ex.resp.Body)
+	events := newEventReader(watch.reader(ex.resp.Body))
 	for {
 		data, err := events.next()
 		if errors.Is(err, io.EOF) {
@@ -107,6 +123,9 @@ func (c *Client) stream(ctx context.Context, s llmconfig.Settings, req openai.Ch
 		if err != nil {
 			a.done()
 			a.fill(&ans)
+			if stalled(callCtx) && ctx.Err() == nil {
+				return stall()
+			}
 			return failed(err)
 		}
 	}
@@ -115,6 +134,9 @@ func (c *Client) stream(ctx context.Context, s llmconfig.Settings, req openai.Ch
 	if ctx.Err() != nil {
 		ans.ErrorClass = llmconfig.ErrorClass(ctx.Err())
 		return ans, ctx.Err()
+	}
+	if stalled(callCtx) {
+		return stall()
 	}
 	if ans.FinishReason == "" {
 		// A stream cut off cleanly looks like a short answer; without a finish reason it is not one.
@@ -138,6 +160,7 @@ func (a *answer) chunk(data []byte, ans *Answer) error {
 	}
 	if c.Usage != nil {
 		ans.InputTokens, ans.OutputTokens = int64(c.Usage.PromptTokens), int64(c.Usage.CompletionTokens)
+		ans.ReasoningTokens = reasoningTokens(c.Usage)
 	}
 	for _, ch := range c.Choices {
 		a.take(ch.Delta)
@@ -146,4 +169,13 @@ func (a *answer) chunk(data []byte, ans *Answer) error {
 		}
 	}
 	return nil
+}
+
+// reasoningTokens is the part of a usage's completion tokens spent on reasoning, as the provider
+// reports it; a provider that says nothing of it counts 0.
+func reasoningTokens(u *openai.Usage) int64 {
+	if u == nil || u.CompletionTokensDetails == nil {
+		return 0
+	}
+	return int64(u.CompletionTokensDetails.ReasoningTokens)
 }

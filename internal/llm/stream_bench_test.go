@@ -51,3 +51,10 @@ func BenchmarkStreamThinking(b *testing.B) {
 func BenchmarkStreamThinkTags(b *testing.B) {
 	benchStream(b, fakeopenai.Reply{Reasoning: benchWords, Content: benchWords}, fakeopenai.LlamaCppThink, "custom", "qwen3-8b")
 }
+
+// BenchmarkStreamPlainTwice is a model that does not think answering with as many words as the
+// thinking benchmarks stream in all: the fake builds a whole stream before its first byte, so
+// this, not BenchmarkStreamPlain, is the one whose time to the first token theirs compare with.
+func BenchmarkStreamPlainTwice(b *testing.B) {
+	benchStream(b, fakeopenai.Reply{Content: append(append([]string(nil), benchWords...), benchWords...)}, fakeopenai.OpenAI, "openai", "gpt-4o-mini")
+}

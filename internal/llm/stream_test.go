@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	openai "github.com/sashabaranov/go-openai"
 	"github.com/stretchr/testify/require"
@@ -159,6 +160,7 @@ func TestCompleteReturnsTheAnswerAndItsUsage(t *testing.T) {
 	require.Equal(t, "stop", ans.FinishReason)
 	require.Equal(t, int64(40), ans.InputTokens)
 	require.Equal(t, int64(5), ans.OutputTokens)
+	require.Zero(t, ans.FirstToken, "an unstreamed call has no first token")
 	req, ok := provider.LastRequest()
 	require.True(t, ok)
 	require.False(t, req.Stream)
@@ -172,4 +174,69 @@ func TestCompleteReturnsTheAnswerAndItsUsage(t *testing.T) {
 	require.ErrorAs(t, err, &failure)
 	require.Equal(t, KeyRejected, failure.Kind)
 	require.Equal(t, llmconfig.ErrorAuth, ans.ErrorClass)
+}
+
+// The tokens a thinking model spent reasoning are read from the usage, streamed or not, as a
+// part of its output tokens; a provider that reports none counts none.
+func TestReasoningTokensAreCounted(t *testing.T) {
+	provider := fakeopenai.New(t)
+	provider.Emulate(fakeopenai.DeepSeekThinking)
+	reply := fakeopenai.Reply{Reasoning: []string{"I think"}, Content: []string{"ok"},
+		Usage: &fakeopenai.Usage{PromptTokens: 10, CompletionTokens: 30, ReasoningTokens: 25}}
+	provider.Enqueue(reply, reply)
+	s := trusted(provider.URL)
+	s.Provider, s.Model = "deepseek", "deepseek-v4-flash"
+	ans, err := NewClient(nil, nil).Stream(context.Background(), s, hello, Deltas{})
+	require.NoError(t, err)
+	require.Equal(t, int64(30), ans.OutputTokens)
+	require.Equal(t, int64(25), ans.ReasoningTokens)
+	ans, err = NewClient(nil, nil).Complete(context.Background(), s, hello.Messages, 24)
+	require.NoError(t, err)
+	require.Equal(t, int64(25), ans.ReasoningTokens)
+
+	provider.Emulate(fakeopenai.OpenAI)
+	provider.Enqueue(fakeopenai.Text("plain"))
+	ans, err = NewClient(nil, nil).Stream(context.Background(), trusted(provider.URL), hello, Deltas{})
+	require.NoError(t, err)
+	require.Zero(t, ans.ReasoningTokens)
+}
+
+// The idle timeout bounds silence, not the call: a model that reasons for much longer than it,
+// a piece at a time, completes; one whose provider sends nothing for that long is cut off as
+// stalled, retryably, with what had arrived kept.
+func TestIdleTimeoutCountsReasoningAsLife(t *testing.T) {
+	const idle = 150 * time.Millisecond
+	provider := fakeopenai.New(t)
+	provider.Emulate(fakeopenai.DeepSeekThinking)
+	s := trusted(provider.URL)
+	s.Provider, s.Model = "deepseek", "deepseek-v4-flash"
+	c := NewClient(nil, nil).WithIdleTimeout(idle)
+
+	// Twenty pieces of reasoning, each well within the timeout, four times as long in all.
+	thoughts := make([]string, 20)
+	for i := range thoughts {
+		thoughts[i] = fmt.Sprintf("step %d. ", i)
+	}
+	provider.Enqueue(fakeopenai.Reply{Reasoning: thoughts, Content: []string{"Done."}, ChunkDelay: idle / 5})
+	ans, err := c.Stream(context.Background(), s, hello, Deltas{})
+	require.NoError(t, err)
+	require.Equal(t, "Done.", ans.Content)
+	require.Equal(t, strings.Join(thoughts, ""), ans.Reasoning)
+	require.Greater(t, ans.Took, 3*idle, "the call outlived the idle timeout")
+
+	// Silence before the first piece, longer than the timeout.
+	provider.Enqueue(fakeopenai.Reply{Reasoning: []string{"too late"}, Content: []string{"never"}, FirstChunkDelay: 4 * idle})
+	ans, err = c.Stream(context.Background(), s, hello, Deltas{})
+	var failure *Error
+	require.ErrorAs(t, err, &failure)
+	require.ErrorIs(t, err, ErrStalled)
+	require.True(t, failure.Retryable())
+	require.Contains(t, failure.Message, "sent nothing for 150ms")
+	require.Equal(t, llmconfig.ErrorTimeout, ans.ErrorClass)
+
+	// A stall in the middle keeps the reasoning that arrived.
+	provider.Enqueue(fakeopenai.Reply{Reasoning: []string{"first thought. ", "second"}, Hang: true, HangAfter: 1})
+	ans, err = c.Stream(context.Background(), s, hello, Deltas{})
+	require.ErrorIs(t, err, ErrStalled)
+	require.Equal(t, "first thought. ", ans.Reasoning)
 }

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"sort"
 
 	openai "github.com/sashabaranov/go-openai"
 )
@@ -101,17 +102,43 @@ func (ex *exchange) failure(err error) error {
 	return &httpFailure{status: ex.status, body: ex.raw, err: err}
 }
 
-// requestBody is req as JSON with msgs, in the dialect's shape, as its messages.
-func requestBody(req openai.ChatCompletionRequest, msgs []Message) ([]byte, error) {
+// requestBody is req as JSON with msgs, in the dialect's shape, as its messages, and the fields
+// of extra that go-openai's request lacks (a provider's own thinking controls), keys in order.
+func requestBody(req openai.ChatCompletionRequest, msgs []Message, extra map[string]any) ([]byte, error) {
 	wire := make([]wireMessage, len(msgs))
 	for i, m := range msgs {
 		wire[i] = m.wire()
 	}
 	// The outer field shadows the embedded request's own messages.
-	return json.Marshal(struct {
+	body, err := json.Marshal(struct {
 		openai.ChatCompletionRequest
 		Messages []wireMessage `json:"messages"`
 	}{req, wire})
+	if err != nil || len(extra) == 0 {
+		return body, err
+	}
+	keys := make([]string, 0, len(extra))
+	for k := range extra {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	// The object's closing brace gives way to the extra fields: no second encoding of the
+	// whole request, whose messages are most of it.
+	out := bytes.NewBuffer(make([]byte, 0, len(body)+64*len(keys)))
+	out.Write(body[:len(body)-1])
+	for _, k := range keys {
+		v, err := json.Marshal(extra[k])
+		if err != nil {
+			return nil, fmt.Errorf("the request's %s: %w", k, err)
+		}
+		name, _ := json.Marshal(k)
+		out.WriteByte(',')
+		out.Write(name)
+		out.WriteByte(':')
+		out.Write(v)
+	}
+	out.WriteByte('}')
+	return out.Bytes(), nil
 }
 
 // wireMessage is a request message as sent: OpenAI's fields, and the ones thinking models add.

@@ -105,6 +105,8 @@ type LLMCallStats struct {
 	// none arrived, or the call was not streamed).
 	Took, FirstToken          time.Duration
 	InputTokens, OutputTokens int64
+	// ReasoningTokens is the part of OutputTokens spent thinking, where the provider reports it.
+	ReasoningTokens int64
 	// ErrorClass is "" for a call that succeeded, else one of llmconfig's error classes.
 	ErrorClass string
 }
@@ -130,6 +132,10 @@ func (m *Metrics) LLMCall(c LLMCallStats) {
 	}
 	if c.OutputTokens > 0 {
 		m.llmTokens.WithLabelValues(provider, model, "output").Add(float64(c.OutputTokens))
+	}
+	if c.ReasoningTokens > 0 {
+		// A part of "output", counted beside it: a sum over every direction counts it twice.
+		m.llmTokens.WithLabelValues(provider, model, "reasoning").Add(float64(c.ReasoningTokens))
 	}
 }
 

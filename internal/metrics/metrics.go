@@ -58,7 +58,7 @@ func New() *Metrics {
 			[]float64{.25, .5, 1, 2, 5, 10, 30, 60, 120, 300, 600}, "status"),
 		llmCalls: f.counter("llm_calls_total", "Calls to LLM providers, by provider, model and outcome (ok, error).",
 			"provider", "model", "outcome"),
-		llmTokens: f.counter("llm_tokens_total", "Tokens reported by LLM providers, by provider, model and direction (input, output).",
+		llmTokens: f.counter("llm_tokens_total", "Tokens reported by LLM providers, by provider, model and direction (input, output, and reasoning: the part of output spent thinking).",
 			"provider", "model", "direction"),
 		toolCalls: f.counter("tool_calls_total", "Tool calls the model made, by tool and outcome (success, failure) as the tool reported it.",
 			"tool", "outcome"),

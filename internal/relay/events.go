@@ -21,6 +21,12 @@ const (
 	TypeRetry = "retry"
 	// TypeToolProgress carries per-node or per-device progress while a tool runs.
 	TypeToolProgress = "tool_progress"
+	// TypeReasoning carries a piece of what a thinking model writes before its answer, in
+	// "reasoning", with the "message_id" of the answer it leads to. It is never content: a
+	// client that knows only the chat API's types (GNS3's panel) shows the answer alone and sees
+	// heartbeats while the model thinks. Consecutive pieces may arrive merged into one event. A
+	// private (injection) turn sends none, and a retry drops the current call's like its text.
+	TypeReasoning = "reasoning"
 )
 
 // Approval events (configuration jobs and destructive lab tools wait for the session owner).
@@ -76,10 +82,12 @@ type ToolCall struct {
 
 // Payload is the JSON body of every event. Fields follow the chat API's shapes; empty ones are omitted.
 type Payload struct {
-	Type       string    `json:"type"`
-	SessionID  string    `json:"session_id,omitempty"`
-	TurnID     string    `json:"turn_id,omitempty"`
-	Content    string    `json:"content,omitempty"`
+	Type      string `json:"type"`
+	SessionID string `json:"session_id,omitempty"`
+	TurnID    string `json:"turn_id,omitempty"`
+	Content   string `json:"content,omitempty"`
+	// Reasoning is the text of a reasoning event, never of content.
+	Reasoning  string    `json:"reasoning,omitempty"`
 	MessageID  string    `json:"message_id,omitempty"`
 	ToolCall   *ToolCall `json:"tool_call,omitempty"`
 	ToolName   string    `json:"tool_name,omitempty"`

@@ -5,6 +5,7 @@
 import { placeApproval } from './approvals.js';
 import { h } from './dom.js';
 import { render as renderMarkdown } from './markdown.js';
+import { eventTime, ReasoningBlock } from './reasoning.js';
 import { ToolCard } from './toolcards.js';
 
 /** userMessage renders what the user typed as plain text (their newlines kept). */
@@ -23,8 +24,9 @@ export function noticeBox(kind, text, ...actions) {
 }
 
 /**
- * AssistantTurn is one answer of the copilot: text segments and tool cards in the order the
- * model produced them. It applies SSE events (handle) and stored history messages alike.
+ * AssistantTurn is one answer of the copilot: reasoning, text segments and tool cards in the
+ * order the model produced them. It applies SSE events (handle) and stored history messages
+ * alike.
  */
 export class AssistantTurn {
   constructor() {
@@ -36,6 +38,9 @@ export class AssistantTurn {
     this.byIndex = new Map();
     this.callStart = 0;
     this.text = null;
+    // reasoning is the model call's reasoning while the model thinks (a ReasoningBlock), until
+    // whatever the call produces next ends it.
+    this.reasoning = null;
     this.renderTimer = 0;
     this.finished = false;
     this.onError = null;
@@ -107,11 +112,39 @@ export class AssistantTurn {
     return null;
   }
 
-  /** handle applies one SSE event; it returns true for the turn's terminal event. */
-  handle(type, d) {
+  /** addReasoning starts (or continues) the current call's reasoning block. */
+  addReasoning(text, at) {
+    if (!this.reasoning) {
+      this.reasoning = new ReasoningBlock({ live: true, at });
+      this.segments.push({ kind: 'reasoning', el: this.reasoning.el });
+      this.body.insertBefore(this.reasoning.el, this.thinking.isConnected ? this.thinking : null);
+      this.text = null;
+    }
+    this.reasoning.append(text);
+  }
+
+  /** endReasoning says the model stopped thinking: something else of its call arrived at at. */
+  endReasoning(at) {
+    if (!this.reasoning) return;
+    this.reasoning.finish(at);
+    this.reasoning = null;
+  }
+
+  /**
+   * handle applies one SSE event, logged under id (its SSE id, which tells its time); it returns
+   * true for the turn's terminal event.
+   */
+  handle(type, d, id = '') {
+    const at = eventTime(id);
+    if (type !== 'reasoning' && type !== 'heartbeat' && type !== 'tool_progress') this.endReasoning(at);
     switch (type) {
       case 'turn_started':
         this.setStreaming(true);
+        return false;
+      case 'reasoning':
+        // What the model writes before its answer: shown as thinking, folded, never as the answer.
+        this.setThinking(false);
+        this.addReasoning(d.reasoning || '', at);
         return false;
       case 'content':
         this.setThinking(false);
@@ -190,11 +223,13 @@ export class AssistantTurn {
     this.segments = keep;
     this.byIndex.clear();
     this.text = null;
+    this.reasoning = null;
     this.setThinking(true);
   }
 
   finish() {
     this.finished = true;
+    this.endReasoning(NaN);
     this.flush();
     this.setStreaming(false);
     for (const seg of this.segments) if (seg.kind === 'tool') seg.card.stop();
@@ -205,6 +240,13 @@ export class AssistantTurn {
   /** addHistory applies one stored assistant or tool message. */
   addHistory(m) {
     if (m.role === 'assistant') {
+      if (m.reasoning) {
+        const block = new ReasoningBlock({ live: false });
+        block.append(m.reasoning);
+        this.segments.push({ kind: 'reasoning', el: block.el });
+        this.body.append(block.el);
+        this.text = null;
+      }
       if (m.content) {
         this.appendText(m.content);
         this.text = null;

@@ -1,5 +1,5 @@
-// The running turn's record in this tab: its question, its events (compacted) and the last
-// event id, kept in sessionStorage so that after a reload the page shows what it had at once
+// The running turn's record in this tab: its question, its events (compacted, each with its log
+// id, which tells its time) and the last event id, kept in sessionStorage so that after a reload the page shows what it had at once
 // and rejoins the turn after the last event it saw.
 
 import { KEYS, state } from './page.js';
@@ -29,13 +29,16 @@ export function recordLive(ctx, type, d, id) {
   const last = events[events.length - 1];
   if (type === 'content' && last && last[0] === 'content') {
     last[1] = { ...last[1], content: (last[1].content || '') + (d.content || '') };
+  } else if (type === 'reasoning' && last && last[0] === 'reasoning') {
+    // Kept under the first piece's id: the block's start is what the replay needs of it.
+    last[1] = { ...last[1], reasoning: (last[1].reasoning || '') + (d.reasoning || '') };
   } else if (type === 'tool_call' && d.tool_call && d.tool_call.id) {
     // Arguments accumulate: only the latest frame of a call matters.
     const k = events.findIndex((e) => e[0] === 'tool_call' && e[1].tool_call && e[1].tool_call.id === d.tool_call.id);
-    if (k >= 0 && k === events.length - 1) events[k] = [type, d];
-    else events.push([type, d]);
+    if (k >= 0 && k === events.length - 1) events[k] = [type, d, id];
+    else events.push([type, d, id]);
   } else {
-    events.push([type, d]);
+    events.push([type, d, id]);
   }
   ctx.live.lastEventId = id || ctx.live.lastEventId;
   if (!ctx.persistTimer) {

@@ -152,7 +152,7 @@ function onEvent(ctx, ev) {
   }
   if (ctx.live) recordLive(ctx, type, d, ev.id);
   if (type === 'exercise_started' || type === 'exercise_checked') pane.exerciseEvent(d);
-  const terminal = ctx.turn.handle(type, d);
+  const terminal = ctx.turn.handle(type, d, ev.id);
   if (type === 'error') addErrorActions(ctx.turn, d.error || '');
   scrollToEnd();
   return terminal;
@@ -207,7 +207,7 @@ export async function joinRunning(sessionId, record, current) {
   if (userEl) conversationEl.append(userEl);
   conversationEl.append(turn.el);
   turn.setStreaming(true);
-  for (const [type, d] of live.events) turn.handle(type, d);
+  for (const [type, d, id] of live.events) turn.handle(type, d, id);
   const ctx = newStream({ turn, userEl, sessionId, turnId: live.turnId, expectTurn: live.turnId, lastEventId: live.lastEventId, reloadHistory: true });
   ctx.live = live;
   setBusy(true);

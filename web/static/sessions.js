@@ -64,7 +64,8 @@ export async function loadSessions() {
 function sessionStats(s) {
   const msgs = s.message_count || 0;
   const calls = s.llm_calls_count || 0;
-  return `${msgs} message${msgs === 1 ? '' : 's'} · ${calls} LLM call${calls === 1 ? '' : 's'} · ${formatCount(s.total_tokens)} tokens`;
+  const thinking = s.reasoning_tokens > 0 ? `, ${formatCount(s.reasoning_tokens)} thinking` : '';
+  return `${msgs} message${msgs === 1 ? '' : 's'} · ${calls} LLM call${calls === 1 ? '' : 's'} · ${formatCount(s.total_tokens)} tokens${thinking}`;
 }
 
 // Each render of the list gets a number, so an inline rename box that a re-render removed

@@ -204,6 +204,7 @@ function edit(c) {
   $('llm-context-limit').value = c.context_limit ?? 128;
   $('llm-context-strategy').value = c.context_strategy || 'balanced';
   $('llm-mode').value = c.copilot_mode || 'teaching_assistant';
+  $('llm-effort').value = c.reasoning_effort || 'default';
   $('llm-default').checked = !!c.is_default;
   $('llm-name').focus();
 }
@@ -223,6 +224,9 @@ function formBody() {
     context_limit: num('llm-context-limit'),
     context_strategy: $('llm-context-strategy').value,
     copilot_mode: $('llm-mode').value,
+    // Said to each provider in its own words by the copilot; a value the model cannot take is
+    // refused with the ones it can.
+    reasoning_effort: $('llm-effort').value,
     is_default: $('llm-default').checked,
   };
   const maxTokens = num('llm-max-tokens');

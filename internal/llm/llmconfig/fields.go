@@ -54,6 +54,8 @@ type Change struct {
 	ContextLimit    *int
 	ContextStrategy *string
 	CopilotMode     *string
+	// ReasoningEffort: one of Efforts, or "" for the provider's default.
+	ReasoningEffort *string
 	IsDefault       *bool
 	// WriterIsSuperadmin says the change comes from a GNS3 superadmin, whose endpoints are
 	// trusted; a regular user's must pass the outbound policy.
@@ -201,6 +203,14 @@ func applyChange(c *models.LLMModelConfig, ch Change, creating bool) (*string, e
 	}
 	if !contains(CopilotModes(), c.CopilotMode) {
 		bad("copilot_mode %q is not one of %s", c.CopilotMode, strings.Join(CopilotModes(), ", "))
+	}
+
+	if ch.ReasoningEffort != nil {
+		c.ReasoningEffort = NormalizeEffort(*ch.ReasoningEffort)
+	}
+	// Checked also when only the model changed: an effort one model takes, another may not.
+	if err := ValidateEffort(c.Provider, c.Model, c.ReasoningEffort); err != nil {
+		bad("%v", err)
 	}
 
 	if ch.IsDefault != nil {

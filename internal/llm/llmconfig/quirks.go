@@ -21,6 +21,14 @@ var geminiDroppedKeywords = []string{"$schema", "$id", "$comment", "additionalPr
 // fields it refuses are dropped and the values it reads differently are translated. Requests
 // to providers without quirks are left as they are.
 func ShapeRequest(s Settings, req *openai.ChatCompletionRequest) {
+	if reasoningRequest.MatchString(s.Model) {
+		// OpenAI's reasoning models (and go-openai's check of them) refuse max_tokens and any
+		// temperature but the default.
+		if req.MaxTokens > 0 {
+			req.MaxCompletionTokens, req.MaxTokens = req.MaxTokens, 0
+		}
+		req.Temperature = 0
+	}
 	switch strings.ToLower(s.Provider) {
 	case "anthropic":
 		if req.Temperature > 1 {

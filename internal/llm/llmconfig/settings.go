@@ -22,6 +22,9 @@ type Settings struct {
 	ContextLimitK   int // context window in thousands of tokens; 0 = unknown
 	ContextStrategy string
 	CopilotMode     string
+	// ReasoningEffort is how much a thinking model thinks (Efforts), "" for the provider's
+	// default; ShapeThinking says it in the provider's words.
+	ReasoningEffort string
 	// Trusted endpoints (the server default, a superadmin's or a group's configuration) may be
 	// anywhere; the others go through the outbound policy (package egress).
 	Trusted bool

@@ -280,7 +280,7 @@ func (s *Store) settings(ctx context.Context, c *models.LLMModelConfig) (Setting
 	t := c.Temperature
 	st := Settings{ConfigID: c.ID, Name: c.Name, Provider: c.Provider, BaseURL: c.BaseURL, Model: c.Model,
 		Temperature: &t, MaxTokens: c.MaxTokens, ContextLimitK: c.ContextLimit, ContextStrategy: c.ContextStrategy,
-		CopilotMode: c.CopilotMode, Trusted: c.EndpointTrusted || c.OwnerType == models.OwnerGroup}
+		CopilotMode: c.CopilotMode, ReasoningEffort: c.ReasoningEffort, Trusted: c.EndpointTrusted || c.OwnerType == models.OwnerGroup}
 	if c.APIKeySealed == "" {
 		return st, nil
 	}

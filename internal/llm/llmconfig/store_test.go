@@ -73,7 +73,7 @@ func TestCreateValidatesEveryField(t *testing.T) {
 		{"long name", func(c *Change) { c.Name = ptr(strings.Repeat("é", 101)) }, "at most 100"},
 		{"no provider", func(c *Change) { c.Provider = nil }, "provider is required"},
 		{"unknown provider", func(c *Change) { c.Provider = ptr("cohere") }, `use "custom"`},
-		{"no model", func(c *Change) { c.Model = ptr("") }, "model is required (for example gpt-4o-mini)"},
+		{"no model", func(c *Change) { c.Model = ptr("") }, "model is required (for example gpt-6.1-terra)"},
 		{"hot", func(c *Change) { c.Temperature = ptr(2.01) }, "temperature must be between 0 and 2"},
 		{"cold", func(c *Change) { c.Temperature = ptr(-0.1) }, "temperature must be between 0 and 2"},
 		{"context 0", func(c *Change) { c.ContextLimit = ptr(0) }, "context_limit"},
@@ -239,7 +239,7 @@ func TestUpdateKeepsClearsAndGuardsTheKey(t *testing.T) {
 		t.Fatalf("same host: %v", err)
 	}
 	u, err = st.Update(ctx, owner, c.ID, nil, Change{Provider: ptr("deepseek"), Model: ptr("deepseek-chat"), APIKey: ptr("sk-deepseek-0000000000000000wxyz")})
-	if err != nil || u.BaseURL != "https://api.deepseek.com/v1" || key(c.ID) != "sk-deepseek-0000000000000000wxyz" || u.APIKeyHint != "sk-…wxyz" {
+	if err != nil || u.BaseURL != "https://api.deepseek.com" || key(c.ID) != "sk-deepseek-0000000000000000wxyz" || u.APIKeyHint != "sk-…wxyz" {
 		t.Fatalf("provider switch: %+v %v", u, err)
 	}
 	// Moving to a local server that needs no key, removing the key (a superadmin's change: a

@@ -179,7 +179,10 @@ func Start(t testing.TB, opts Options) *Env {
 		opts.Configure(&cfg)
 	}
 	if !opts.NoLLM {
-		cfg.LLMBaseURL, cfg.LLMModel, cfg.LLMAPIKey = llm.URL, "gpt-4o-mini", LLMKey
+		cfg.LLMBaseURL, cfg.LLMAPIKey = llm.URL, LLMKey
+		if cfg.LLMModel == "" { // a test may have named the server default's model (Configure)
+			cfg.LLMModel = "gpt-4o-mini"
+		}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()

@@ -111,10 +111,38 @@ const (
 	AnthropicSignatureInvalid = "Invalid `signature` in `thinking` block"
 )
 
+// thinksNot reports whether the request switches p's thinking off: the model then writes no
+// reasoning (a Reply's Reasoning is not sent). DeepSeek's thinking {type: disabled}, OpenRouter's
+// reasoning {effort: none} (or exclude, which leaves the reasoning out of the answer), vLLM's
+// chat_template_kwargs {enable_thinking: false}.
+func thinksNot(p Provider, rec Request) bool {
+	switch p {
+	case DeepSeekThinking:
+		return rec.ThinkingType() == "disabled"
+	case OpenRouterDeepSeek, OpenRouterSigned:
+		var rc struct {
+			Effort  string `json:"effort"`
+			Exclude bool   `json:"exclude"`
+		}
+		_ = json.Unmarshal(rec.ReasoningConfig, &rc)
+		return rc.Effort == "none" || rc.Exclude
+	case VLLMReasoning:
+		var kw struct {
+			EnableThinking *bool `json:"enable_thinking"`
+		}
+		_ = json.Unmarshal(rec.ChatTemplateKwargs, &kw)
+		return kw.EnableThinking != nil && !*kw.EnableThinking
+	}
+	return false
+}
+
 // refuse applies p's own checks to a request OpenAI's checks let through.
 func (s *Server) refuse(p Provider, rec Request) *providerError {
 	switch p {
 	case DeepSeekThinking:
+		if rec.ThinkingType() == "disabled" {
+			return nil // non-thinking mode reads no reasoning_content
+		}
 		if at := missingReasoningContent(rec); at >= 0 {
 			return deepSeekError()
 		}

@@ -96,6 +96,10 @@ type ToolCall struct {
 type Usage struct {
 	PromptTokens     int
 	CompletionTokens int
+	// ReasoningTokens is the part of CompletionTokens spent thinking, reported in
+	// completion_tokens_details.reasoning_tokens. An emulated thinking provider counts a Reply's
+	// Reasoning there when Usage is not given.
+	ReasoningTokens int
 }
 
 // APIError is an error answered in OpenAI's shape

@@ -33,6 +33,31 @@ type Request struct {
 	MaxCompletionTokens *int
 	Stream              bool
 	StreamOptions       *StreamOptions
+	// How much a thinking model is asked to think, in each provider's words, as sent (nil or ""
+	// when absent): OpenAI's reasoning_effort, DeepSeek's and Anthropic's thinking, OpenRouter's
+	// reasoning, vLLM's and llama.cpp's chat_template_kwargs.
+	ReasoningEffort    string
+	Thinking           json.RawMessage
+	ReasoningConfig    json.RawMessage
+	ChatTemplateKwargs json.RawMessage
+}
+
+// ThinkingType is the request's thinking.type (DeepSeek's and Anthropic's switch), "" when absent.
+func (r Request) ThinkingType() string {
+	var t struct {
+		Type string `json:"type"`
+	}
+	_ = json.Unmarshal(r.Thinking, &t)
+	return t.Type
+}
+
+// ReasoningEffortOf is OpenRouter's reasoning.effort as sent, "" when absent.
+func (r Request) ReasoningEffortOf() string {
+	var rc struct {
+		Effort string `json:"effort"`
+	}
+	_ = json.Unmarshal(r.ReasoningConfig, &rc)
+	return rc.Effort
 }
 
 // Message is one entry of the request's messages array.
@@ -160,6 +185,10 @@ type wireRequest struct {
 	MaxCompletionTokens *int             `json:"max_completion_tokens"`
 	Stream              *bool            `json:"stream"`
 	StreamOptions       *json.RawMessage `json:"stream_options"`
+	ReasoningEffort     *string          `json:"reasoning_effort"`
+	Thinking            json.RawMessage  `json:"thinking"`
+	Reasoning           json.RawMessage  `json:"reasoning"`
+	ChatTemplateKwargs  json.RawMessage  `json:"chat_template_kwargs"`
 }
 
 type wireMessage struct {
@@ -208,6 +237,10 @@ func decodeRequest(body []byte, rec *Request) (*wireRequest, *APIError) {
 	rec.MaxTokens = w.MaxTokens
 	rec.MaxCompletionTokens = w.MaxCompletionTokens
 	rec.Stream = w.Stream != nil && *w.Stream
+	if w.ReasoningEffort != nil {
+		rec.ReasoningEffort = *w.ReasoningEffort
+	}
+	rec.Thinking, rec.ReasoningConfig, rec.ChatTemplateKwargs = w.Thinking, w.Reasoning, w.ChatTemplateKwargs
 	if w.StreamOptions != nil && string(*w.StreamOptions) != "null" {
 		var so StreamOptions
 		if err := json.Unmarshal(*w.StreamOptions, &so); err != nil {

@@ -71,7 +71,7 @@ type plan struct {
 	usage        usageWire
 }
 
-func makePlan(rec Request, reply Reply) plan {
+func makePlan(provider Provider, rec Request, reply Reply) plan {
 	p := plan{
 		id:      fmt.Sprintf("chatcmpl-fake%06d", rec.Seq),
 		model:   rec.Model,
@@ -98,13 +98,19 @@ func makePlan(rec Request, reply Reply) plan {
 		u = *reply.Usage
 	} else {
 		u = estimateUsage(rec, reply)
+		if provider != OpenAI {
+			// Thinking models' providers count the reasoning apart, as part of the completion.
+			for _, r := range reply.Reasoning {
+				u.ReasoningTokens += max(1, estimateTokens(r))
+			}
+		}
 	}
 	p.usage = usageWire{
 		PromptTokens:            u.PromptTokens,
 		CompletionTokens:        u.CompletionTokens,
 		TotalTokens:             u.PromptTokens + u.CompletionTokens,
 		PromptTokensDetails:     map[string]int{"cached_tokens": 0, "audio_tokens": 0},
-		CompletionTokensDetails: map[string]int{"reasoning_tokens": 0, "audio_tokens": 0, "accepted_prediction_tokens": 0, "rejected_prediction_tokens": 0},
+		CompletionTokensDetails: map[string]int{"reasoning_tokens": u.ReasoningTokens, "audio_tokens": 0, "accepted_prediction_tokens": 0, "rejected_prediction_tokens": 0},
 	}
 	return p
 }
@@ -215,7 +221,10 @@ func (s *Server) streamEvents(p Provider, rec Request, reply Reply) (string, []s
 }
 
 func (s *Server) plainEvents(provider Provider, rec Request, reply Reply) (string, []string) {
-	p := makePlan(rec, reply)
+	if thinksNot(provider, rec) {
+		reply.Reasoning = nil
+	}
+	p := makePlan(provider, rec, reply)
 	includeUsage := rec.IncludeUsage()
 	frame := func(choices []chunkChoice) string {
 		c := chunk{ID: p.id, Object: "chat.completion.chunk", Created: p.created, Model: p.model, SystemFingerprint: systemFingerprint, Choices: choices}
@@ -346,7 +355,10 @@ func geminiSignature(sig string) map[string]any {
 // completion renders the non-streaming answer as provider p sends it; content is null when the
 // model only calls tools, as OpenAI sends it.
 func (s *Server) completion(provider Provider, rec Request, reply Reply) completionWire {
-	p := makePlan(rec, reply)
+	if thinksNot(provider, rec) {
+		reply.Reasoning = nil
+	}
+	p := makePlan(provider, rec, reply)
 	msg := completionMsg{Role: "assistant", Refusal: jsonNull}
 	text := strings.Join(reply.Content, "")
 	// Reasoning travels in the message's fields, or in front of the content as the stream has it.
