@@ -362,3 +362,55 @@ func TestReasoningIsStoredWithItsMessage(t *testing.T) {
 		require.Equal(t, "", later[0].Reasoning)
 	})
 }
+
+// A model-context message is read with the transcript, before the assistant message of its
+// slot, on the turn's later calls and on later turns; people never see it: not in the history,
+// not in the session's message count. A retried call can take it back.
+func TestModelContextIsForTheModelOnly(t *testing.T) {
+	forEachChatDB(t, func(t *testing.T, repo *ChatRepository) {
+		ctx := context.Background()
+		sess, turn, _, err := repo.StartTurn(ctx, turnParams("", uuid.NewString(), uuid.NewString()))
+		require.NoError(t, err)
+		lab := ChatMessage{ID: ContextMessageID(turn.ID, 1), SessionID: sess.ThreadID, TurnID: turn.ID, TurnSeq: turn.Seq, Idx: 1, Sub: -1,
+			Role: "user", Content: "<lab>PC1</lab>", Metadata: `{"restate":"<lab>PC1</lab>"}`, ModelContext: true}
+		answer := ChatMessage{ID: MessageID(turn.ID, 1), SessionID: sess.ThreadID, TurnID: turn.ID, TurnSeq: turn.Seq, Idx: 1,
+			Role: "assistant", Content: "One PC."}
+		// The answer is written after the note, but the order is the slot's, not the write's.
+		require.NoError(t, repo.SaveMessage(ctx, &answer))
+		require.NoError(t, repo.SaveMessage(ctx, &lab))
+		staged, _, err := repo.Transcript(ctx, turn, func(string) bool { return false })
+		require.NoError(t, err)
+		require.Len(t, staged, 3)
+		require.True(t, staged[1].ModelContext)
+		require.Equal(t, "<lab>PC1</lab>", staged[1].Content)
+		require.Equal(t, "assistant", staged[2].Role)
+
+		_, err = repo.FinalizeTurn(ctx, FinalizeParams{TurnID: turn.ID, Status: domain.TurnCompleted})
+		require.NoError(t, err)
+		s, err := repo.GetSession(ctx, sess.UserID, sess.ProjectID, sess.ThreadID)
+		require.NoError(t, err)
+		require.EqualValues(t, 2, s.MessageCount, "the question and the answer")
+		hist, total, err := repo.HistoryPage(ctx, sess.ThreadID, 50, 0)
+		require.NoError(t, err)
+		require.EqualValues(t, 2, total)
+		for _, m := range hist {
+			require.False(t, m.ModelContext, "the history shows what people read")
+		}
+
+		_, next, _, err := repo.StartTurn(ctx, turnParams(sess.ThreadID, sess.UserID, sess.ProjectID))
+		require.NoError(t, err)
+		later, _, err := repo.Transcript(ctx, next, func(string) bool { return false })
+		require.NoError(t, err)
+		require.Len(t, later, 4)
+		require.True(t, later[1].ModelContext, "a later turn's model reads it where the first did")
+
+		stale := ChatMessage{ID: ContextMessageID(next.ID, 1), SessionID: sess.ThreadID, TurnID: next.ID, TurnSeq: next.Seq, Idx: 1, Sub: -1,
+			Role: "user", Content: "<lab_update>PC2 added</lab_update>", ModelContext: true}
+		require.NoError(t, repo.SaveMessage(ctx, &stale))
+		require.NoError(t, repo.DeleteMessage(ctx, stale.ID))
+		require.NoError(t, repo.DeleteMessage(ctx, stale.ID), "deleting what is not there is no error")
+		later, _, err = repo.Transcript(ctx, next, func(string) bool { return false })
+		require.NoError(t, err)
+		require.Len(t, later, 4)
+	})
+}

@@ -85,9 +85,16 @@ type ChatMessage struct {
 	// question before the call's result (-1), the answer after it (1). GNS3's panel folds a
 	// result into the assistant message before it, so the result's card lands on the question
 	// and the answer follows both.
-	Aside     bool `gorm:"not null;default:false"`
-	Sub       int  `gorm:"not null;default:0"`
-	CreatedAt time.Time
+	Aside bool `gorm:"not null;default:false"`
+	Sub   int  `gorm:"not null;default:0"`
+	// ModelContext marks the opposite of an aside: a message the model reads and people do not,
+	// such as the lab as the copilot showed it to the model (the project when the model first saw
+	// it, then what changed). It sits before the assistant message of its Idx (Sub -1) and is
+	// stored so that every later request shows the model exactly the text it was shown before
+	// (a prefix cache then reuses the request). The history, the export and the message count
+	// leave it out; internal/llm decides how it goes on the wire.
+	ModelContext bool `gorm:"not null;default:false"`
+	CreatedAt    time.Time
 }
 
 // Repository errors the API maps to HTTP statuses.
