@@ -5,9 +5,9 @@ import (
 )
 
 // LabChanges says what differs between two renderings of a project (SnapshotContext), one line
-// per change, each short and carrying the ids the model needs: a node that is new or changed is
-// given whole ("- PC3 added: vpcs, started, …; node_id …"), a deleted one by name and id, a link
-// by its ends. Deleted things come first, then the rest in the order of the new rendering. Nothing
+// per change, each short and carrying the ids the model needs: a new node is given whole ("- PC3
+// added: vpcs, started, …; node_id …"), a changed one without the id it had under the same name,
+// a deleted one by name and id, a link by its ends. Deleted things come first, then the rest in the order of the new rendering. Nothing
 // changed is nil.
 //
 // It reads the text SnapshotContext writes, since the text is all that is kept of what the model
@@ -40,6 +40,10 @@ func LabChanges(before, now string) []string {
 			continue
 		}
 		switch {
+		case l.kind == lineNode && had && prev.name == l.name:
+			// The model has its id already, under the same name.
+			desc, _, _ := strings.Cut(l.body, "; node_id ")
+			out = append(out, "- "+l.name+" now: "+desc)
 		case l.kind == lineNode && had:
 			out = append(out, "- "+l.name+" now: "+l.body)
 		case l.kind == lineNode:

@@ -19,8 +19,9 @@ func labOf(nodes []gns3.Node, links []gns3.Link) string {
 		Nodes: nodes, Links: links}, "127.0.0.1")
 }
 
-// A note of what changed names each new or changed node whole, with its id, a deleted one by
-// name and id, and links by their ends; an unchanged lab has no note.
+// A note of what changed names each new node whole, with its id, a changed one without the id
+// the model has (unless it was renamed), a deleted one by name and id, and links by their ends;
+// an unchanged lab has no note.
 func TestLabChangesSayWhatChangedWithItsIds(t *testing.T) {
 	pc1, pc2 := vpcsNode("n1", "PC1", "started", 5000), vpcsNode("n2", "PC2", "started", 5001)
 	before := labOf([]gns3.Node{pc1, pc2}, nil)
@@ -37,8 +38,8 @@ func TestLabChangesSayWhatChangedWithItsIds(t *testing.T) {
 	pc3.Status, pc4.Status = "started", "started"
 	linked := labOf([]gns3.Node{pc1, pc2, pc3, pc4}, []gns3.Link{link})
 	require.Equal(t, []string{
-		"- PC3 now: vpcs, started, telnet 127.0.0.1:5002; connected: Ethernet0→PC4 Ethernet0; node_id n3",
-		"- PC4 now: vpcs, started, telnet 127.0.0.1:5003; connected: Ethernet0→PC3 Ethernet0; node_id n4",
+		"- PC3 now: vpcs, started, telnet 127.0.0.1:5002; connected: Ethernet0→PC4 Ethernet0",
+		"- PC4 now: vpcs, started, telnet 127.0.0.1:5003; connected: Ethernet0→PC3 Ethernet0",
 		"- link PC3 Ethernet0 <-> PC4 Ethernet0 added",
 	}, LabChanges(added, linked))
 
@@ -53,8 +54,8 @@ func TestLabChangesSayWhatChangedWithItsIds(t *testing.T) {
 	require.Equal(t, []string{
 		"- PC1 deleted (node_id n1)",
 		"- link PC3 Ethernet0 <-> PC4 Ethernet0 removed",
-		"- PC3 now: vpcs, started, telnet 127.0.0.1:5002; free ports: Ethernet0; node_id n3",
-		"- PC4 now: vpcs, started, telnet 127.0.0.1:5003; free ports: Ethernet0; node_id n4",
+		"- PC3 now: vpcs, started, telnet 127.0.0.1:5002; free ports: Ethernet0",
+		"- PC4 now: vpcs, started, telnet 127.0.0.1:5003; free ports: Ethernet0",
 		"- Server now: vpcs, started, telnet 127.0.0.1:5001; free ports: Ethernet0; node_id n2",
 	}, LabChanges(linked, gone))
 
