@@ -54,6 +54,10 @@ func (a *Activities) LLMCall(ctx context.Context, in workflows.LLMInput) (workfl
 	defer stopHeartbeats()
 	callCtx, release := a.abortable(ctx, turn.ID)
 	answer, callErr := a.streamToTurn(callCtx, settings, prompt, in.Turn, msgID)
+	if prompt.NoToolCalls {
+		// A server that ignored tool_choice "none": the step may not run tools, so none are kept.
+		answer.ToolCalls = nil
+	}
 	if release() && callErr != nil {
 		callErr, answer.ErrorClass = abortedError(), llmconfig.ErrorCancelled
 	}
@@ -150,6 +154,9 @@ func (a *Activities) streamToTurn(ctx context.Context, settings llmconfig.Settin
 			q.push(relay.Payload{Type: relay.TypeContent, Content: text, MessageID: msgID, SessionID: ref.SessionID})
 		},
 		ToolCall: func(c llm.ToolCall) {
+			if prompt.NoToolCalls {
+				return // never run: no card for it
+			}
 			last, now := sent[c.Index], time.Now()
 			if last != nil && !argsDue(len(c.Arguments), last.length, now.Sub(last.at)) {
 				return
@@ -166,6 +173,9 @@ func (a *Activities) streamToTurn(ctx context.Context, settings llmconfig.Settin
 	}
 	if err != nil {
 		return answer, temporalLLMError(err)
+	}
+	if prompt.NoToolCalls {
+		return answer, nil
 	}
 	for i := range answer.ToolCalls {
 		c := &answer.ToolCalls[i]
