@@ -76,6 +76,9 @@ func (a *Activities) proposeTitle(ctx context.Context, ref workflows.WorkRef) (w
 // last words.
 func questionAndAnswer(transcript []models.ChatMessage) (firstQuestion, lastAnswer string) {
 	for _, m := range transcript {
+		if m.ModelContext {
+			continue
+		}
 		if m.Role == "user" && firstQuestion == "" {
 			firstQuestion = m.Content
 		}
