@@ -96,6 +96,9 @@ type ToolCall struct {
 type Usage struct {
 	PromptTokens     int
 	CompletionTokens int
+	// CachedTokens is the part of PromptTokens a prompt cache served, reported in the server's
+	// UsageShape.
+	CachedTokens int
 }
 
 // APIError is an error answered in OpenAI's shape
