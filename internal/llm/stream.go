@@ -161,6 +161,9 @@ func (a *answer) chunk(data []byte, ans *Answer) error {
 	if c.Usage != nil {
 		ans.InputTokens, ans.OutputTokens = int64(c.Usage.PromptTokens), int64(c.Usage.CompletionTokens)
 	}
+	if n := c.cachedTokens(); n > 0 {
+		ans.CachedTokens = n
+	}
 	for _, ch := range c.Choices {
 		a.take(ch.Delta)
 		if ch.FinishReason != nil && *ch.FinishReason != "" {
