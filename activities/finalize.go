@@ -35,6 +35,7 @@ func (a *Activities) FinalizeTurn(ctx context.Context, in workflows.FinalizeInpu
 			in.LLMCalls++
 			in.InputTokens += title.InputTokens
 			in.OutputTokens += title.OutputTokens
+			in.CachedTokens += title.CachedTokens
 		}
 		in.Title = title.Title
 	}
@@ -47,7 +48,7 @@ const titleBudget = 20 * time.Second
 func (a *Activities) finalize(ctx context.Context, in workflows.FinalizeInput) error {
 	fin, err := a.Repo.FinishTurn(ctx, models.FinalizeParams{
 		TurnID: in.Turn.TurnID, Status: in.Status, Error: in.Error, LLMCalls: in.LLMCalls,
-		InputTokens: in.InputTokens, OutputTokens: in.OutputTokens, Title: in.Title,
+		InputTokens: in.InputTokens, OutputTokens: in.OutputTokens, CachedTokens: in.CachedTokens, Title: in.Title,
 	})
 	if err != nil {
 		return fmt.Errorf("finalizing turn: %w", err)
@@ -76,7 +77,8 @@ func (a *Activities) finalize(ctx context.Context, in workflows.FinalizeInput) e
 	}
 	done := relay.Payload{Type: relay.TypeDone, SessionID: in.Turn.SessionID, TurnID: in.Turn.TurnID,
 		Status: in.Status, Title: in.Title, Cancelled: in.Status == domain.TurnCancelled,
-		Usage: map[string]int64{"llm_calls": in.LLMCalls, "input_tokens": in.InputTokens, "output_tokens": in.OutputTokens}}
+		Usage: map[string]int64{"llm_calls": in.LLMCalls, "input_tokens": in.InputTokens, "output_tokens": in.OutputTokens,
+			"cached_tokens": in.CachedTokens}}
 	if in.Status == domain.TurnFailed {
 		done.Error = in.Error
 	}
@@ -145,5 +147,6 @@ func (a *Activities) turnEnded(ctx context.Context, in workflows.FinalizeInput, 
 	memtrim.Worked()
 	a.baseLogger().Info("turn", "event", "end", "turn_id", in.Turn.TurnID, "session_id", in.Turn.SessionID,
 		"project_id", in.Turn.ProjectID, "user_id", in.Turn.UserID, "mode", in.Turn.Mode, "status", in.Status,
-		"steps", in.LLMCalls, "input_tokens", in.InputTokens, "output_tokens", in.OutputTokens, "duration", d)
+		"steps", in.LLMCalls, "input_tokens", in.InputTokens, "output_tokens", in.OutputTokens,
+		"cached_tokens", in.CachedTokens, "duration", d)
 }

@@ -79,7 +79,7 @@ func (a *Activities) LLMCall(ctx context.Context, in workflows.LLMInput) (workfl
 		calls = append(calls, workflows.ToolCall{ID: c.ID, Name: c.Name, Arguments: c.Arguments})
 	}
 	return workflows.LLMResult{MessageID: msgID, ToolCalls: calls, FinishReason: answer.FinishReason,
-		InputTokens: answer.InputTokens, OutputTokens: answer.OutputTokens}, nil
+		InputTokens: answer.InputTokens, OutputTokens: answer.OutputTokens, CachedTokens: answer.CachedTokens}, nil
 }
 
 // saveAnswer stores the model's message of the turn, with its reasoning and the state its
@@ -88,7 +88,8 @@ func (a *Activities) LLMCall(ctx context.Context, in workflows.LLMInput) (workfl
 func (a *Activities) saveAnswer(ctx context.Context, turn *models.ChatTurn, idx int, settings llmconfig.Settings, answer llm.Answer, failed bool) error {
 	stored := llm.AnswerRow(settings, answer, !failed)
 	stored.ID, stored.SessionID, stored.TurnID, stored.TurnSeq, stored.Idx = models.MessageID(turn.ID, idx), turn.SessionID, turn.ID, turn.Seq, idx
-	meta := map[string]any{"model": settings.Model, "input_tokens": answer.InputTokens, "output_tokens": answer.OutputTokens}
+	meta := map[string]any{"model": settings.Model, "input_tokens": answer.InputTokens, "output_tokens": answer.OutputTokens,
+		"cached_tokens": answer.CachedTokens}
 	if failed {
 		meta["incomplete"] = true
 	}
@@ -220,7 +221,7 @@ var publicOnlyLLMClient = sync.OnceValue(func() *llm.Client { return llm.NewClie
 // recordLLMCall adds a model call to the metrics.
 func (a *Activities) recordLLMCall(s llmconfig.Settings, answer llm.Answer) {
 	a.Metrics.LLMCall(metrics.LLMCallStats{Provider: s.Provider, Model: s.Model, Took: answer.Took, FirstToken: answer.FirstToken,
-		InputTokens: answer.InputTokens, OutputTokens: answer.OutputTokens, ErrorClass: answer.ErrorClass})
+		InputTokens: answer.InputTokens, OutputTokens: answer.OutputTokens, CachedTokens: answer.CachedTokens, ErrorClass: answer.ErrorClass})
 }
 
 // temporalLLMError turns a failed model call into the error the workflow's retry policy reads:

@@ -68,7 +68,7 @@ func (a *Activities) proposeTitle(ctx context.Context, ref workflows.WorkRef) (w
 	if err != nil {
 		return workflows.TitleResult{}, temporalLLMError(err)
 	}
-	return workflows.TitleResult{Called: true, InputTokens: answer.InputTokens, OutputTokens: answer.OutputTokens,
+	return workflows.TitleResult{Called: true, InputTokens: answer.InputTokens, OutputTokens: answer.OutputTokens, CachedTokens: answer.CachedTokens,
 		Title: cleanTitle(answer.Content)}, nil
 }
 

@@ -19,16 +19,19 @@ import (
 
 // sessionView is the ChatSession shape of GNS3's chat API: metadata and stats are objects, times ISO 8601.
 type sessionView struct {
-	ID            uint            `json:"id"`
-	ThreadID      string          `json:"thread_id"`
-	UserID        string          `json:"user_id"`
-	ProjectID     string          `json:"project_id"`
-	Title         string          `json:"title"`
-	MessageCount  int64           `json:"message_count"`
-	LLMCallsCount int64           `json:"llm_calls_count"`
-	InputTokens   int64           `json:"input_tokens"`
-	OutputTokens  int64           `json:"output_tokens"`
-	TotalTokens   int64           `json:"total_tokens"`
+	ID            uint   `json:"id"`
+	ThreadID      string `json:"thread_id"`
+	UserID        string `json:"user_id"`
+	ProjectID     string `json:"project_id"`
+	Title         string `json:"title"`
+	MessageCount  int64  `json:"message_count"`
+	LLMCallsCount int64  `json:"llm_calls_count"`
+	InputTokens   int64  `json:"input_tokens"`
+	OutputTokens  int64  `json:"output_tokens"`
+	TotalTokens   int64  `json:"total_tokens"`
+	// CachedTokens is the part of input_tokens the model's prompt cache served (an addition to
+	// GNS3's chat API).
+	CachedTokens  int64           `json:"cached_tokens"`
 	LastMessageAt *string         `json:"last_message_at"`
 	CreatedAt     string          `json:"created_at"`
 	UpdatedAt     string          `json:"updated_at"`
@@ -56,7 +59,7 @@ func jsonObject(s string) json.RawMessage {
 func viewSession(s *models.ChatSession) sessionView {
 	v := sessionView{ID: s.ID, ThreadID: s.ThreadID, UserID: s.UserID, ProjectID: s.ProjectID, Title: s.Title,
 		MessageCount: s.MessageCount, LLMCallsCount: s.LLMCallsCount, InputTokens: s.InputTokens,
-		OutputTokens: s.OutputTokens, TotalTokens: s.TotalTokens, CreatedAt: isoTime(s.CreatedAt),
+		OutputTokens: s.OutputTokens, TotalTokens: s.TotalTokens, CachedTokens: s.CachedTokens, CreatedAt: isoTime(s.CreatedAt),
 		UpdatedAt: isoTime(s.UpdatedAt), Metadata: jsonObject(s.Metadata), Stats: jsonObject(s.Stats), Pinned: s.Pinned}
 	if s.LastMessageAt != nil {
 		t := isoTime(*s.LastMessageAt)

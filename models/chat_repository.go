@@ -398,6 +398,8 @@ type FinalizeParams struct {
 	LLMCalls     int64
 	InputTokens  int64
 	OutputTokens int64
+	// CachedTokens is the part of InputTokens the provider's prompt cache served.
+	CachedTokens int64
 	// Title, when set, names the session in the same step, unless the user has named it.
 	Title string
 }
@@ -529,7 +531,7 @@ func answerUnrunCalls(tx *gorm.DB, turn *ChatTurn, staged []ChatMessage, status 
 func addTurnStats(ctx context.Context, tx *gorm.DB, turn *ChatTurn, p FinalizeParams, messages int64, now time.Time) (bool, error) {
 	var locked bool
 	err := scanOne(ctx, tx, addSessionStats, []any{messages, p.LLMCalls, p.InputTokens, p.OutputTokens, p.InputTokens + p.OutputTokens,
-		now, now, p.Title, p.Title, turn.SessionID}, &locked)
+		p.CachedTokens, now, now, p.Title, p.Title, turn.SessionID}, &locked)
 	switch {
 	case errors.Is(err, ErrNotFound):
 		// The session is gone: a delete removes its turns too, so only an inconsistent file gets here.

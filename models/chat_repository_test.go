@@ -272,7 +272,8 @@ func TestFinishTurnNamesTheSessionUnlessTheUserDid(t *testing.T) {
 		if wanted, err := repo.TitleWanted(ctx, sess.ThreadID); err != nil || !wanted {
 			t.Fatalf("a new session: title wanted %v, %v", wanted, err)
 		}
-		fin, err := repo.FinishTurn(ctx, FinalizeParams{TurnID: turn.ID, Status: domain.TurnCompleted, LLMCalls: 2, InputTokens: 30, OutputTokens: 7, Title: "Lab overview"})
+		fin, err := repo.FinishTurn(ctx, FinalizeParams{TurnID: turn.ID, Status: domain.TurnCompleted, LLMCalls: 2, InputTokens: 30, OutputTokens: 7,
+			CachedTokens: 24, Title: "Lab overview"})
 		if err != nil || !fin.Applied || !fin.Titled {
 			t.Fatalf("finish: %+v, %v", fin, err)
 		}
@@ -283,8 +284,9 @@ func TestFinishTurnNamesTheSessionUnlessTheUserDid(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got.Title != "Lab overview" || got.LLMCallsCount != 2 || got.TotalTokens != 37 || got.MessageCount != 1 {
-			t.Fatalf("session after the first turn: title %q, %d calls, %d tokens, %d messages", got.Title, got.LLMCallsCount, got.TotalTokens, got.MessageCount)
+		if got.Title != "Lab overview" || got.LLMCallsCount != 2 || got.TotalTokens != 37 || got.MessageCount != 1 || got.CachedTokens != 24 {
+			t.Fatalf("session after the first turn: title %q, %d calls, %d tokens (%d cached), %d messages", got.Title, got.LLMCallsCount,
+				got.TotalTokens, got.CachedTokens, got.MessageCount)
 		}
 		if wanted, err := repo.TitleWanted(ctx, sess.ThreadID); err != nil || wanted {
 			t.Fatalf("after a completed turn: title wanted %v, %v", wanted, err)

@@ -15,16 +15,19 @@ import (
 // (user, project, pinned, updated_at, id) is the one the session list reads in its order, a page
 // of a user's 10,000 sessions without sorting them.
 type ChatSession struct {
-	ID            uint       `gorm:"primaryKey;autoIncrement;index:idx_session_list,priority:5" json:"id"`
-	ThreadID      string     `gorm:"size:64;not null;uniqueIndex:idx_thread_id" json:"thread_id"`
-	UserID        string     `gorm:"size:64;not null;index:idx_user_project,priority:1;index:idx_session_list,priority:1" json:"user_id"`
-	ProjectID     string     `gorm:"size:64;not null;index:idx_user_project,priority:2;index:idx_session_list,priority:2" json:"project_id"`
-	Title         string     `gorm:"size:255;not null;default:'New Conversation'" json:"title"`
-	MessageCount  int64      `gorm:"not null;default:0" json:"message_count"`
-	LLMCallsCount int64      `gorm:"column:llm_calls_count;not null;default:0" json:"llm_calls_count"`
-	InputTokens   int64      `gorm:"not null;default:0" json:"input_tokens"`
-	OutputTokens  int64      `gorm:"not null;default:0" json:"output_tokens"`
-	TotalTokens   int64      `gorm:"not null;default:0" json:"total_tokens"`
+	ID            uint   `gorm:"primaryKey;autoIncrement;index:idx_session_list,priority:5" json:"id"`
+	ThreadID      string `gorm:"size:64;not null;uniqueIndex:idx_thread_id" json:"thread_id"`
+	UserID        string `gorm:"size:64;not null;index:idx_user_project,priority:1;index:idx_session_list,priority:1" json:"user_id"`
+	ProjectID     string `gorm:"size:64;not null;index:idx_user_project,priority:2;index:idx_session_list,priority:2" json:"project_id"`
+	Title         string `gorm:"size:255;not null;default:'New Conversation'" json:"title"`
+	MessageCount  int64  `gorm:"not null;default:0" json:"message_count"`
+	LLMCallsCount int64  `gorm:"column:llm_calls_count;not null;default:0" json:"llm_calls_count"`
+	InputTokens   int64  `gorm:"not null;default:0" json:"input_tokens"`
+	OutputTokens  int64  `gorm:"not null;default:0" json:"output_tokens"`
+	TotalTokens   int64  `gorm:"not null;default:0" json:"total_tokens"`
+	// CachedTokens is the part of InputTokens the providers' prompt caches served, as they
+	// reported it.
+	CachedTokens  int64      `gorm:"not null;default:0" json:"cached_tokens"`
 	LastMessageAt *time.Time `json:"last_message_at"`
 	CreatedAt     time.Time  `json:"created_at"`
 	UpdatedAt     time.Time  `gorm:"index:idx_pinned_updated,priority:2,sort:desc;index:idx_session_list,priority:4" json:"updated_at"`

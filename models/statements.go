@@ -50,7 +50,8 @@ var (
 	titleWanted     = newStatement("SELECT s.title_locked, EXISTS (SELECT 1 FROM chat_turns t WHERE t.session_id = s.thread_id AND t.status = '" + domain.TurnCompleted + "') FROM chat_sessions s WHERE s.thread_id = ?")
 	markBySession   = newStatement("SELECT session_id, project_id, summary, updated_at FROM topology_marks WHERE session_id = ?")
 	addSessionStats = newStatement(`UPDATE chat_sessions SET message_count = message_count + ?, llm_calls_count = llm_calls_count + ?,
-		input_tokens = input_tokens + ?, output_tokens = output_tokens + ?, total_tokens = total_tokens + ?, last_message_at = ?, updated_at = ?,
+		input_tokens = input_tokens + ?, output_tokens = output_tokens + ?, total_tokens = total_tokens + ?, cached_tokens = cached_tokens + ?,
+		last_message_at = ?, updated_at = ?,
 		title = CASE WHEN title_locked OR ? = '' THEN title ELSE ? END
 		WHERE thread_id = ? RETURNING title_locked`)
 )

@@ -121,6 +121,8 @@ type LLMResult struct {
 	FinishReason string
 	InputTokens  int64
 	OutputTokens int64
+	// CachedTokens is the part of InputTokens the provider's prompt cache served.
+	CachedTokens int64
 }
 
 // ToolInput runs one tool call.
@@ -160,6 +162,7 @@ type TitleResult struct {
 	Called       bool
 	InputTokens  int64
 	OutputTokens int64
+	CachedTokens int64
 }
 
 // FinalizeInput closes the turn.
@@ -170,6 +173,7 @@ type FinalizeInput struct {
 	LLMCalls     int64
 	InputTokens  int64
 	OutputTokens int64
+	CachedTokens int64
 	// Title is the title a separate title activity made (turns from before "lean-turn").
 	Title string
 	// GenerateTitle asks the finalizer to name the session first, as the title activity did;

@@ -105,6 +105,8 @@ type LLMCallStats struct {
 	// none arrived, or the call was not streamed).
 	Took, FirstToken          time.Duration
 	InputTokens, OutputTokens int64
+	// CachedTokens is the part of InputTokens the provider's prompt cache served.
+	CachedTokens int64
 	// ErrorClass is "" for a call that succeeded, else one of llmconfig's error classes.
 	ErrorClass string
 }
@@ -130,6 +132,9 @@ func (m *Metrics) LLMCall(c LLMCallStats) {
 	}
 	if c.OutputTokens > 0 {
 		m.llmTokens.WithLabelValues(provider, model, "output").Add(float64(c.OutputTokens))
+	}
+	if c.CachedTokens > 0 {
+		m.llmCachedTokens.WithLabelValues(provider, model).Add(float64(c.CachedTokens))
 	}
 }
 
