@@ -99,3 +99,64 @@ func TestFitRestatesTheLabOfDroppedTurns(t *testing.T) {
 	require.Contains(t, tail.Content, "were cut here")
 	require.True(t, strings.HasSuffix(tail.Content, "\n\n<lab_update>R1 stopped: node_id n1</lab_update>"), tail.Content[len(tail.Content)-200:])
 }
+
+// A long session in a small window, its lab changing as it goes, keeps its prefix for most of
+// its calls: old turns go in large steps, and each request that starts after a cut opens with
+// the lab as it was there, the same on every call until the next cut.
+func TestALongSessionKeepsItsPrefixThroughItsCuts(t *testing.T) {
+	s := llmconfig.Settings{Provider: "openai", Model: "gpt-4o", ContextLimitK: 16, ContextStrategy: "balanced"}
+	tools := []openai.Tool{{Type: openai.ToolTypeFunction, Function: &openai.FunctionDefinition{Name: "show", Parameters: map[string]any{"type": "object"}}}}
+	output := strings.Repeat("Gi0/0 10.0.0.1 up up\n", 60)
+	var rows []models.ChatMessage
+	var prev []Message
+	calls, broken, call := 0, 0, 0
+	request := func() {
+		kept, f := Fit(s, Messages(s, "system", nil, rows), tools)
+		require.True(t, f.Fits)
+		if f.DroppedTurns > 0 {
+			require.True(t, strings.HasPrefix(kept[1].Content, "<lab>"), "a request after a cut opens with the lab")
+		}
+		calls++
+		if prev != nil && (len(kept) < len(prev) || !sameMessages(kept[:len(prev)], prev)) {
+			broken++
+		}
+		prev = kept
+	}
+	lab := 1
+	for turn := 0; turn < 50; turn++ {
+		rows = append(rows, models.ChatMessage{Role: "user", Content: fmt.Sprintf("turn %d: add a router and look", turn)})
+		if turn == 0 {
+			rows = append(rows, labRow("<lab>R1 node_id n1</lab>", "<lab>R1 node_id n1</lab>"))
+		}
+		for step := 0; step < 2; step++ {
+			request()
+			call++
+			id := fmt.Sprintf("c%d", call)
+			rows = append(rows, models.ChatMessage{Role: "assistant", ToolCalls: `[{"id":"` + id + `","type":"function","function":{"name":"show","arguments":"{}"}}]`},
+				models.ChatMessage{Role: "tool", ToolCallID: id, Content: output})
+			if step == 0 {
+				lab++
+				rows = append(rows, labRow(fmt.Sprintf("<lab_update>R%d added: node_id n%d</lab_update>", lab, lab),
+					fmt.Sprintf("<lab>R1 … R%d</lab>", lab)))
+			}
+		}
+		request()
+		rows = append(rows, models.ChatMessage{Role: "assistant", Content: "R" + fmt.Sprint(lab) + " is there."})
+	}
+	require.Positive(t, broken, "the session outgrew its window")
+	require.Less(t, broken*10, calls, "%d of %d requests do not extend the one before", broken, calls)
+	t.Logf("%d of %d requests start differently from the one before", broken, calls)
+}
+
+// sameMessages compares what the wire shows of two requests' messages.
+func sameMessages(a, b []Message) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].Role != b[i].Role || a[i].Content != b[i].Content || a[i].ToolCallID != b[i].ToolCallID || len(a[i].ToolCalls) != len(b[i].ToolCalls) {
+			return false
+		}
+	}
+	return true
+}
