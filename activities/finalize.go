@@ -36,6 +36,7 @@ func (a *Activities) FinalizeTurn(ctx context.Context, in workflows.FinalizeInpu
 			in.InputTokens += title.InputTokens
 			in.OutputTokens += title.OutputTokens
 			in.ReasoningTokens += title.ReasoningTokens
+			in.CachedTokens += title.CachedTokens
 		}
 		in.Title = title.Title
 	}
@@ -48,7 +49,8 @@ const titleBudget = 20 * time.Second
 func (a *Activities) finalize(ctx context.Context, in workflows.FinalizeInput) error {
 	fin, err := a.Repo.FinishTurn(ctx, models.FinalizeParams{
 		TurnID: in.Turn.TurnID, Status: in.Status, Error: in.Error, LLMCalls: in.LLMCalls,
-		InputTokens: in.InputTokens, OutputTokens: in.OutputTokens, ReasoningTokens: in.ReasoningTokens, Title: in.Title,
+		InputTokens: in.InputTokens, OutputTokens: in.OutputTokens, ReasoningTokens: in.ReasoningTokens, CachedTokens: in.CachedTokens,
+		Title: in.Title,
 	})
 	if err != nil {
 		return fmt.Errorf("finalizing turn: %w", err)
@@ -78,7 +80,7 @@ func (a *Activities) finalize(ctx context.Context, in workflows.FinalizeInput) e
 	done := relay.Payload{Type: relay.TypeDone, SessionID: in.Turn.SessionID, TurnID: in.Turn.TurnID,
 		Status: in.Status, Title: in.Title, Cancelled: in.Status == domain.TurnCancelled,
 		Usage: map[string]int64{"llm_calls": in.LLMCalls, "input_tokens": in.InputTokens, "output_tokens": in.OutputTokens,
-			"reasoning_tokens": in.ReasoningTokens}}
+			"reasoning_tokens": in.ReasoningTokens, "cached_tokens": in.CachedTokens}}
 	if in.Status == domain.TurnFailed {
 		done.Error = in.Error
 	}
@@ -147,5 +149,6 @@ func (a *Activities) turnEnded(ctx context.Context, in workflows.FinalizeInput, 
 	memtrim.Worked()
 	a.baseLogger().Info("turn", "event", "end", "turn_id", in.Turn.TurnID, "session_id", in.Turn.SessionID,
 		"project_id", in.Turn.ProjectID, "user_id", in.Turn.UserID, "mode", in.Turn.Mode, "status", in.Status,
-		"steps", in.LLMCalls, "input_tokens", in.InputTokens, "output_tokens", in.OutputTokens, "reasoning_tokens", in.ReasoningTokens, "duration", d)
+		"steps", in.LLMCalls, "input_tokens", in.InputTokens, "output_tokens", in.OutputTokens, "reasoning_tokens", in.ReasoningTokens,
+		"cached_tokens", in.CachedTokens, "duration", d)
 }

@@ -54,6 +54,10 @@ func (a *Activities) LLMCall(ctx context.Context, in workflows.LLMInput) (workfl
 	defer stopHeartbeats()
 	callCtx, release := a.abortable(ctx, turn.ID)
 	answer, callErr := a.streamToTurn(callCtx, settings, prompt, in.Turn, msgID)
+	if prompt.NoToolCalls {
+		// A server that ignored tool_choice "none": the step may not run tools, so none are kept.
+		answer.ToolCalls = nil
+	}
 	if release() && callErr != nil {
 		callErr, answer.ErrorClass = abortedError(), llmconfig.ErrorCancelled
 	}
@@ -75,7 +79,8 @@ func (a *Activities) LLMCall(ctx context.Context, in workflows.LLMInput) (workfl
 		calls = append(calls, workflows.ToolCall{ID: c.ID, Name: c.Name, Arguments: c.Arguments})
 	}
 	return workflows.LLMResult{MessageID: msgID, ToolCalls: calls, FinishReason: answer.FinishReason,
-		InputTokens: answer.InputTokens, OutputTokens: answer.OutputTokens, ReasoningTokens: answer.ReasoningTokens}, nil
+		InputTokens: answer.InputTokens, OutputTokens: answer.OutputTokens, ReasoningTokens: answer.ReasoningTokens,
+		CachedTokens: answer.CachedTokens}, nil
 }
 
 // saveAnswer stores the model's message of the turn, with its reasoning and the state its
@@ -84,7 +89,8 @@ func (a *Activities) LLMCall(ctx context.Context, in workflows.LLMInput) (workfl
 func (a *Activities) saveAnswer(ctx context.Context, turn *models.ChatTurn, idx int, settings llmconfig.Settings, answer llm.Answer, failed bool) error {
 	stored := llm.AnswerRow(settings, answer, !failed)
 	stored.ID, stored.SessionID, stored.TurnID, stored.TurnSeq, stored.Idx = models.MessageID(turn.ID, idx), turn.SessionID, turn.ID, turn.Seq, idx
-	meta := map[string]any{"model": settings.Model, "input_tokens": answer.InputTokens, "output_tokens": answer.OutputTokens}
+	meta := map[string]any{"model": settings.Model, "input_tokens": answer.InputTokens, "output_tokens": answer.OutputTokens,
+		"cached_tokens": answer.CachedTokens}
 	if answer.ReasoningTokens > 0 {
 		meta["reasoning_tokens"] = answer.ReasoningTokens
 	}
@@ -156,6 +162,9 @@ func (a *Activities) streamToTurn(ctx context.Context, settings llmconfig.Settin
 			q.push(relay.Payload{Type: relay.TypeReasoning, Reasoning: text, MessageID: msgID, SessionID: ref.SessionID})
 		},
 		ToolCall: func(c llm.ToolCall) {
+			if prompt.NoToolCalls {
+				return // never run: no card for it
+			}
 			last, now := sent[c.Index], time.Now()
 			if last != nil && !argsDue(len(c.Arguments), last.length, now.Sub(last.at)) {
 				return
@@ -172,6 +181,9 @@ func (a *Activities) streamToTurn(ctx context.Context, settings llmconfig.Settin
 	}
 	if err != nil {
 		return answer, temporalLLMError(err)
+	}
+	if prompt.NoToolCalls {
+		return answer, nil
 	}
 	for i := range answer.ToolCalls {
 		c := &answer.ToolCalls[i]
@@ -217,7 +229,7 @@ var publicOnlyLLMClient = sync.OnceValue(func() *llm.Client { return llm.NewClie
 func (a *Activities) recordLLMCall(s llmconfig.Settings, answer llm.Answer) {
 	a.Metrics.LLMCall(metrics.LLMCallStats{Provider: s.Provider, Model: s.Model, Took: answer.Took, FirstToken: answer.FirstToken,
 		InputTokens: answer.InputTokens, OutputTokens: answer.OutputTokens, ReasoningTokens: answer.ReasoningTokens,
-		ErrorClass: answer.ErrorClass})
+		CachedTokens: answer.CachedTokens, ErrorClass: answer.ErrorClass})
 }
 
 // temporalLLMError turns a failed model call into the error the workflow's retry policy reads:

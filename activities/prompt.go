@@ -3,11 +3,9 @@ package activities
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	openai "github.com/sashabaranov/go-openai"
 
-	"github.com/gns3-copilot/gns3-copilot/internal/lab/livetopo"
 	"github.com/gns3-copilot/gns3-copilot/internal/lab/tools"
 	"github.com/gns3-copilot/gns3-copilot/internal/llm"
 	"github.com/gns3-copilot/gns3-copilot/internal/llm/llmconfig"
@@ -16,61 +14,66 @@ import (
 	"github.com/gns3-copilot/gns3-copilot/workflows"
 )
 
-// prompt assembles what one model call of a turn sends: the mode's system prompt with the
-// project as it is now, the stored transcript cut to the model's context, the tools of the mode
-// (none on the last allowed step) and, on the turn's first call, what changed in the lab since
-// the session last looked.
+// prompt assembles what one model call of a turn sends: the mode's system prompt and tools,
+// the same for every call of the mode and skills set; the stored transcript, with what the model
+// was told of the lab where it was told it; and, when the lab changed since the model last saw
+// it, a note of what changed at its end, stored first so every later call shows it again. The
+// whole is cut to the model's context. The last allowed step keeps the tools and forbids calling
+// them (llm.Prompt.NoToolCalls), since a request without them would start differently.
 func (a *Activities) prompt(ctx context.Context, in workflows.LLMInput, turn *models.ChatTurn, mode tools.Mode,
 	settings llmconfig.Settings) (llm.Prompt, error) {
 	// One set for the whole prompt: a reload in between must not pair one set's prompt with
 	// another's recipes or scenarios.
 	skillSet := a.Skills.Current()
-	system, snap := a.systemPrompt(ctx, in.Turn, mode, skillSet)
 	transcript, privateTurns, err := a.Repo.Transcript(ctx, turn, tools.IsPrivateMode)
 	if err != nil {
 		return llm.Prompt{}, fmt.Errorf("loading transcript: %w", err)
 	}
-	system += a.labSections(ctx, skillSet, in.Turn, mode, snap, transcript)
 	// A later turn's model must not be able to tell the student which fault was injected.
 	transcript = models.RedactPrivate(transcript, privateTurns, turn.ID)
-	var offered []openai.Tool
-	if !in.NoTools {
-		offered = toolDefinitions(a.Tools.For(mode))
-	}
-	msgs := a.promptMessages(ctx, system, transcript, in.MessageIndex, turn.ID, settings, offered)
-	if in.Step == 1 {
-		// Only the turn's first call: later calls of the turn already had the note.
-		if note := a.driftNote(ctx, in.Turn, snap); note != "" {
-			msgs = append(msgs, llm.Text(openai.ChatMessageRoleSystem, note))
+	rows, stale := callRows(transcript, turn.ID, in.MessageIndex)
+	if lab := a.labContext(ctx, in, turn, mode, skillSet, rows, privateTurns); lab != nil {
+		// Stored before the call, so the next call and later turns show exactly this.
+		if err := a.Repo.SaveMessage(ctx, lab); err != nil {
+			return llm.Prompt{}, fmt.Errorf("storing what the model is told of the lab: %w", err)
+		}
+		rows = append(rows, *lab)
+	} else if stale {
+		// An earlier run of this call sent a note that this run does not: it must not be shown
+		// to later calls as if it had been read.
+		if err := a.Repo.DeleteMessage(ctx, models.ContextMessageID(turn.ID, in.MessageIndex)); err != nil {
+			return llm.Prompt{}, fmt.Errorf("taking back an earlier run's lab note: %w", err)
 		}
 	}
-	return llm.Prompt{Messages: msgs, Tools: offered}, nil
+	offered := toolDefinitions(a.Tools.For(mode))
+	msgs := a.fitContext(ctx, llm.Messages(settings, systemPrompt(skillSet, mode), nil, rows), settings, offered)
+	return llm.Prompt{Messages: msgs, Tools: offered, NoToolCalls: in.NoTools}, nil
 }
 
-// systemPrompt is the mode's prompt plus the project as it is now, so the user never has to tell
-// the model ids the copilot can look up itself. It also returns that project (nil when it could
-// not be read).
-func (a *Activities) systemPrompt(ctx context.Context, ref workflows.WorkRef, mode tools.Mode, skillSet *skills.Set) (string, *livetopo.Snapshot) {
-	var b strings.Builder
-	b.WriteString(skillSet.SystemPrompt(mode))
+// systemPrompt is the mode's prompt, with the skills' fault recipes in injection mode: nothing
+// of the session, the project, the user or the time, so that it is the same for every call of a
+// mode and skills set.
+func systemPrompt(set *skills.Set, mode tools.Mode) string {
+	p := set.SystemPrompt(mode)
 	if mode == tools.TroubleshootingInjection {
-		b.WriteString(recipesSection(skillSet.Recipes))
-		b.WriteString(a.injectionBrief(ctx, ref))
-		b.WriteString(a.linkFaultsNote(ctx))
+		p += recipesSection(set.Recipes)
 	}
-	b.WriteString("\n\n## The project the user has open\n\n")
-	token, err := a.Credentials.Get(ctx, ref.TurnID)
-	if err != nil {
-		b.WriteString("(The topology could not be read: the turn's GNS3 credentials are unavailable.)\n")
-		return b.String(), nil
+	return p
+}
+
+// callRows is the transcript as this call sends it: without the messages of the call's own slot
+// and after (a retry must not see its own failed attempt). stale reports a model-context row an
+// earlier run of this call stored in its slot.
+func callRows(transcript []models.ChatMessage, turnID string, ownIdx int) (rows []models.ChatMessage, stale bool) {
+	rows = make([]models.ChatMessage, 0, len(transcript)+1)
+	for _, m := range transcript {
+		if m.TurnID == turnID && m.Idx >= ownIdx {
+			stale = stale || (m.ModelContext && m.Idx == ownIdx)
+			continue
+		}
+		rows = append(rows, m)
 	}
-	snap, err := a.readProject(ctx, a.GNS3.WithToken(token), ref.ProjectID)
-	if err != nil {
-		fmt.Fprintf(&b, "Project id: %s\n(The current topology could not be read: %v. Use get_gns3_topology.)\n", ref.ProjectID, err)
-		return b.String(), nil
-	}
-	b.WriteString(tools.SnapshotContext(snap, a.GNS3.Host()))
-	return b.String(), snap
+	return rows, stale
 }
 
 func toolDefinitions(ts []tools.Tool) []openai.Tool {
@@ -81,19 +84,4 @@ func toolDefinitions(ts []tools.Tool) []openai.Tool {
 		}})
 	}
 	return out
-}
-
-// promptMessages is the request's messages: the system prompt and the stored transcript as
-// the model's dialect takes them (llm.Messages), fitted to its context, leaving out the message
-// this call is about to write (a retry must not see its own failed attempt).
-func (a *Activities) promptMessages(ctx context.Context, system string, transcript []models.ChatMessage, ownIdx int, turnID string,
-	settings llmconfig.Settings, offered []openai.Tool) []llm.Message {
-	rows := make([]models.ChatMessage, 0, len(transcript))
-	for _, m := range transcript {
-		if m.TurnID == turnID && m.Idx >= ownIdx {
-			continue
-		}
-		rows = append(rows, m)
-	}
-	return a.fitContext(ctx, llm.Messages(settings, system, nil, rows), settings, offered)
 }

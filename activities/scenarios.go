@@ -43,12 +43,11 @@ func (a *Activities) scenarioHints(f tools.InjectedFault) ([]string, error) {
 	return hints[:min(len(hints), maxExerciseHints)], nil
 }
 
-// labSections are what the skills add to a turn's prompt for this lab: what they say of its
-// platforms, and for an injection turn the scenarios it may choose from.
-func (a *Activities) labSections(ctx context.Context, set *skills.Set, ref workflows.WorkRef, mode tools.Mode, snap *livetopo.Snapshot,
-	transcript []models.ChatMessage) string {
+// labSkills is what the skills say of this lab's platforms (the platforms with it), for the lab
+// the model is shown; "" when they say nothing or the lab could not be read.
+func (a *Activities) labSkills(ctx context.Context, set *skills.Set, ref workflows.WorkRef, snap *livetopo.Snapshot) (string, []string) {
 	if snap == nil || (len(set.Devices) == 0 && len(set.Scenarios) == 0) {
-		return ""
+		return "", nil
 	}
 	var client *gns3.Client
 	if a.Credentials != nil && a.GNS3 != nil {
@@ -57,27 +56,30 @@ func (a *Activities) labSections(ctx context.Context, set *skills.Set, ref workf
 		}
 	}
 	platforms := tools.LabPlatforms(ctx, client, snap)
-	var b strings.Builder
-	if dc := set.DeviceContext(platforms); dc != "" {
-		b.WriteString("\n\n## What the skills say about this lab's devices\n\n")
-		b.WriteString(dc)
+	return set.DeviceContext(platforms), platforms
+}
+
+// scenarioOffer is, for an injection turn, the scenarios of the skills it may choose from: the
+// ones that fit the lab's platforms and the difficulty the student asked for, minus the ones
+// the student had; "" when the skills hold none.
+func (a *Activities) scenarioOffer(ctx context.Context, set *skills.Set, ref workflows.WorkRef, platforms []string,
+	transcript []models.ChatMessage) string {
+	if len(set.Scenarios) == 0 {
+		return ""
 	}
-	if mode == tools.TroubleshootingInjection && len(set.Scenarios) > 0 {
-		var had []string
-		if a.Exercises.DB != nil {
-			had, _ = a.Exercises.ScenariosHad(ctx, ref.UserID) // without the list, every scenario is offered
-		}
-		difficulty := skills.RequestedDifficulty(turnMessage(transcript, ref.TurnID))
-		b.WriteString(scenariosSection(set.Choose(skills.Choice{Platforms: platforms, Difficulty: difficulty, Had: had,
-			Seed: ref.TurnID, Max: maxOfferedScenarios}), difficulty, platforms))
+	var had []string
+	if a.Exercises.DB != nil {
+		had, _ = a.Exercises.ScenariosHad(ctx, ref.UserID) // without the list, every scenario is offered
 	}
-	return b.String()
+	difficulty := skills.RequestedDifficulty(turnMessage(transcript, ref.TurnID))
+	return scenariosSection(set.Choose(skills.Choice{Platforms: platforms, Difficulty: difficulty, Had: had,
+		Seed: ref.TurnID, Max: maxOfferedScenarios}), difficulty, platforms)
 }
 
 // turnMessage is the user's message that started the turn.
 func turnMessage(transcript []models.ChatMessage, turnID string) string {
 	for _, m := range transcript {
-		if m.TurnID == turnID && m.Role == "user" {
+		if m.TurnID == turnID && m.Role == "user" && !m.ModelContext {
 			return m.Content
 		}
 	}
@@ -87,7 +89,7 @@ func turnMessage(transcript []models.ChatMessage, turnID string) string {
 // scenariosSection offers an injection turn the scenarios it may choose from.
 func scenariosSection(offer []skills.Scenario, difficulty string, platforms []string) string {
 	var b strings.Builder
-	b.WriteString("\n\n## Fault scenarios you may choose from\n\n")
+	b.WriteString("## Fault scenarios you may choose from\n\n")
 	if len(offer) == 0 {
 		fmt.Fprintf(&b, "No scenario of the skills fits this lab (platforms: %s", orNone(platforms))
 		if difficulty != "" {

@@ -36,7 +36,8 @@ func frrAndPC() *livetopo.Snapshot {
 }
 
 // An injection turn is offered the scenarios that fit the lab and the difficulty asked for,
-// minus the ones the student had; every turn gets what the skills say of its devices.
+// minus the ones the student had; the lab every turn is shown says what the skills say of its
+// devices.
 func TestInjectionTurnIsOfferedScenariosThatFit(t *testing.T) {
 	a := skillsActivities(t)
 	ctx := context.Background()
@@ -44,10 +45,11 @@ func TestInjectionTurnIsOfferedScenariosThatFit(t *testing.T) {
 	msg := []models.ChatMessage{{TurnID: "turn-1", Role: "user", Content: "Inject an easy fault please"}}
 	set := a.Skills.Current()
 
-	text := a.labSections(ctx, set, ref, tools.TroubleshootingInjection, frrAndPC(), msg)
-	require.Contains(t, text, "## What the skills say about this lab's devices")
-	require.Contains(t, text, "The console lands in vtysh", "the FRR skill, for R1")
-	require.Contains(t, text, "VPCS is not a router", "the VPCS skill, for PC1")
+	device, platforms := a.labSkills(ctx, set, ref, frrAndPC())
+	require.Contains(t, device, "The console lands in vtysh", "the FRR skill, for R1")
+	require.Contains(t, device, "VPCS is not a router", "the VPCS skill, for PC1")
+	text := a.scenarioOffer(ctx, set, ref, platforms, msg)
+	require.Contains(t, text, "## Fault scenarios you may choose from")
 	require.Contains(t, text, "the beginner difficulty asked for")
 	require.Contains(t, text, "`routing_faults/timers_differ` (beginner, severity high; platforms")
 	require.Contains(t, text, "`host_faults/wrong_gateway`")
@@ -59,15 +61,12 @@ func TestInjectionTurnIsOfferedScenariosThatFit(t *testing.T) {
 		UserID: "alice", ExpiresAt: time.Now().Add(time.Hour)}, &models.InjectedFault{ToolCallID: "c", NodeID: "n1", Device: "R1",
 		Lines: "[]", Description: "d", VerifyCommand: "show ip ospf neighbor", VerifyExpect: "Full", Hints: "[]", Scenario: "routing_faults/timers_differ"})
 	require.NoError(t, err)
-	text = a.labSections(ctx, set, ref, tools.TroubleshootingInjection, frrAndPC(), msg)
+	text = a.scenarioOffer(ctx, set, ref, platforms, msg)
 	require.NotContains(t, text, "timers_differ")
 	require.Contains(t, text, "host_faults/wrong_gateway")
 
-	// Other modes get the device skills only.
-	text = a.labSections(ctx, set, ref, tools.LabAutomation, frrAndPC(), msg)
-	require.Contains(t, text, "The console lands in vtysh")
-	require.NotContains(t, text, "Fault scenarios")
-	require.Empty(t, a.labSections(ctx, set, ref, tools.LabAutomation, nil, msg), "no lab read, nothing to add")
+	none, _ := a.labSkills(ctx, set, ref, nil)
+	require.Empty(t, none, "no lab read, nothing to add")
 }
 
 // A fault recorded with a scenario keeps the scenario's hints first, in order, then the

@@ -69,13 +69,16 @@ func (a *Activities) proposeTitle(ctx context.Context, ref workflows.WorkRef) (w
 		return workflows.TitleResult{}, temporalLLMError(err)
 	}
 	return workflows.TitleResult{Called: true, InputTokens: answer.InputTokens, OutputTokens: answer.OutputTokens,
-		ReasoningTokens: answer.ReasoningTokens, Title: cleanTitle(answer.Content)}, nil
+		ReasoningTokens: answer.ReasoningTokens, CachedTokens: answer.CachedTokens, Title: cleanTitle(answer.Content)}, nil
 }
 
 // questionAndAnswer is what a title is made of: the user's first message and the copilot's
 // last words.
 func questionAndAnswer(transcript []models.ChatMessage) (firstQuestion, lastAnswer string) {
 	for _, m := range transcript {
+		if m.ModelContext {
+			continue
+		}
 		if m.Role == "user" && firstQuestion == "" {
 			firstQuestion = m.Content
 		}

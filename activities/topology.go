@@ -41,27 +41,29 @@ func (a *Activities) refreshAfter(ctx context.Context, ref workflows.WorkRef, to
 	}
 }
 
-// driftNote says what changed in the lab since the session's previous turn ended, for the
-// first model call of a turn; "" when nothing did or nothing is known.
-func (a *Activities) driftNote(ctx context.Context, ref workflows.WorkRef, now *livetopo.Snapshot) string {
+// outsideChanges says what changed in the lab since the session's previous turn ended (in the
+// GNS3 GUI, the web UI or another session), for a turn's first model call; nil when nothing did
+// or nothing is known.
+func (a *Activities) outsideChanges(ctx context.Context, ref workflows.WorkRef, now *livetopo.Snapshot) []string {
 	if a.Marks == nil || now == nil {
-		return ""
+		return nil
 	}
 	m, err := a.Marks.Get(ctx, ref.SessionID)
 	if err != nil {
 		if !errors.Is(err, models.ErrNotFound) {
 			a.logger(ctx).Warn("reading the session's topology mark", "session", ref.SessionID, "error", err)
 		}
-		return ""
+		return nil
 	}
 	var before livetopo.Summary
 	if m.ProjectID != ref.ProjectID || json.Unmarshal([]byte(m.Summary), &before) != nil {
-		return ""
+		return nil
 	}
-	return livetopo.DriftNote(before, livetopo.Summarize(now))
+	return livetopo.Drift(before, livetopo.Summarize(now))
 }
 
-// markTopology remembers the lab as the turn leaves it, for the next turn's drift note.
+// markTopology remembers the lab as the turn leaves it, so the next turn can tell changes made
+// outside the chat from the copilot's own (outsideChanges).
 func (a *Activities) markTopology(ctx context.Context, ref workflows.WorkRef) {
 	if a.Marks == nil {
 		return

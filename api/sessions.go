@@ -30,13 +30,16 @@ type sessionView struct {
 	OutputTokens  int64  `json:"output_tokens"`
 	TotalTokens   int64  `json:"total_tokens"`
 	// ReasoningTokens is the part of OutputTokens the models spent thinking (where reported).
-	ReasoningTokens int64           `json:"reasoning_tokens"`
-	LastMessageAt   *string         `json:"last_message_at"`
-	CreatedAt       string          `json:"created_at"`
-	UpdatedAt       string          `json:"updated_at"`
-	Metadata        json.RawMessage `json:"metadata"`
-	Stats           json.RawMessage `json:"stats"`
-	Pinned          bool            `json:"pinned"`
+	ReasoningTokens int64 `json:"reasoning_tokens"`
+	// CachedTokens is the part of input_tokens the model's prompt cache served (an addition to
+	// GNS3's chat API).
+	CachedTokens  int64           `json:"cached_tokens"`
+	LastMessageAt *string         `json:"last_message_at"`
+	CreatedAt     string          `json:"created_at"`
+	UpdatedAt     string          `json:"updated_at"`
+	Metadata      json.RawMessage `json:"metadata"`
+	Stats         json.RawMessage `json:"stats"`
+	Pinned        bool            `json:"pinned"`
 	// Running tells a client whether a turn is under way, so it knows to rejoin its stream.
 	Running bool `json:"running"`
 	// HasExercise tells a client that GET …/exercise answers for this session, so it asks only
@@ -58,7 +61,8 @@ func jsonObject(s string) json.RawMessage {
 func viewSession(s *models.ChatSession) sessionView {
 	v := sessionView{ID: s.ID, ThreadID: s.ThreadID, UserID: s.UserID, ProjectID: s.ProjectID, Title: s.Title,
 		MessageCount: s.MessageCount, LLMCallsCount: s.LLMCallsCount, InputTokens: s.InputTokens,
-		OutputTokens: s.OutputTokens, TotalTokens: s.TotalTokens, ReasoningTokens: s.ReasoningTokens, CreatedAt: isoTime(s.CreatedAt),
+		OutputTokens: s.OutputTokens, TotalTokens: s.TotalTokens, ReasoningTokens: s.ReasoningTokens, CachedTokens: s.CachedTokens,
+		CreatedAt: isoTime(s.CreatedAt),
 		UpdatedAt: isoTime(s.UpdatedAt), Metadata: jsonObject(s.Metadata), Stats: jsonObject(s.Stats), Pinned: s.Pinned}
 	if s.LastMessageAt != nil {
 		t := isoTime(*s.LastMessageAt)

@@ -106,7 +106,7 @@ func TestTurnWithToolCallStreamsSeedEventsAndStoresTranscript(t *testing.T) {
 	require.Equal(t, "tool", second[len(second)-1].Role)
 	require.Equal(t, "call_topo", second[len(second)-1].ToolCallID)
 	require.Equal(t, "system", second[0].Role)
-	require.Contains(t, second[0].Content, env.ProjectID, "the system prompt names the project")
+	require.Contains(t, strings.Join(labBlocks(streamed[1]), ""), env.ProjectID, "the conversation names the project")
 
 	// History in the seed's OpenAI message shape.
 	code, body := env.Do(http.MethodGet, env.ChatPath("/sessions/"+sessionID+"/history"), nil)

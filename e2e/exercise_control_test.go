@@ -104,7 +104,7 @@ func TestInjectWithCountRecordsItAndSaysWhenFewer(t *testing.T) {
 	require.NotContains(t, text.String(), "10.0.0.77")
 
 	reqs := streamedRequests(env.LLM)
-	require.Contains(t, reqs[0].Messages[0].Content, "Inject exactly 3 faults", "the model is told the count")
+	require.Contains(t, conversationText(reqs[0]), "Inject exactly 3 faults", "the model is told the count")
 
 	// The snapshot came first: it is the exercise's, and taken before the link had conditions.
 	snaps := env.GNS3.Snapshots(env.ProjectID)
@@ -181,8 +181,8 @@ func TestARepeatedFaultIsRefused(t *testing.T) {
 	second := env.OpenStream(http.MethodPost, env.ChatPath("/inject"), map[string]any{}, "").UntilDone(t, true)
 	secondSession, _ := startedIDs(t, second)
 	reqs := streamedRequests(env.LLM)[before:]
-	require.Contains(t, reqs[0].Messages[0].Content, "Faults this student already had in this project")
-	require.Contains(t, reqs[0].Messages[0].Content, "the link PC1–PC2: 60 % packet loss", "the past fault is listed to the model")
+	require.Contains(t, conversationText(reqs[0]), "Faults this student already had in this project")
+	require.Contains(t, conversationText(reqs[0]), "the link PC1–PC2: 60 % packet loss", "the past fault is listed to the model")
 	// The model of the injection turn reads its own results: the repeat was refused.
 	var refusal string
 	for _, m := range reqs[2].Messages {

@@ -135,6 +135,8 @@ func TestInjectedFaultExerciseOnRealVPCS(t *testing.T) {
 	require.Contains(t, offered, "record_injected_fault")
 	require.NotContains(t, offered, "delete_gns3_node")
 	require.Contains(t, reqs[0].Messages[0].Content, "troubleshooting instructor")
+	require.Contains(t, conversationText(reqs[0]), "## This exercise", "its brief, after the lab")
+	require.Contains(t, conversationText(reqs[len(reqs)-1]), "## This exercise", "and on its later calls")
 
 	sessPath := env.ChatPath("/sessions/" + sessionID)
 	for _, path := range []string{sessPath + "/history", sessPath + "/export?format=json", sessPath + "/export?format=markdown"} {
@@ -253,6 +255,12 @@ func TestInjectedFaultExerciseOnRealVPCS(t *testing.T) {
 	require.True(t, ok)
 	require.NotContains(t, string(last.Raw), "10.0.0.99")
 	require.NotContains(t, string(last.Raw), "ZEBRA-SECRET")
+	require.NotContains(t, string(last.Raw), "This exercise", "nor from the injection turn's brief")
+	// What the injection turn's model was told of the lab went with it: the lab is shown whole
+	// again, as it is now, never as a note of what changed.
+	blocks := labBlocks(last)
+	require.Len(t, blocks, 1)
+	require.True(t, strings.HasPrefix(blocks[0], "<lab>\n"), blocks[0])
 
 	// An open exercise of a session that is deleted stops waiting; the teacher keeps its record.
 	// (Another fault: the same one again would be refused, this student had it already.)

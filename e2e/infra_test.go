@@ -45,7 +45,9 @@ func TestTurnOnPostgres(t *testing.T) {
 	require.EqualValues(t, 4, sessions[0]["message_count"])
 	require.Equal(t, "On Postgres", sessions[0]["title"])
 
-	var n int64
+	var n, forModel int64
 	require.NoError(t, db.Table("chat_messages").Count(&n).Error)
-	require.EqualValues(t, 4, n, "the transcript is in the PostgreSQL schema")
+	require.NoError(t, db.Table("chat_messages").Where("model_context").Count(&forModel).Error)
+	require.EqualValues(t, 5, n, "the transcript is in the PostgreSQL schema")
+	require.EqualValues(t, 1, forModel, "with the lab the model was shown")
 }

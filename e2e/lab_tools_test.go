@@ -5,6 +5,7 @@ import (
 	"math"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -212,7 +213,7 @@ func TestLabAutomationTurnBuildsLinksAndStartsTwoVPCS(t *testing.T) {
 	require.Contains(t, streamed[0].ToolNames(), "delete_gns3_node", "lab automation offers destructive tools")
 	last := streamed[3]
 	require.Equal(t, "call_start", last.LastMessage().ToolCallID)
-	require.Contains(t, last.Messages[0].Content, "Host-A", "the system prompt shows the current topology")
+	require.Contains(t, strings.Join(labBlocks(last), ""), "Host-A", "the model was told of the new node")
 }
 
 // In teaching mode a destructive tool is refused when it runs, not only left out of the offer:

@@ -138,7 +138,7 @@ func TestSnapshotRestoreWithApprovalOnRealVPCS(t *testing.T) {
 	require.Contains(t, item["result"], "IP/MASK", "the real VPCS answered")
 	require.Contains(t, showIP(t, lab.Nodes[0]), "IP/MASK")
 
-	// The model learnt the new ids: from the restore's result and from its next system prompt.
+	// The model learnt the new ids: from the restore's result and from the lab note after it.
 	restoredJSON := answer.Calls["c_restore2"].Output.(map[string]any)
 	found := false
 	for _, it := range restoredJSON["data"].([]any) {
@@ -151,9 +151,15 @@ func TestSnapshotRestoreWithApprovalOnRealVPCS(t *testing.T) {
 	}
 	require.True(t, found, "PC1 is an item of the restore's result")
 	reqs := streamedRequests(env.LLM)
-	system := reqs[len(reqs)-1].Messages[0].Content
-	require.Contains(t, system, "node_id "+newPC1.ID)
-	require.False(t, strings.Contains(system, pc1.ID), "the prompt holds no id from before the restore")
+	var restoreNote string
+	for _, n := range labBlocks(reqs[len(reqs)-1]) {
+		if strings.Contains(n, "node_id "+newPC1.ID) {
+			restoreNote = n
+		}
+	}
+	require.Contains(t, restoreNote, "PC1 added: ", "the note after the restore gives the new node")
+	require.Contains(t, restoreNote, "PC1 deleted (node_id "+pc1.ID+")", "and says the old id is gone")
+	require.NotContains(t, reqs[len(reqs)-1].Messages[0].Content, pc1.ID, "the system prompt holds no id")
 }
 
 // A snapshot of a running lab through a page that shows approval cards: the card says it pauses

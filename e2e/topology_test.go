@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"net/http"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -17,21 +18,32 @@ import (
 
 const driftMarker = "changed outside this chat"
 
-// driftNotes returns the drift notes a model call received.
-func driftNotes(r fakeopenai.Request) []string {
+// labBlocks are what a request tells the model of the lab: its <lab> and <lab_update> blocks, in
+// the order the model reads them.
+func labBlocks(r fakeopenai.Request) []string {
 	var out []string
 	for _, m := range r.Messages {
-		if m.Role == "system" && strings.Contains(m.Content, driftMarker) {
-			out = append(out, m.Content)
-		}
+		out = append(out, labBlock.FindAllString(m.Content, -1)...)
 	}
 	return out
 }
 
-// The lab changes outside the chat between two turns: the next turn's first model call hears
-// it once, its later calls and the turn after do not, and the copilot's own changes are never
-// reported as outside ones.
-func TestDriftNoteExactlyOnceAfterOutsideChange(t *testing.T) {
+var labBlock = regexp.MustCompile(`(?s)<lab>.*?</lab>|<lab_update>.*?</lab_update>`)
+
+// conversationText is everything a request says after its system prompt.
+func conversationText(r fakeopenai.Request) string {
+	var b strings.Builder
+	for _, m := range r.Messages[1:] {
+		b.WriteString(m.Content + "\n")
+	}
+	return b.String()
+}
+
+// The lab the model knows is in the conversation, not in the system prompt: the session's first
+// call shows the project; the copilot's own change is a note after the tool's result; a change
+// made outside the chat between two turns is a note, naming it so, on the next turn's first
+// call; every note stays where it was in every later call, and nothing is said twice.
+func TestLabNotesAreAppendedWhereTheModelReadsThem(t *testing.T) {
 	env := e2eenv.Start(t, e2eenv.Options{})
 	pc1 := env.GNS3.AddNode(env.ProjectID, fakegns3.NodeSpec{X: 0, Y: 0, Status: "started"})
 	pc2 := env.GNS3.AddNode(env.ProjectID, fakegns3.NodeSpec{X: 250, Y: 0, Status: "started"})
@@ -73,17 +85,38 @@ func TestDriftNoteExactlyOnceAfterOutsideChange(t *testing.T) {
 
 	calls := streamedRequests(env.LLM)
 	require.Len(t, calls, 5)
-	require.Empty(t, driftNotes(calls[0]), "the session's first turn has nothing to compare with")
-	require.Empty(t, driftNotes(calls[1]))
-	notes := driftNotes(calls[2])
-	require.Len(t, notes, 1, "the first call after the change gets one note")
-	require.Contains(t, notes[0], "PC2 stopped")
-	require.Contains(t, notes[0], "link PC1 e0 — PC2 e0 removed")
-	require.Contains(t, notes[0], "PC1 moved")
-	require.NotContains(t, notes[0], "PC3", "the copilot's own change is not an outside one")
-	last := calls[2].Messages[len(calls[2].Messages)-1]
-	require.Equal(t, "system", last.Role, "the note comes after the user's message")
-	require.Empty(t, driftNotes(calls[3]), "the turn's later calls do not repeat the note")
-	require.Empty(t, driftNotes(calls[4]), "the next turn has nothing new")
-	require.Contains(t, calls[2].Messages[0].Content, "PC2: vpcs, stopped", "the system prompt shows the current lab")
+	for _, c := range calls {
+		require.NotContains(t, c.Messages[0].Content, env.ProjectID, "the system prompt holds nothing of the lab")
+		require.Equal(t, calls[0].Messages[0].Content, c.Messages[0].Content)
+	}
+
+	first := labBlocks(calls[0])
+	require.Len(t, first, 1, "the session's first call is shown the project")
+	require.Contains(t, first[0], "PC2: vpcs, started")
+	require.Contains(t, first[0], "node_id "+pc1.ID)
+	require.True(t, strings.HasPrefix(calls[0].LastMessage().Content, "Add a PC below PC1.\n\n<lab>"), "after the user's words")
+
+	own := labBlocks(calls[1])
+	require.Len(t, own, 2)
+	require.Contains(t, own[1], "PC3 added: vpcs, stopped", "the copilot's own change, after the tool's result")
+	require.Equal(t, "tool", calls[1].LastMessage().Role)
+	require.True(t, strings.HasSuffix(calls[1].LastMessage().Content, own[1]))
+
+	notes := labBlocks(calls[2])
+	require.Len(t, notes, 3, "the project, the new node, and what changed outside")
+	outside := notes[2]
+	require.Contains(t, outside, driftMarker)
+	require.Contains(t, outside, "PC2 stopped")
+	require.Contains(t, outside, "link PC1 e0 — PC2 e0 removed")
+	require.Contains(t, outside, "PC1 moved")
+	require.NotContains(t, outside, "PC3 added", "the copilot's own change is not an outside one")
+	require.Contains(t, outside, "PC2 now: vpcs, stopped", "the note says what the lab is now")
+	require.True(t, strings.HasSuffix(calls[2].LastMessage().Content, "What changed?\n\n"+outside), "at the end of the user's message")
+
+	// Each call's request starts with the whole of the one before it, but for its own answer.
+	for i := 1; i < len(calls); i++ {
+		require.Equal(t, labBlocks(calls[i-1]), labBlocks(calls[i])[:len(labBlocks(calls[i-1]))], "call %d rewrote a note", i)
+	}
+	require.Len(t, labBlocks(calls[3]), 3, "the turn's later call repeats nothing")
+	require.Len(t, labBlocks(calls[4]), 3, "the next turn has nothing new")
 }

@@ -40,6 +40,12 @@ func AsideMessageID(turnID string, idx int, part, of string) string {
 	return uuid.NewSHA1(messageNamespace, []byte(turnID+"/"+strconv.Itoa(idx)+"/"+part+"/"+of)).String()
 }
 
+// ContextMessageID names the model-context message (see ChatMessage.ModelContext) before the
+// assistant message at idx of a turn, so a retried model call writes the same row again.
+func ContextMessageID(turnID string, idx int) string {
+	return uuid.NewSHA1(messageNamespace, []byte(turnID+"/"+strconv.Itoa(idx)+"/context")).String()
+}
+
 // GetSession returns the session if it belongs to this user and project.
 func (r *ChatRepository) GetSession(ctx context.Context, userID, projectID, threadID string) (*ChatSession, error) {
 	var s ChatSession
@@ -367,6 +373,13 @@ func (r *ChatRepository) SaveMessage(ctx context.Context, m *ChatMessage) error 
 	return err
 }
 
+// DeleteMessage removes a staged message of a running turn (a model-context message that a
+// retried call no longer sends); a message that is not there is no error.
+func (r *ChatRepository) DeleteMessage(ctx context.Context, id string) error {
+	_, err := deleteMessage.Exec(ctx, r.DB, id)
+	return err
+}
+
 // ToolCallRecord is the stored shape of one assistant tool call (OpenAI's wire shape).
 type ToolCallRecord struct {
 	ID       string `json:"id"`
@@ -387,6 +400,8 @@ type FinalizeParams struct {
 	OutputTokens int64
 	// ReasoningTokens is the part of OutputTokens spent thinking, where providers report it.
 	ReasoningTokens int64
+	// CachedTokens is the part of InputTokens the provider's prompt cache served.
+	CachedTokens int64
 	// Title, when set, names the session in the same step, unless the user has named it.
 	Title string
 }
@@ -447,7 +462,7 @@ func (r *ChatRepository) FinishTurn(ctx context.Context, p FinalizeParams) (Fini
 		if _, err := commitTurnRows.Exec(ctx, tx, true, turn.ID); err != nil {
 			return err
 		}
-		titled, err := addTurnStats(ctx, tx, &turn, p, int64(len(staged)+added), now)
+		titled, err := addTurnStats(ctx, tx, &turn, p, int64(conversationMessages(staged)+added), now)
 		if err != nil {
 			return err
 		}
@@ -462,6 +477,18 @@ func (r *ChatRepository) FinishTurn(ctx context.Context, p FinalizeParams) (Fini
 		return Finished{}, err
 	}
 	return out, nil
+}
+
+// conversationMessages counts the messages of staged that people read: model-context messages
+// are not part of the conversation's count.
+func conversationMessages(staged []ChatMessage) int {
+	n := 0
+	for _, m := range staged {
+		if !m.ModelContext {
+			n++
+		}
+	}
+	return n
 }
 
 // answerUnrunCalls adds a result for every tool call among the staged messages that has none
@@ -506,7 +533,7 @@ func answerUnrunCalls(tx *gorm.DB, turn *ChatTurn, staged []ChatMessage, status 
 func addTurnStats(ctx context.Context, tx *gorm.DB, turn *ChatTurn, p FinalizeParams, messages int64, now time.Time) (bool, error) {
 	var locked bool
 	err := scanOne(ctx, tx, addSessionStats, []any{messages, p.LLMCalls, p.InputTokens, p.OutputTokens, p.InputTokens + p.OutputTokens,
-		p.ReasoningTokens, now, now, p.Title, p.Title, turn.SessionID}, &locked)
+		p.ReasoningTokens, p.CachedTokens, now, now, p.Title, p.Title, turn.SessionID}, &locked)
 	switch {
 	case errors.Is(err, ErrNotFound):
 		// The session is gone: a delete removes its turns too, so only an inconsistent file gets here.

@@ -272,7 +272,8 @@ func TestFinishTurnNamesTheSessionUnlessTheUserDid(t *testing.T) {
 		if wanted, err := repo.TitleWanted(ctx, sess.ThreadID); err != nil || !wanted {
 			t.Fatalf("a new session: title wanted %v, %v", wanted, err)
 		}
-		fin, err := repo.FinishTurn(ctx, FinalizeParams{TurnID: turn.ID, Status: domain.TurnCompleted, LLMCalls: 2, InputTokens: 30, OutputTokens: 7, ReasoningTokens: 5, Title: "Lab overview"})
+		fin, err := repo.FinishTurn(ctx, FinalizeParams{TurnID: turn.ID, Status: domain.TurnCompleted, LLMCalls: 2, InputTokens: 30, OutputTokens: 7,
+			ReasoningTokens: 5, CachedTokens: 24, Title: "Lab overview"})
 		if err != nil || !fin.Applied || !fin.Titled {
 			t.Fatalf("finish: %+v, %v", fin, err)
 		}
@@ -283,8 +284,9 @@ func TestFinishTurnNamesTheSessionUnlessTheUserDid(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got.Title != "Lab overview" || got.LLMCallsCount != 2 || got.TotalTokens != 37 || got.MessageCount != 1 {
-			t.Fatalf("session after the first turn: title %q, %d calls, %d tokens, %d messages", got.Title, got.LLMCallsCount, got.TotalTokens, got.MessageCount)
+		if got.Title != "Lab overview" || got.LLMCallsCount != 2 || got.TotalTokens != 37 || got.MessageCount != 1 || got.CachedTokens != 24 {
+			t.Fatalf("session after the first turn: title %q, %d calls, %d tokens (%d cached), %d messages", got.Title, got.LLMCallsCount,
+				got.TotalTokens, got.CachedTokens, got.MessageCount)
 		}
 		if got.OutputTokens != 7 || got.ReasoningTokens != 5 {
 			t.Fatalf("the reasoning tokens are a part of the output tokens: %d output, %d reasoning", got.OutputTokens, got.ReasoningTokens)
@@ -363,5 +365,57 @@ func TestReasoningIsStoredWithItsMessage(t *testing.T) {
 		}
 		require.Equal(t, msg.ReasoningState, later[1].ReasoningState, "a later turn reads it from the committed transcript")
 		require.Equal(t, "", later[0].Reasoning)
+	})
+}
+
+// A model-context message is read with the transcript, before the assistant message of its
+// slot, on the turn's later calls and on later turns; people never see it: not in the history,
+// not in the session's message count. A retried call can take it back.
+func TestModelContextIsForTheModelOnly(t *testing.T) {
+	forEachChatDB(t, func(t *testing.T, repo *ChatRepository) {
+		ctx := context.Background()
+		sess, turn, _, err := repo.StartTurn(ctx, turnParams("", uuid.NewString(), uuid.NewString()))
+		require.NoError(t, err)
+		lab := ChatMessage{ID: ContextMessageID(turn.ID, 1), SessionID: sess.ThreadID, TurnID: turn.ID, TurnSeq: turn.Seq, Idx: 1, Sub: -1,
+			Role: "user", Content: "<lab>PC1</lab>", Metadata: `{"restate":"<lab>PC1</lab>"}`, ModelContext: true}
+		answer := ChatMessage{ID: MessageID(turn.ID, 1), SessionID: sess.ThreadID, TurnID: turn.ID, TurnSeq: turn.Seq, Idx: 1,
+			Role: "assistant", Content: "One PC."}
+		// The answer is written after the note, but the order is the slot's, not the write's.
+		require.NoError(t, repo.SaveMessage(ctx, &answer))
+		require.NoError(t, repo.SaveMessage(ctx, &lab))
+		staged, _, err := repo.Transcript(ctx, turn, func(string) bool { return false })
+		require.NoError(t, err)
+		require.Len(t, staged, 3)
+		require.True(t, staged[1].ModelContext)
+		require.Equal(t, "<lab>PC1</lab>", staged[1].Content)
+		require.Equal(t, "assistant", staged[2].Role)
+
+		_, err = repo.FinalizeTurn(ctx, FinalizeParams{TurnID: turn.ID, Status: domain.TurnCompleted})
+		require.NoError(t, err)
+		s, err := repo.GetSession(ctx, sess.UserID, sess.ProjectID, sess.ThreadID)
+		require.NoError(t, err)
+		require.EqualValues(t, 2, s.MessageCount, "the question and the answer")
+		hist, total, err := repo.HistoryPage(ctx, sess.ThreadID, 50, 0)
+		require.NoError(t, err)
+		require.EqualValues(t, 2, total)
+		for _, m := range hist {
+			require.False(t, m.ModelContext, "the history shows what people read")
+		}
+
+		_, next, _, err := repo.StartTurn(ctx, turnParams(sess.ThreadID, sess.UserID, sess.ProjectID))
+		require.NoError(t, err)
+		later, _, err := repo.Transcript(ctx, next, func(string) bool { return false })
+		require.NoError(t, err)
+		require.Len(t, later, 4)
+		require.True(t, later[1].ModelContext, "a later turn's model reads it where the first did")
+
+		stale := ChatMessage{ID: ContextMessageID(next.ID, 1), SessionID: sess.ThreadID, TurnID: next.ID, TurnSeq: next.Seq, Idx: 1, Sub: -1,
+			Role: "user", Content: "<lab_update>PC2 added</lab_update>", ModelContext: true}
+		require.NoError(t, repo.SaveMessage(ctx, &stale))
+		require.NoError(t, repo.DeleteMessage(ctx, stale.ID))
+		require.NoError(t, repo.DeleteMessage(ctx, stale.ID), "deleting what is not there is no error")
+		later, _, err = repo.Transcript(ctx, next, func(string) bool { return false })
+		require.NoError(t, err)
+		require.Len(t, later, 4)
 	})
 }

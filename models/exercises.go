@@ -257,23 +257,27 @@ const InjectedText = "A network fault was injected into this lab for troubleshoo
 
 // RedactPrivate returns msgs with the messages of private turns reduced to what the student may
 // know: which tools ran, never with which arguments or results, a fixed sentence for the model's
-// text, and none of its reasoning (which would name the fault). Messages of keepTurn (the
-// injection turn itself, for its own model calls) stay.
+// text, and none of its reasoning (which would name the fault). Their model-context messages go
+// whole: the brief of the exercise and what the lab note said changed would both name it.
+// Messages of keepTurn (the injection turn itself, for its own model calls) stay.
 func RedactPrivate(msgs []ChatMessage, private map[string]bool, keepTurn string) []ChatMessage {
 	if len(private) == 0 {
 		return msgs
 	}
-	out := make([]ChatMessage, len(msgs))
-	for i, m := range msgs {
-		out[i] = m
+	out := make([]ChatMessage, 0, len(msgs))
+	for _, m := range msgs {
 		if !private[m.TurnID] || m.TurnID == keepTurn {
+			out = append(out, m)
+			continue
+		}
+		if m.ModelContext {
 			continue
 		}
 		switch m.Role {
 		case "assistant":
-			out[i].Reasoning, out[i].ReasoningState = "", ""
+			m.Reasoning, m.ReasoningState = "", ""
 			if m.Content != "" {
-				out[i].Content = InjectedText
+				m.Content = InjectedText
 			}
 			if m.ToolCalls != "" {
 				var recs []ToolCallRecord
@@ -282,14 +286,15 @@ func RedactPrivate(msgs []ChatMessage, private map[string]bool, keepTurn string)
 						recs[j].Function.Arguments = "{}"
 					}
 					b, _ := json.Marshal(recs)
-					out[i].ToolCalls = string(b)
+					m.ToolCalls = string(b)
 				} else {
-					out[i].ToolCalls = ""
+					m.ToolCalls = ""
 				}
 			}
 		case "tool":
-			out[i].Content = HiddenToolResult
+			m.Content = HiddenToolResult
 		}
+		out = append(out, m)
 	}
 	return out
 }

@@ -18,8 +18,15 @@ func TestRedactPrivateHidesInjectionTurnsOnly(t *testing.T) {
 		{TurnID: "t1", Role: "tool", ToolCallID: "c1", Name: "execute_vpcs_commands", Content: `{"success":true,"data":[{"result":"PC1 : 10.0.0.99"}]}`},
 		{TurnID: "t1", Role: "assistant", Content: "I gave PC1 the address 10.0.0.99."},
 		{TurnID: "t2", Role: "user", Content: "what did you change on 10.0.0.99?"},
+		{TurnID: "t2", Role: "user", Content: "<lab_update>PC2 stopped</lab_update>", ModelContext: true},
 		{TurnID: "t2", Role: "assistant", Content: "Nothing I can say."},
 	}
+	// An injection turn's notes about the lab and its brief would name the fault: they go.
+	withContext := append([]ChatMessage{msgs[0], {TurnID: "t1", Role: "user", ModelContext: true,
+		Content: "<lab_update>link PC1 e0 <-> PC2 e0 now: [conditions: loss 60%]</lab_update>"}}, msgs[1:]...)
+	require.Equal(t, RedactPrivate(msgs, map[string]bool{"t1": true}, ""), RedactPrivate(withContext, map[string]bool{"t1": true}, ""))
+	require.Equal(t, withContext, RedactPrivate(withContext, map[string]bool{"t1": true}, "t1"))
+
 	out := RedactPrivate(msgs, map[string]bool{"t1": true}, "")
 	var all strings.Builder
 	for _, m := range out[:4] {

@@ -27,13 +27,16 @@ type ChatSession struct {
 	TotalTokens   int64  `gorm:"not null;default:0" json:"total_tokens"`
 	// ReasoningTokens is the part of OutputTokens thinking models spent reasoning, where their
 	// providers report it; OutputTokens and TotalTokens include it.
-	ReasoningTokens int64      `gorm:"not null;default:0" json:"reasoning_tokens"`
-	LastMessageAt   *time.Time `json:"last_message_at"`
-	CreatedAt       time.Time  `json:"created_at"`
-	UpdatedAt       time.Time  `gorm:"index:idx_pinned_updated,priority:2,sort:desc;index:idx_session_list,priority:4" json:"updated_at"`
-	Metadata        string     `gorm:"column:metadata;type:text;not null;default:'{}'" json:"-"`
-	Stats           string     `gorm:"type:text;not null;default:'{}'" json:"-"`
-	Pinned          bool       `gorm:"not null;default:false;index:idx_pinned_updated,priority:1,sort:desc;index:idx_session_list,priority:3" json:"pinned"`
+	ReasoningTokens int64 `gorm:"not null;default:0" json:"reasoning_tokens"`
+	// CachedTokens is the part of InputTokens the providers' prompt caches served, as they
+	// reported it.
+	CachedTokens  int64      `gorm:"not null;default:0" json:"cached_tokens"`
+	LastMessageAt *time.Time `json:"last_message_at"`
+	CreatedAt     time.Time  `json:"created_at"`
+	UpdatedAt     time.Time  `gorm:"index:idx_pinned_updated,priority:2,sort:desc;index:idx_session_list,priority:4" json:"updated_at"`
+	Metadata      string     `gorm:"column:metadata;type:text;not null;default:'{}'" json:"-"`
+	Stats         string     `gorm:"type:text;not null;default:'{}'" json:"-"`
+	Pinned        bool       `gorm:"not null;default:false;index:idx_pinned_updated,priority:1,sort:desc;index:idx_session_list,priority:3" json:"pinned"`
 	// TitleLocked is set when the user renames the session, so an automatic title never
 	// overwrites a name a person chose.
 	TitleLocked bool `gorm:"not null;default:false" json:"-"`
@@ -88,9 +91,16 @@ type ChatMessage struct {
 	// question before the call's result (-1), the answer after it (1). GNS3's panel folds a
 	// result into the assistant message before it, so the result's card lands on the question
 	// and the answer follows both.
-	Aside     bool `gorm:"not null;default:false"`
-	Sub       int  `gorm:"not null;default:0"`
-	CreatedAt time.Time
+	Aside bool `gorm:"not null;default:false"`
+	Sub   int  `gorm:"not null;default:0"`
+	// ModelContext marks the opposite of an aside: a message the model reads and people do not,
+	// such as the lab as the copilot showed it to the model (the project when the model first saw
+	// it, then what changed). It sits before the assistant message of its Idx (Sub -1) and is
+	// stored so that every later request shows the model exactly the text it was shown before
+	// (a prefix cache then reuses the request). The history, the export and the message count
+	// leave it out; internal/llm decides how it goes on the wire.
+	ModelContext bool `gorm:"not null;default:false"`
+	CreatedAt    time.Time
 }
 
 // Repository errors the API maps to HTTP statuses.

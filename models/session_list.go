@@ -89,8 +89,10 @@ func (r *ChatRepository) History(ctx context.Context, sessionID string, limit in
 	return r.history(ctx, sessionID, limit, 0)
 }
 
+// committed is the session's conversation as people read it: committed messages, without the
+// ones only the model reads.
 func (r *ChatRepository) committed(ctx context.Context, sessionID string) *gorm.DB {
-	return r.DB.WithContext(ctx).Model(&ChatMessage{}).Where("session_id = ? AND committed = ?", sessionID, true)
+	return r.DB.WithContext(ctx).Model(&ChatMessage{}).Where("session_id = ? AND committed = ? AND model_context = ?", sessionID, true, false)
 }
 
 // history is one page of HistoryPage, without the count.

@@ -28,9 +28,9 @@ func scanOne(ctx context.Context, db *gorm.DB, s sqlstmt.Statement, args []any, 
 const (
 	turnColumns      = "id, session_id, seq, user_id, project_id, status, mode, llm_config_id, workflow_id, error, temperature, created_at, finished_at"
 	llmConfigColumns = "id, owner_type, owner_id, name, model_type, provider, base_url, model, temperature, api_key_sealed, api_key_hint, max_tokens, context_limit, context_strategy, copilot_mode, reasoning_effort, is_default, endpoint_trusted, extra, inherits_from, version, created_at, updated_at"
-	messageColumns   = "id, session_id, turn_id, turn_seq, idx, role, content, name, tool_call_id, tool_calls, metadata, committed, aside, sub, created_at, reasoning, reasoning_state"
+	messageColumns   = "id, session_id, turn_id, turn_seq, idx, role, content, name, tool_call_id, tool_calls, metadata, committed, aside, sub, created_at, reasoning, reasoning_state, model_context"
 
-	insertMessageText = "INSERT INTO chat_messages (" + messageColumns + ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+	insertMessageText = "INSERT INTO chat_messages (" + messageColumns + ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 
 var (
@@ -40,17 +40,18 @@ var (
 	insertSession   = newStatement("INSERT INTO chat_sessions (thread_id, user_id, project_id, title, message_count, llm_calls_count, input_tokens, output_tokens, total_tokens, created_at, updated_at, metadata, stats, pinned, title_locked) VALUES (?, ?, ?, ?, 0, 0, 0, 0, 0, ?, ?, ?, '{}', ?, ?) RETURNING id")
 	insertTurnRow   = newStatement("INSERT INTO chat_turns (" + turnColumns + ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
 	insertMessage   = newStatement(insertMessageText)
-	upsertMessage   = newStatement(insertMessageText + " ON CONFLICT (id) DO UPDATE SET content = excluded.content, tool_calls = excluded.tool_calls, metadata = excluded.metadata, name = excluded.name, tool_call_id = excluded.tool_call_id, role = excluded.role, reasoning = excluded.reasoning, reasoning_state = excluded.reasoning_state")
+	upsertMessage   = newStatement(insertMessageText + " ON CONFLICT (id) DO UPDATE SET content = excluded.content, tool_calls = excluded.tool_calls, metadata = excluded.metadata, name = excluded.name, tool_call_id = excluded.tool_call_id, role = excluded.role, reasoning = excluded.reasoning, reasoning_state = excluded.reasoning_state, model_context = excluded.model_context")
 	stagedOfTurn    = newStatement("SELECT " + messageColumns + " FROM chat_messages WHERE turn_id = ? ORDER BY idx")
 	commitTurnRows  = newStatement("UPDATE chat_messages SET committed = ? WHERE turn_id = ?")
 	finishTurnRow   = newStatement("UPDATE chat_turns SET status = ?, error = ?, finished_at = ? WHERE id = ?")
-	transcriptOf    = newStatement("SELECT m.id, m.session_id, m.turn_id, m.turn_seq, m.idx, m.role, m.content, m.name, m.tool_call_id, m.tool_calls, m.metadata, m.committed, m.aside, m.sub, m.created_at, m.reasoning, m.reasoning_state, COALESCE(t.mode, '') FROM chat_messages m LEFT JOIN chat_turns t ON t.id = m.turn_id WHERE m.session_id = ? AND (m.committed = ? OR m.turn_id = ?) AND m.aside = ? ORDER BY m.turn_seq, m.idx")
+	transcriptOf    = newStatement("SELECT m.id, m.session_id, m.turn_id, m.turn_seq, m.idx, m.role, m.content, m.name, m.tool_call_id, m.tool_calls, m.metadata, m.committed, m.aside, m.sub, m.created_at, m.reasoning, m.reasoning_state, m.model_context, COALESCE(t.mode, '') FROM chat_messages m LEFT JOIN chat_turns t ON t.id = m.turn_id WHERE m.session_id = ? AND (m.committed = ? OR m.turn_id = ?) AND m.aside = ? ORDER BY m.turn_seq, m.idx, m.sub")
+	deleteMessage   = newStatement("DELETE FROM chat_messages WHERE id = ?")
 	addUsage        = newStatement("INSERT INTO user_token_usage (user_id, day, input_tokens, output_tokens) VALUES (?, ?, ?, ?) ON CONFLICT (user_id, day) DO UPDATE SET input_tokens = user_token_usage.input_tokens + excluded.input_tokens, output_tokens = user_token_usage.output_tokens + excluded.output_tokens")
 	titleWanted     = newStatement("SELECT s.title_locked, EXISTS (SELECT 1 FROM chat_turns t WHERE t.session_id = s.thread_id AND t.status = '" + domain.TurnCompleted + "') FROM chat_sessions s WHERE s.thread_id = ?")
 	markBySession   = newStatement("SELECT session_id, project_id, summary, updated_at FROM topology_marks WHERE session_id = ?")
 	addSessionStats = newStatement(`UPDATE chat_sessions SET message_count = message_count + ?, llm_calls_count = llm_calls_count + ?,
 		input_tokens = input_tokens + ?, output_tokens = output_tokens + ?, total_tokens = total_tokens + ?,
-		reasoning_tokens = reasoning_tokens + ?, last_message_at = ?, updated_at = ?,
+		reasoning_tokens = reasoning_tokens + ?, cached_tokens = cached_tokens + ?, last_message_at = ?, updated_at = ?,
 		title = CASE WHEN title_locked OR ? = '' THEN title ELSE ? END
 		WHERE thread_id = ? RETURNING title_locked`)
 )
@@ -95,7 +96,7 @@ func turnArgs(t *ChatTurn) []any {
 // ns; ns.apply copies those into m once the row is read.
 func messageFields(m *ChatMessage, ns *nullMessage) []any {
 	return []any{&m.ID, &m.SessionID, &m.TurnID, &m.TurnSeq, &m.Idx, &m.Role, &ns.content, &ns.name, &ns.toolCallID,
-		&ns.toolCalls, &ns.metadata, &m.Committed, &m.Aside, &m.Sub, &ns.created, &ns.reasoning, &ns.reasoningState}
+		&ns.toolCalls, &ns.metadata, &m.Committed, &m.Aside, &m.Sub, &ns.created, &ns.reasoning, &ns.reasoningState, &m.ModelContext}
 }
 
 // nullMessage holds the columns of a message that may be NULL in rows written before they had
@@ -115,7 +116,7 @@ func (ns *nullMessage) apply(m *ChatMessage) {
 // messageArgs are m's values in messageColumns' order.
 func messageArgs(m *ChatMessage) []any {
 	return []any{m.ID, m.SessionID, m.TurnID, m.TurnSeq, m.Idx, m.Role, m.Content, m.Name, m.ToolCallID, m.ToolCalls,
-		m.Metadata, m.Committed, m.Aside, m.Sub, m.CreatedAt, m.Reasoning, m.ReasoningState}
+		m.Metadata, m.Committed, m.Aside, m.Sub, m.CreatedAt, m.Reasoning, m.ReasoningState, m.ModelContext}
 }
 
 // scanMessages reads every row of rows (messageColumns, then extra columns into extra's

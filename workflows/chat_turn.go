@@ -78,10 +78,11 @@ type chatTurn struct {
 	renewal  *credentialRenewal
 	llmCtx   workflow.Context
 	res      ChatTurnResult
-	// inTokens, outTokens and reasonTokens (a part of outTokens) add up the model's usage; idx is
-	// the next transcript slot (0 is the user message, stored when the turn was created).
-	inTokens, outTokens, reasonTokens int64
-	idx                               int
+	// inTokens, outTokens, reasonTokens (a part of outTokens) and cachedTokens (a part of
+	// inTokens) add up the model's usage; idx is the next transcript slot (0 is the user message,
+	// stored when the turn was created).
+	inTokens, outTokens, reasonTokens, cachedTokens int64
+	idx                                             int
 }
 
 func startTurn(ctx workflow.Context, in ChatTurnInput) (*chatTurn, error) {
@@ -156,6 +157,7 @@ func (t *chatTurn) step(ctx workflow.Context, step int, last bool) bool {
 	t.inTokens += llm.InputTokens
 	t.outTokens += llm.OutputTokens
 	t.reasonTokens += llm.ReasoningTokens
+	t.cachedTokens += llm.CachedTokens
 	if len(llm.ToolCalls) == 0 {
 		return false
 	}
@@ -217,7 +219,7 @@ func (t *chatTurn) finalize(fctx workflow.Context) error {
 	}
 	err := runStep(fctx, t.versions.localSteps, fmt.Sprintf("%s: %s, %s, %d tokens", what, t.res.Status, plural(t.res.Steps, "step"), t.inTokens+t.outTokens), FinalizeActivity, FinalizeInput{
 		Turn: t.ref, Status: t.res.Status, Error: t.res.Error, LLMCalls: t.res.LLMCalls,
-		InputTokens: t.inTokens, OutputTokens: t.outTokens, ReasoningTokens: t.reasonTokens, GenerateTitle: title,
+		InputTokens: t.inTokens, OutputTokens: t.outTokens, ReasoningTokens: t.reasonTokens, CachedTokens: t.cachedTokens, GenerateTitle: title,
 	}).Get(fctx, &fin)
 	if err != nil {
 		return fmt.Errorf("finalizing turn: %w", err)
@@ -244,11 +246,12 @@ func (t *chatTurn) finalizeWithTitleActivity(ctx, fctx workflow.Context) error {
 			t.inTokens += title.InputTokens
 			t.outTokens += title.OutputTokens
 			t.reasonTokens += title.ReasoningTokens
+			t.cachedTokens += title.CachedTokens
 		}
 	}
 	err := workflow.ExecuteActivity(summarized(fctx, fmt.Sprintf("finish the turn: %s, %s, %d tokens", t.res.Status, plural(t.res.Steps, "step"), t.inTokens+t.outTokens)), FinalizeActivity, FinalizeInput{
 		Turn: t.ref, Status: t.res.Status, Error: t.res.Error, LLMCalls: t.res.LLMCalls,
-		InputTokens: t.inTokens, OutputTokens: t.outTokens, ReasoningTokens: t.reasonTokens, Title: title.Title,
+		InputTokens: t.inTokens, OutputTokens: t.outTokens, ReasoningTokens: t.reasonTokens, CachedTokens: t.cachedTokens, Title: title.Title,
 	}).Get(fctx, nil)
 	if err != nil {
 		return fmt.Errorf("finalizing turn: %w", err)

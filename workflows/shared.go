@@ -123,6 +123,8 @@ type LLMResult struct {
 	OutputTokens int64
 	// ReasoningTokens is the part of OutputTokens the model spent thinking, where reported.
 	ReasoningTokens int64
+	// CachedTokens is the part of InputTokens the provider's prompt cache served.
+	CachedTokens int64
 }
 
 // ToolInput runs one tool call.
@@ -163,6 +165,7 @@ type TitleResult struct {
 	InputTokens     int64
 	OutputTokens    int64
 	ReasoningTokens int64
+	CachedTokens    int64
 }
 
 // FinalizeInput closes the turn.
@@ -175,6 +178,8 @@ type FinalizeInput struct {
 	OutputTokens int64
 	// ReasoningTokens is the part of OutputTokens the models spent thinking, where reported.
 	ReasoningTokens int64
+	// CachedTokens is the part of InputTokens the providers' prompt caches served.
+	CachedTokens int64
 	// Title is the title a separate title activity made (turns from before "lean-turn").
 	Title string
 	// GenerateTitle asks the finalizer to name the session first, as the title activity did;

@@ -63,6 +63,9 @@ type Answer struct {
 	// ReasoningTokens is the part of OutputTokens the model spent thinking, where the provider
 	// reports it (completion_tokens_details.reasoning_tokens); 0 otherwise.
 	ReasoningTokens int64
+	// CachedTokens is the part of InputTokens the provider says its prompt cache served (0 when
+	// it says nothing).
+	CachedTokens int64
 	// Took is the whole call; FirstToken the wait for the first text, reasoning or tool-call
 	// delta of a stream (0 when none came).
 	Took, FirstToken time.Duration
@@ -114,6 +117,7 @@ func (c *Client) Complete(ctx context.Context, s llmconfig.Settings, msgs []Mess
 		ans.ErrorClass = llmconfig.ErrorOther
 		return ans, classify(ctx, err, s)
 	}
+	ans.CachedTokens = whole.cachedTokens()
 	if len(whole.Choices) > 0 {
 		a := newAnswer(dialectFor(s), s.Model, Deltas{}, began)
 		a.whole = true

@@ -109,6 +109,9 @@ const skipSignature = "skip_thought_signature_validator"
 type Message struct {
 	openai.ChatCompletionMessage
 	replay *replay
+	// context is the model-context text added to the end of Content (Messages); restate is what
+	// the model-context rows before the message amount to, for a request that starts with it.
+	context, restate string
 }
 
 // replay is what goes on the wire beside an assistant message's OpenAI fields.

@@ -18,9 +18,42 @@ type wireChunk struct {
 		Message      map[string]rawJSON `json:"message"`
 		FinishReason *string            `json:"finish_reason"`
 	} `json:"choices"`
-	Usage *openai.Usage `json:"usage"`
+	Usage *wireUsage `json:"usage"`
+	// Timings is llama.cpp's own account of the call, beside the usage.
+	Timings *struct {
+		// CacheN is how many prompt tokens came from the slot's cache.
+		CacheN int64 `json:"cache_n"`
+	} `json:"timings"`
 	// Error is a failure sent in the stream itself (OpenAI's and OpenRouter's mid-stream errors).
 	Error rawJSON `json:"error"`
+}
+
+// wireUsage is a call's usage with the fields in which providers report the prompt tokens their
+// cache served, each its own way.
+type wireUsage struct {
+	openai.Usage
+	// PromptCacheHitTokens is DeepSeek's.
+	PromptCacheHitTokens int64 `json:"prompt_cache_hit_tokens"`
+	// CacheReadInputTokens is Anthropic's word, which gateways in front of Claude pass on.
+	CacheReadInputTokens int64 `json:"cache_read_input_tokens"`
+}
+
+// cachedTokens is how many of the prompt's tokens the provider says its cache served: OpenAI's,
+// vLLM's and most servers' prompt_tokens_details.cached_tokens, DeepSeek's
+// prompt_cache_hit_tokens, Anthropic's cache_read_input_tokens, or llama.cpp's timings.cache_n.
+// A provider that reports two of them reports the same count; the largest is taken.
+func (c *wireChunk) cachedTokens() int64 {
+	var n int64
+	if u := c.Usage; u != nil {
+		n = max(u.PromptCacheHitTokens, u.CacheReadInputTokens)
+		if u.PromptTokensDetails != nil {
+			n = max(n, int64(u.PromptTokensDetails.CachedTokens))
+		}
+	}
+	if c.Timings != nil {
+		n = max(n, c.Timings.CacheN)
+	}
+	return n
 }
 
 // maxUnknown bounds how much of reasoning fields of unknown shapes one answer keeps.

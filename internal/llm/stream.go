@@ -19,6 +19,11 @@ import (
 type Prompt struct {
 	Messages []Message
 	Tools    []openai.Tool
+	// NoToolCalls keeps the tools in the request and forbids calling them (tool_choice "none"):
+	// a call that must answer in words sends the same start of request as the calls before it,
+	// which a prefix cache then serves. A provider that refuses tool_choice, or ignores it, is
+	// sent no tools instead (llmconfig.ShapeRequest, Stream).
+	NoToolCalls bool
 }
 
 // Deltas receives a streamed answer while it arrives; a nil function is not called. They are
@@ -44,8 +49,21 @@ func (c *Client) Stream(ctx context.Context, s llmconfig.Settings, p Prompt, d D
 	began := time.Now()
 	req, extra := streamRequest(s, p)
 	ans, err := c.stream(ctx, s, req, extra, p.Messages, d, began)
+	if req.ToolChoice != nil && refusedToolChoice(err) {
+		// The provider takes no tool_choice of "none" (some gateways take only "auto"): the call
+		// is made again the way a model that must answer in words always can be, without tools.
+		// The refusal came before any token, so nothing was streamed twice.
+		req.Tools, req.ToolChoice = nil, nil
+		ans, err = c.stream(ctx, s, req, extra, p.Messages, d, began)
+	}
 	ans.Took = time.Since(began)
 	return ans, err
+}
+
+// refusedToolChoice reports a request refused for its tool_choice.
+func refusedToolChoice(err error) bool {
+	var e *Error
+	return errors.As(err, &e) && e.Kind == RequestRefused && strings.Contains(strings.ToLower(e.Message), "tool_choice")
 }
 
 // streamRequest is the request for s's model, adapted to its provider, with the fields
@@ -57,6 +75,9 @@ func streamRequest(s llmconfig.Settings, p Prompt) (openai.ChatCompletionRequest
 		Stream:        true,
 		StreamOptions: &openai.StreamOptions{IncludeUsage: true},
 		Tools:         p.Tools,
+	}
+	if p.NoToolCalls && len(p.Tools) > 0 {
+		req.ToolChoice = "none"
 	}
 	if s.Temperature != nil {
 		req.Temperature = float32(*s.Temperature)
@@ -160,7 +181,10 @@ func (a *answer) chunk(data []byte, ans *Answer) error {
 	}
 	if c.Usage != nil {
 		ans.InputTokens, ans.OutputTokens = int64(c.Usage.PromptTokens), int64(c.Usage.CompletionTokens)
-		ans.ReasoningTokens = reasoningTokens(c.Usage)
+		ans.ReasoningTokens = reasoningTokens(&c.Usage.Usage)
+	}
+	if n := c.cachedTokens(); n > 0 {
+		ans.CachedTokens = n
 	}
 	for _, ch := range c.Choices {
 		a.take(ch.Delta)

@@ -16,27 +16,71 @@ import (
 // model (dialect.go).
 
 // Messages is the request for s's model: the system text, then extra (messages a caller places
-// between the system prompt and the conversation, such as the lab's state), then the transcript
-// rows as that model's dialect takes them. Each assistant row carries back the reasoning state its
-// provider needs, when s is the configuration that produced it; an assistant row with nothing
-// for the model (only a failed turn's error, which providers refuse) is left out. rows are the
-// conversation as the model may see it: redacted, without the message the call is about to write.
+// between the system prompt and the conversation), then the transcript rows as that model's
+// dialect takes them. Each assistant row carries back the reasoning state its provider needs,
+// when s is the configuration that produced it; an assistant row with nothing for the model (only
+// a failed turn's error, which providers refuse) is left out. rows are the conversation as the
+// model may see it: redacted, without the message the call is about to write.
+//
+// A model-context row (the lab as the copilot showed it to the model) is added to the end of the
+// message before it, a person's message or a tool's result, as it was when the model first read
+// it: a later request then shows the same bytes again, and a server's prefix cache reuses them.
+// It is not a message of its own because templates and providers refuse what that would take:
+// Qwen 3.5's templates a system message after the first, Mistral's a user message after a tool's
+// result or after another user message, and Anthropic's and Gemini's endpoints move every system
+// message to the top. Only after an assistant message, where no provider minds one, is it a user
+// message of its own. Its metadata may restate it ("restate"): what every model-context row so far
+// amounts to, for a request whose conversation starts after them (Fit).
 func Messages(s llmconfig.Settings, system string, extra []openai.ChatCompletionMessage, rows []models.ChatMessage) []Message {
 	msgs := make([]Message, 0, 1+len(extra)+len(rows))
 	msgs = append(msgs, Text(openai.ChatMessageRoleSystem, system))
 	msgs = append(msgs, Plain(extra...)...)
 	first := len(msgs)
 	var states []*models.ChatMessage // the row of each transcript message, aligned with msgs[first:]
+	restate := ""
 	for i := range rows {
 		m := &rows[i]
+		if m.ModelContext {
+			if m.Content != "" {
+				if n := len(msgs) - 1; n >= first && (msgs[n].Role == openai.ChatMessageRoleUser || msgs[n].Role == openai.ChatMessageRoleTool) {
+					msgs[n].Content += contextSeparator + m.Content
+					msgs[n].context += contextSeparator + m.Content
+				} else {
+					msgs = append(msgs, Message{ChatCompletionMessage: openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser,
+						Content: m.Content}, restate: restate})
+					states = append(states, m)
+				}
+			}
+			if r := restatement(m.Metadata); r != "" {
+				restate = r
+			}
+			continue
+		}
 		if m.Role == openai.ChatMessageRoleAssistant && m.Content == "" && m.ToolCalls == "" {
 			continue
 		}
-		msgs = append(msgs, Message{ChatCompletionMessage: openAIMessage(*m)})
+		msgs = append(msgs, Message{ChatCompletionMessage: openAIMessage(*m), restate: restate})
 		states = append(states, m)
 	}
 	replayState(s, dialectFor(s), msgs[first:], states)
 	return msgs
+}
+
+// contextSeparator sets model-context text apart from the message it is added to.
+const contextSeparator = "\n\n"
+
+// restatement is the "restate" of a model-context row's metadata, "" when it has none.
+func restatement(metadata string) string {
+	if metadata == "" {
+		return ""
+	}
+	var meta struct {
+		Restate string `json:"restate"`
+	}
+	if json.Unmarshal([]byte(metadata), &meta) != nil {
+		return ""
+	}
+	return meta.Restate
 }
 
 // openAIMessage is a stored message as the chat-completions API takes it.
@@ -135,12 +179,32 @@ func replayOne(s llmconfig.Settings, d dialect, m *Message, row *models.ChatMess
 }
 
 // Fit keeps msgs inside s's context window (llmconfig.Settings.FitContext): old turns and long
-// tool results go, and each kept message keeps what its dialect sends back.
+// tool results go, and each kept message keeps what its dialect sends back. When old turns go,
+// the first message kept opens with the restatement of the model-context rows dropped with them
+// (Messages), so the model still knows the lab; its cost is counted. A tool result that is cut
+// keeps the model-context text added to its end whole.
 func Fit(s llmconfig.Settings, msgs []Message, tools []openai.Tool) ([]Message, contextwindow.Fitted) {
-	f := s.FitContext(OpenAI(msgs), tools)
+	f := s.FitContextOpening(OpenAI(msgs), tools, func(c *contextwindow.Counter, i int) int {
+		if msgs[i].restate == "" {
+			return 0
+		}
+		return c.Text(msgs[i].restate + contextSeparator)
+	})
 	out := make([]Message, len(f.Messages))
+	opened := f.DroppedTurns == 0
 	for i, m := range f.Messages {
-		out[i] = Message{ChatCompletionMessage: m, replay: msgs[f.From[i]].replay}
+		src := msgs[f.From[i]]
+		if ctx := src.context; ctx != "" && m.Content != src.Content && strings.HasSuffix(src.Content, ctx) {
+			c := contextwindow.ForModel(s.Model)
+			m.Content = c.TruncateToolOutput(strings.TrimSuffix(src.Content, ctx), max(0, c.Text(m.Content)-c.Text(ctx))) + ctx
+		}
+		if !opened && m.Role != openai.ChatMessageRoleSystem {
+			opened = true
+			if src.restate != "" {
+				m.Content = src.restate + contextSeparator + m.Content
+			}
+		}
+		out[i] = Message{ChatCompletionMessage: m, replay: src.replay}
 	}
 	return out, f
 }

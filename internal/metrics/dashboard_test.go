@@ -23,7 +23,7 @@ func everyMetric(t *testing.T) string {
 	m.TurnStarted("teaching_assistant")
 	m.TurnFinished("completed", "teaching_assistant", time.Second)
 	m.FirstToken(time.Second)
-	m.LLMCall(LLMCallStats{Provider: "openai", Model: "gpt-4o-mini", Took: time.Second, FirstToken: time.Second, InputTokens: 1, OutputTokens: 1, ErrorClass: "auth"})
+	m.LLMCall(LLMCallStats{Provider: "openai", Model: "gpt-4o-mini", Took: time.Second, FirstToken: time.Second, InputTokens: 1, OutputTokens: 1, CachedTokens: 1, ErrorClass: "auth"})
 	m.ToolCall("get_gns3_topology", true, map[string]any{"execution_time": 0.1})
 	m.DeviceCommand("vpcs", "ok")
 	m.StreamOpened()
@@ -99,7 +99,9 @@ func TestDashboardQueriesOnlyMetricsThatExist(t *testing.T) {
 	for _, must := range []string{"gns3_copilot_gns3_requests_total", "gns3_copilot_llm_call_errors_total",
 		"gns3_copilot_llm_time_to_first_token_seconds_bucket", "gns3_copilot_console_sessions_open",
 		"gns3_copilot_console_lock_wait_seconds_bucket", "gns3_copilot_livetopo_projects_followed",
-		"gns3_copilot_livetopo_resyncs_total", "gns3_copilot_livetopo_notification_silence_seconds"} {
+		"gns3_copilot_livetopo_resyncs_total", "gns3_copilot_livetopo_notification_silence_seconds",
+		// Issue 49: the hit rate of the class's model's prompt cache.
+		"gns3_copilot_llm_cached_tokens_total"} {
 		require.Contains(t, names, must)
 	}
 	requireExposed(t, everyMetric(t), path, names)

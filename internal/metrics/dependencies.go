@@ -107,6 +107,8 @@ type LLMCallStats struct {
 	InputTokens, OutputTokens int64
 	// ReasoningTokens is the part of OutputTokens spent thinking, where the provider reports it.
 	ReasoningTokens int64
+	// CachedTokens is the part of InputTokens the provider's prompt cache served.
+	CachedTokens int64
 	// ErrorClass is "" for a call that succeeded, else one of llmconfig's error classes.
 	ErrorClass string
 }
@@ -136,6 +138,9 @@ func (m *Metrics) LLMCall(c LLMCallStats) {
 	if c.ReasoningTokens > 0 {
 		// A part of "output", counted beside it: a sum over every direction counts it twice.
 		m.llmTokens.WithLabelValues(provider, model, "reasoning").Add(float64(c.ReasoningTokens))
+	}
+	if c.CachedTokens > 0 {
+		m.llmCachedTokens.WithLabelValues(provider, model).Add(float64(c.CachedTokens))
 	}
 }
 

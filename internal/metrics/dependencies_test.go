@@ -24,7 +24,7 @@ func TestDependencyMetrics(t *testing.T) {
 	m.GNS3Request("POST", "/v3/projects/{id}/nodes/{id}/start", "2xx", 20*time.Millisecond)
 	m.GNS3Request("GET", "/v3/version", "unreachable", time.Second)
 	m.LLMCall(LLMCallStats{Provider: "ollama", Model: "qwen2.5:7b", Took: 3 * time.Second, FirstToken: 500 * time.Millisecond,
-		InputTokens: 900, OutputTokens: 40, ReasoningTokens: 25})
+		InputTokens: 900, OutputTokens: 40, ReasoningTokens: 25, CachedTokens: 768})
 	m.LLMCall(LLMCallStats{Provider: "ollama", Model: "qwen2.5:7b", Took: time.Second, ErrorClass: "rate_limit"})
 	closed := m.ConsoleSessionOpened()
 	m.ConsoleSessionOpened()()
@@ -45,6 +45,7 @@ func TestDependencyMetrics(t *testing.T) {
 		`gns3_copilot_llm_tokens_total{direction="input",model="qwen2.5:7b",provider="ollama"} 900`,
 		`gns3_copilot_llm_tokens_total{direction="output",model="qwen2.5:7b",provider="ollama"} 40`,
 		`gns3_copilot_llm_tokens_total{direction="reasoning",model="qwen2.5:7b",provider="ollama"} 25`,
+		`gns3_copilot_llm_cached_tokens_total{model="qwen2.5:7b",provider="ollama"} 768`,
 		`gns3_copilot_console_sessions_open 1`,
 		`gns3_copilot_console_lock_wait_seconds_count{outcome="busy"} 1`,
 		`gns3_copilot_livetopo_projects_followed 3`,

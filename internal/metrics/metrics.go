@@ -26,19 +26,20 @@ type Metrics struct {
 	temporal *temporalCollector
 	deps     *dependencyMetrics
 
-	turnsStarted   *prometheus.CounterVec
-	turnsFinished  *prometheus.CounterVec
-	firstToken     prometheus.Histogram
-	turnDuration   *prometheus.HistogramVec
-	llmCalls       *prometheus.CounterVec
-	llmTokens      *prometheus.CounterVec
-	toolCalls      *prometheus.CounterVec
-	toolDuration   *prometheus.HistogramVec
-	deviceCommands *prometheus.CounterVec
-	openStreams    prometheus.Gauge
-	deliveryLag    prometheus.Histogram
-	httpRequests   *prometheus.CounterVec
-	httpDuration   *prometheus.HistogramVec
+	turnsStarted    *prometheus.CounterVec
+	turnsFinished   *prometheus.CounterVec
+	firstToken      prometheus.Histogram
+	turnDuration    *prometheus.HistogramVec
+	llmCalls        *prometheus.CounterVec
+	llmTokens       *prometheus.CounterVec
+	llmCachedTokens *prometheus.CounterVec
+	toolCalls       *prometheus.CounterVec
+	toolDuration    *prometheus.HistogramVec
+	deviceCommands  *prometheus.CounterVec
+	openStreams     prometheus.Gauge
+	deliveryLag     prometheus.Histogram
+	httpRequests    *prometheus.CounterVec
+	httpDuration    *prometheus.HistogramVec
 }
 
 // New builds a registry with the product's metrics, the Go runtime's and the process's.
@@ -60,6 +61,8 @@ func New() *Metrics {
 			"provider", "model", "outcome"),
 		llmTokens: f.counter("llm_tokens_total", "Tokens reported by LLM providers, by provider, model and direction (input, output, and reasoning: the part of output spent thinking).",
 			"provider", "model", "direction"),
+		llmCachedTokens: f.counter("llm_cached_tokens_total", "Input tokens a provider's prompt cache served, as the provider reported them, by provider and model; part of llm_tokens_total's input.",
+			"provider", "model"),
 		toolCalls: f.counter("tool_calls_total", "Tool calls the model made, by tool and outcome (success, failure) as the tool reported it.",
 			"tool", "outcome"),
 		toolDuration: f.histogramVec("tool_call_duration_seconds", "Duration of a tool call, by tool.",

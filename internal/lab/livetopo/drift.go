@@ -122,12 +122,8 @@ func Drift(before, now Summary) []string {
 	return out
 }
 
-// DriftNote is the system note for the model, or "" when nothing changed.
-func DriftNote(before, now Summary) string {
-	d := Drift(before, now)
-	if len(d) == 0 {
-		return ""
-	}
+// OutsideChangeNote tells the model of changes made outside the chat (Drift's phrases).
+func OutsideChangeNote(changes []string) string {
 	return "Since your last answer, the lab changed outside this chat (in the GNS3 GUI, the web UI or another session): " +
-		strings.Join(d, ", ") + ". The project description above is already the current state; take these changes into account."
+		strings.Join(changes, ", ") + "."
 }

@@ -27,12 +27,12 @@ func TestDriftNamesOutsideChanges(t *testing.T) {
 	if strings.Join(got, "|") != strings.Join(want, "|") {
 		t.Fatalf("drift %q, want %q", got, want)
 	}
-	note := DriftNote(Summarize(before), Summarize(now))
+	note := OutsideChangeNote(got)
 	if !strings.Contains(note, "R2 stopped, link R1 Gi0/1 — R3 Gi0/0 removed") || !strings.Contains(note, "outside this chat") {
 		t.Errorf("note: %s", note)
 	}
-	if n := DriftNote(Summarize(now), Summarize(now)); n != "" {
-		t.Errorf("no change must give no note, got %q", n)
+	if d := Drift(Summarize(now), Summarize(now)); len(d) != 0 {
+		t.Errorf("no change must give no drift, got %q", d)
 	}
 }
 

@@ -69,7 +69,7 @@ const templateSchema = `{"template":{"type":"string","description":"Instead of d
 	`with that device's vars (e.g. \"interface {{.iface}}\\n ip address {{.ip}} 255.255.255.0\"); every line it renders is a command. ` +
 	`{{.device_name}} is the device's name unless vars set it. A var the template uses that a device lacks refuses the whole call."},` +
 	`"devices":{"type":"array","minItems":1,"maxItems":100,"description":"With template: the devices and their values.","items":{"type":"object","properties":{` +
-	`"device_name":{"type":"string","description":"The node's name as in the topology, or its node_id."},` +
+	`"device_name":{"type":"string","description":"As in device_configs."},` +
 	`"vars":{"type":"object","description":"The values the template uses for this device, e.g. {\"ip\": \"10.0.0.1\"}."}},` +
 	`"required":["device_name"],"additionalProperties":false}}}`
 

@@ -55,7 +55,7 @@ const deviceSchema = `{"type":"object","properties":{` +
 	`"device_configs":{"type":"array","minItems":1,"maxItems":100,"description":"One entry per device.","items":{"type":"object","properties":{` +
 	`"device_name":{"type":"string","description":"The node's name as in the topology, or its node_id."},` +
 	`"commands":{"type":"array","minItems":1,"maxItems":100,"items":{"type":"string"},"description":"%s"},` +
-	`"wait_for":` + waitForSchema + `},` +
+	`"wait_for":` + deviceWaitForSchema + `},` +
 	`"required":["device_name","commands"],"additionalProperties":false}},` +
 	`"wait_for":` + waitForSchema + `},` +
 	`"required":["device_configs"],"additionalProperties":false}`

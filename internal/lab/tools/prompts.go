@@ -2,7 +2,6 @@ package tools
 
 import (
 	"embed"
-	"strings"
 	"sync"
 )
 
@@ -23,27 +22,13 @@ var modePrompts = sync.OnceValue(func() map[Mode]string {
 	return out
 })
 
-// SystemPrompt returns the system prompt of a mode (embedded from tools/prompts). The caller
-// appends the project context; see BuildSystemPrompt.
+// SystemPrompt returns the system prompt of a mode (embedded from tools/prompts). It holds nothing
+// of the lab: the project is shown in the conversation (see SnapshotContext), so the prompt stays
+// the same for every call of the mode.
 func SystemPrompt(mode Mode) string {
 	m, err := ParseMode(string(mode))
 	if err != nil {
 		m = TeachingAssistant
 	}
 	return modePrompts()[m]
-}
-
-// BuildSystemPrompt joins a mode's prompt and the project context produced
-// by ProjectContext (or a note when it could not be read).
-func BuildSystemPrompt(mode Mode, projectContext string) string {
-	var b strings.Builder
-	b.WriteString(strings.TrimSpace(SystemPrompt(mode)))
-	b.WriteString("\n\n# Current project\n\n")
-	if strings.TrimSpace(projectContext) == "" {
-		b.WriteString("(The topology could not be read just now; call get_gns3_topology.)\n")
-	} else {
-		b.WriteString(strings.TrimSpace(projectContext))
-		b.WriteString("\n")
-	}
-	return b.String()
 }

@@ -339,7 +339,8 @@ func newTopologyTool() Tool {
 		name: "get_gns3_topology",
 		description: "Read the current GNS3 project: every node with its node_id, type, status, console (protocol host:port) " +
 			"and ports (name and short name, with what each connected port links to), and every link as node/port pairs. " +
-			"The system prompt already holds a recent summary; call this after changes made outside the chat or when you need all ports.",
+			"In the copilot's chat the conversation already shows the project (<lab>) and what changed since (<lab_update>); " +
+			"call this there when you need all ports.",
 		schema:     noArgumentsSchema,
 		modes:      readingModes,
 		idempotent: true,

@@ -9,7 +9,7 @@ import (
 	"github.com/gns3-copilot/gns3-copilot/internal/lab/devices"
 )
 
-// waitForSchema is a wait_for list, for the whole call or one device.
+// waitForSchema is the call's wait_for list, for every device.
 const waitForSchema = `{"type":"array","maxItems":10,"description":"Checks that wait for the network after the commands: the command is run again ` +
 	`(no faster than every 2 s) until its output matches expect at least count times, or timeout_seconds pass.","items":{"type":"object","properties":{` +
 	`"command":{"type":"string","description":"A read-only show command, e.g. \"show ip ospf neighbor\"."},` +
@@ -17,6 +17,11 @@ const waitForSchema = `{"type":"array","maxItems":10,"description":"Checks that 
 	`"count":{"type":"integer","minimum":1,"description":"How many matches make the check hold (default 1), e.g. 2 for two Full neighbours."},` +
 	`"timeout_seconds":{"type":"integer","minimum":1,"maximum":300,"description":"How long to wait at most (default 60)."}},` +
 	`"required":["command","expect"],"additionalProperties":false}}`
+
+// deviceWaitForSchema is one device's wait_for list. Its checks are the call's kind, described
+// there once: the two lists' full schemas were a kilobyte each, sent with every model call.
+const deviceWaitForSchema = `{"type":"array","maxItems":10,"description":"Checks for this device only, each as in the call's wait_for.",` +
+	`"items":{"type":"object"}}`
 
 // waitForArg is one wait_for entry as the model wrote it; absent numbers take their defaults,
 // and present ones are checked.

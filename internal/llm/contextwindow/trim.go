@@ -142,7 +142,8 @@ type Fitted struct {
 	// From says where each of Messages came from: From[i] is the index of Messages[i] in the
 	// messages given to Fit.
 	From []int
-	// Tokens is what the messages other than system messages cost.
+	// Tokens is what the messages other than system messages cost, with the opening that restates
+	// what was dropped (FitOpening).
 	Tokens int
 	// DroppedTurns and DroppedMessages count the older turns left out.
 	DroppedTurns, DroppedMessages int
@@ -166,56 +167,83 @@ func (c *Counter) Trim(msgs []openai.ChatCompletionMessage, budget int) []openai
 // Fit makes msgs fit budget tokens, counted over every message except system messages (Budget
 // has already taken the system prompt off). The result is always a sequence Validate accepts
 // (msgs is first Sanitized). A turn is a user message and everything after it up to the next
-// user message. Whole turns are dropped from the oldest while the transcript is over budget;
-// system messages and the current (last) turn are never dropped. If the current turn alone is
-// still over, its tool results are shortened with TruncateToolOutput, the longest first, until
-// it fits. msgs is not modified.
+// user message. Old turns are dropped in large steps (cutting): system messages and the current
+// (last) turn are never dropped. If the current turn alone is still over, its tool results are
+// shortened with TruncateToolOutput, the longest first, until it fits. msgs is not modified.
 func (c *Counter) Fit(msgs []openai.ChatCompletionMessage, budget int) Fitted {
+	return c.FitOpening(msgs, budget, nil)
+}
+
+// FitOpening is Fit for a conversation whose kept part opens with a restatement of what the
+// dropped part told the model: opening(i) is what a request whose conversation starts at msgs[i]
+// adds before it, in tokens (nil: nothing). Tokens and Fits include it.
+//
+// Old turns go in large steps, so that most requests of a long conversation start exactly as the
+// one before did and a provider's prefix cache keeps working: the conversation is replayed one
+// message at a time, as it grew, and whenever the part kept so far no longer fits, the oldest
+// turns are dropped until it takes at most half the budget. Each request thus keeps the cut of
+// the request before it until the kept part outgrows the budget again, however many calls that
+// takes, and the cut is a function of the messages alone: the same transcript is always cut at
+// the same turn.
+func (c *Counter) FitOpening(msgs []openai.ChatCompletionMessage, budget int, opening func(i int) int) Fitted {
 	msgs, from := SanitizeFrom(msgs)
 	if budget < 0 {
 		budget = 0
 	}
 	cost := make([]int, len(msgs))
 	turn := make([]int, len(msgs)) // turn number of each non-system message; -1 for system
-	total, turns := 0, 0
+	var starts []int               // the index of each turn's first message
+	sum := make([]int, len(msgs)+1)
 	seen := false
 	for i, m := range msgs {
+		sum[i+1] = sum[i]
 		if isSystem(m) {
 			turn[i] = -1
 			continue
 		}
-		if m.Role == openai.ChatMessageRoleUser && seen {
-			turns++
+		if !seen || m.Role == openai.ChatMessageRoleUser {
+			starts = append(starts, i)
 		}
 		seen = true
-		turn[i] = turns
+		turn[i] = len(starts) - 1
 		cost[i] = c.Message(m)
-		total += cost[i]
+		sum[i+1] += cost[i]
 	}
-	current := turns // the last turn; every earlier one may go
+	lead := func(t int) int {
+		if opening == nil || t == 0 {
+			return 0 // nothing was dropped: there is nothing to restate
+		}
+		return opening(from[starts[t]])
+	}
+	// window is what the kept part costs, from turn t's start through message n.
+	window := func(t, n int) int { return sum[n+1] - sum[starts[t]] + lead(t) }
 
 	drop := 0 // turns [0, drop) are dropped
-	dropped := 0
-	for total > budget && drop < current {
-		for i := range msgs {
-			if turn[i] == drop {
-				total -= cost[i]
-				dropped++
-			}
+	for n := range msgs {
+		if turn[n] < 0 || window(drop, n) <= budget {
+			continue
 		}
-		drop++
+		for drop < turn[n] && window(drop, n) > budget/cutTo {
+			drop++
+		}
 	}
 
-	out := make([]openai.ChatCompletionMessage, 0, len(msgs)-dropped)
-	outFrom := make([]int, 0, len(msgs)-dropped)
-	kept := make([]int, 0, len(msgs)-dropped) // cost of each kept message, aligned with out
+	dropped := 0
+	out := make([]openai.ChatCompletionMessage, 0, len(msgs))
+	outFrom := make([]int, 0, len(msgs))
+	kept := make([]int, 0, len(msgs)) // cost of each kept message, aligned with out
+	total := 0
 	for i, m := range msgs {
-		if turn[i] == -1 || turn[i] >= drop {
-			out = append(out, m)
-			outFrom = append(outFrom, from[i])
-			kept = append(kept, cost[i])
+		if turn[i] >= 0 && turn[i] < drop {
+			dropped++
+			continue
 		}
+		out = append(out, m)
+		outFrom = append(outFrom, from[i])
+		kept = append(kept, cost[i])
+		total += cost[i]
 	}
+	total += lead(drop)
 	f := Fitted{Messages: out, From: outFrom, DroppedTurns: drop, DroppedMessages: dropped}
 	if total > budget {
 		f.TruncatedToolOutputs, total = c.shrinkToolResults(out, kept, total, budget)
@@ -224,6 +252,10 @@ func (c *Counter) Fit(msgs []openai.ChatCompletionMessage, budget int) Fitted {
 	f.Fits = total <= budget
 	return f
 }
+
+// cutTo says how far a cut goes: until the kept part takes at most 1/cutTo of the budget. Half
+// leaves room for as much conversation again before the next cut.
+const cutTo = 2
 
 // shrinkToolResults caps every tool result of msgs at one common size, the largest that makes the
 // whole fit: short results stay whole and only the long ones are cut. It edits msgs in place

@@ -178,15 +178,9 @@ func checkFitted(t *testing.T, seed int64, in []openai.ChatCompletionMessage, bu
 	if f.TruncatedToolOutputs > 0 && len(out) != len(lastTurn(in)) {
 		fail("tool results cut while older turns were kept")
 	}
-	// Trimming is minimal: one more turn would not have fitted.
-	if f.DroppedTurns > 0 && f.TruncatedToolOutputs == 0 {
-		prev := len(san) - len(out) - 1
-		for prev > 0 && san[prev].Role != "user" {
-			prev--
-		}
-		if Estimator.Messages(san[prev:]) <= budget {
-			fail("dropped a turn that would have fitted")
-		}
+	// Nothing is dropped from a conversation that fits whole.
+	if f.DroppedTurns > 0 && Estimator.Messages(san) <= budget {
+		fail("dropped %d turns of a conversation that fits", f.DroppedTurns)
 	}
 }
 
@@ -202,6 +196,9 @@ func TestTrimPropertyValidAndWithinBudget(t *testing.T) {
 			t.Fatalf("seed %d: Fit modified its input", seed)
 		}
 		checkFitted(t, seed, in, budget, f)
+		if seed%5 == 0 {
+			checkSteps(t, seed, in, budget) // a Fit per request of the transcript: a sample is enough
+		}
 		if budget >= full && (f.DroppedMessages != 0 || f.TruncatedToolOutputs != 0) {
 			t.Fatalf("seed %d: trimmed a transcript that fits", seed)
 		}
@@ -209,6 +206,91 @@ func TestTrimPropertyValidAndWithinBudget(t *testing.T) {
 			t.Fatalf("seed %d: Trim and Fit disagree", seed)
 		}
 	}
+}
+
+// checkSteps replays in as it grew, one message at a time, and checks that it is cut in large
+// steps that keep the requests' prefix: the cut never moves back; while it stays, each request
+// starts with the whole of the request before it (unless the current turn had to be shortened);
+// and when it moves, the kept part takes at most half the budget (plus what arrived since the
+// request before, after the cut), unless only the current turn is left.
+func checkSteps(t *testing.T, seed int64, in []openai.ChatCompletionMessage, budget int) {
+	t.Helper()
+	var prev Fitted
+	prevN := 0
+	for n := 2; n <= len(in); n++ {
+		// A request follows the user's message or the last result of a step, never a call whose
+		// results are still to come.
+		last := in[n-1].Role
+		if last != "user" && (last != "tool" || n < len(in) && in[n].Role == "tool") {
+			continue
+		}
+		f := Estimator.Fit(in[:n], budget)
+		if n > 2 {
+			switch {
+			case f.DroppedTurns < prev.DroppedTurns:
+				t.Fatalf("seed %d, budget %d, %d messages: the cut moved back from %d to %d turns", seed, budget, n, prev.DroppedTurns, f.DroppedTurns)
+			case f.DroppedTurns == prev.DroppedTurns && f.TruncatedToolOutputs == 0 && prev.TruncatedToolOutputs == 0:
+				if len(f.Messages) < len(prev.Messages) || !reflect.DeepEqual(f.Messages[:len(prev.Messages)], prev.Messages) {
+					t.Fatalf("seed %d, budget %d, %d messages: the request does not extend the one before", seed, budget, n)
+				}
+			case f.DroppedTurns > prev.DroppedTurns && keptTurnsBefore(f, prevN) > 1 &&
+				f.Tokens > budget/2+Estimator.Messages(nonSystem(in[prevN:n])):
+				t.Fatalf("seed %d, budget %d, %d messages: a cut kept %d tokens, more than half", seed, budget, n, f.Tokens)
+			}
+		}
+		prev, prevN = f, n
+	}
+}
+
+// keptTurnsBefore counts the turns f keeps messages of from before message n.
+func keptTurnsBefore(f Fitted, n int) int {
+	turns := 0
+	for i, m := range f.Messages {
+		if f.From[i] < n && m.Role == "user" {
+			turns++
+		}
+	}
+	return turns
+}
+
+// A long conversation keeps its prefix for most of its requests: of 40 turns of four calls in a
+// window that holds about eight of them, fewer than one request in ten starts differently from the
+// one before.
+func TestFitKeepsThePrefixOfALongConversation(t *testing.T) {
+	r := rand.New(rand.NewSource(7))
+	msgs := []openai.ChatCompletionMessage{msg("system", "prompt")}
+	call := 0
+	var requests [][]openai.ChatCompletionMessage
+	budget := 0
+	for turn := 0; turn < 40; turn++ {
+		msgs = append(msgs, msg("user", fmt.Sprintf("turn %d: %s", turn, randText(r, 20))))
+		for step := 0; step < 3; step++ {
+			requests = append(requests, append([]openai.ChatCompletionMessage(nil), msgs...))
+			call++
+			id := fmt.Sprintf("call_%d", call)
+			msgs = append(msgs, openai.ChatCompletionMessage{Role: "assistant", ToolCalls: []openai.ToolCall{{ID: id, Type: "function",
+				Function: openai.FunctionCall{Name: "run_show", Arguments: `{"command":"show ip route"}`}}}},
+				openai.ChatCompletionMessage{Role: "tool", ToolCallID: id, Content: randText(r, 120)})
+		}
+		requests = append(requests, append([]openai.ChatCompletionMessage(nil), msgs...))
+		msgs = append(msgs, msg("assistant", randText(r, 40)))
+		if turn == 7 {
+			budget = Estimator.Messages(nonSystem(msgs))
+		}
+	}
+	broken := 0
+	var prev []openai.ChatCompletionMessage
+	for i, req := range requests {
+		got := Estimator.Fit(req, budget).Messages
+		if i > 0 && (len(got) < len(prev) || !reflect.DeepEqual(got[:len(prev)], prev)) {
+			broken++
+		}
+		prev = got
+	}
+	if broken == 0 || broken*10 >= len(requests) {
+		t.Fatalf("%d of %d requests do not extend the one before", broken, len(requests))
+	}
+	t.Logf("%d of %d requests start differently from the one before", broken, len(requests))
 }
 
 // A transcript broken by a crash or an abort (a call without a result, a result without its

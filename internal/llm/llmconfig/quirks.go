@@ -46,6 +46,12 @@ func ShapeRequest(s Settings, req *openai.ChatCompletionRequest) {
 		}
 	case "aws":
 		req.StreamOptions = nil
+	case "ollama":
+		if req.ToolChoice == "none" {
+			// Ollama ignores tool_choice, and models it serves call tools they were told not to:
+			// a call that must answer in words is sent without them.
+			req.Tools, req.ToolChoice = nil, nil
+		}
 	}
 }
 

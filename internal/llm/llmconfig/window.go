@@ -22,14 +22,26 @@ const minToolOutputTokens = 256
 // indexes msgs; msgs is not modified. A call that fits whole by upper bounds is not counted further (fitsByBound), and its
 // Tokens is then that bound.
 func (s Settings) FitContext(msgs []openai.ChatCompletionMessage, tools []openai.Tool) contextwindow.Fitted {
+	return s.FitContextOpening(msgs, tools, nil)
+}
+
+// FitContextOpening is FitContext for a conversation whose kept part opens with a restatement of
+// what was dropped: opening(c, i) is what that costs, counted with c, when the kept part starts at
+// msgs[i] (see contextwindow.Counter.FitOpening).
+func (s Settings) FitContextOpening(msgs []openai.ChatCompletionMessage, tools []openai.Tool,
+	opening func(c *contextwindow.Counter, i int) int) contextwindow.Fitted {
 	c := contextwindow.ForModel(s.Model)
 	if f, ok := s.fitsByBound(c.Bounded(), msgs, tools); ok {
-		return f
+		return f // nothing is dropped, so nothing is restated
 	}
 	system := systemTokens(c, msgs)
 	budget := s.budget(system, c.Tools(tools))
 	capped, cut := c.CapToolOutputs(msgs, max(budget/ToolOutputShare, minToolOutputTokens))
-	f := c.Fit(capped, budget)
+	var open func(int) int
+	if opening != nil {
+		open = func(i int) int { return opening(c, i) }
+	}
+	f := c.FitOpening(capped, budget, open)
 	f.TruncatedToolOutputs += cut
 	return f
 }

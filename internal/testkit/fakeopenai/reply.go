@@ -100,6 +100,9 @@ type Usage struct {
 	// completion_tokens_details.reasoning_tokens. An emulated thinking provider counts a Reply's
 	// Reasoning there when Usage is not given.
 	ReasoningTokens int
+	// CachedTokens is the part of PromptTokens a prompt cache served, reported in the server's
+	// UsageShape.
+	CachedTokens int
 }
 
 // APIError is an error answered in OpenAI's shape

@@ -328,6 +328,18 @@ func validate(w *wireRequest, rec *Request) *APIError {
 	if t := rec.Temperature; t != nil && (*t < 0 || *t > 2) {
 		return BadRequest(fmt.Sprintf("Invalid 'temperature': decimal out of range. Expected a value between 0 and 2, but got %v instead.", *t), "temperature")
 	}
+	if choice := strings.TrimSpace(string(rec.ToolChoice)); choice != "" && choice != "null" {
+		if len(w.Tools) == 0 {
+			return BadRequest("Invalid value for 'tool_choice': 'tool_choice' is only allowed when 'tools' are specified.", "tool_choice")
+		}
+		switch choice {
+		case `"none"`, `"auto"`, `"required"`:
+		default:
+			if !strings.HasPrefix(choice, "{") {
+				return BadRequest(fmt.Sprintf("Invalid value: %s. Supported values are: 'none', 'auto', and 'required'.", choice), "tool_choice")
+			}
+		}
+	}
 	for i, t := range w.Tools {
 		if t.Type != "function" {
 			return BadRequest(fmt.Sprintf("Invalid value: '%s'. Supported values are: 'function' and 'custom'.", t.Type), fmt.Sprintf("tools[%d].type", i))

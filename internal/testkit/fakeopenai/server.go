@@ -13,6 +13,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -69,6 +70,48 @@ type Server struct {
 	models   []string
 	provider Provider
 	key      []byte // signs what the emulated provider issues (providers.go)
+	usage    UsageShape
+	autoOnly bool
+}
+
+// OnlyAutoToolChoice makes the fake refuse a tool_choice other than "auto", as some gateways do
+// for some models ("Only a tool_choice of 'auto' is supported for this model.").
+func (s *Server) OnlyAutoToolChoice() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.autoOnly = true
+}
+
+// UsageShape is how a server reports the prompt tokens its prompt cache served.
+type UsageShape string
+
+const (
+	// OpenAIUsage is OpenAI's usage.prompt_tokens_details.cached_tokens, the default.
+	OpenAIUsage UsageShape = ""
+	// VLLMUsage is vLLM's, started with --enable-prompt-tokens-details: the same field, in a
+	// prompt_tokens_details of that field alone, and no completion_tokens_details.
+	VLLMUsage UsageShape = "vllm"
+	// DeepSeekUsage is DeepSeek's usage.prompt_cache_hit_tokens and prompt_cache_miss_tokens.
+	DeepSeekUsage UsageShape = "deepseek"
+	// AnthropicUsage is Anthropic's usage.cache_read_input_tokens (and
+	// cache_creation_input_tokens), as gateways in front of Claude pass them on.
+	AnthropicUsage UsageShape = "anthropic"
+	// LlamaCppUsage is llama.cpp's server: a plain usage, and timings.cache_n beside it.
+	LlamaCppUsage UsageShape = "llamacpp"
+)
+
+// ReportUsage makes the fake report its replies' usage in shape.
+func (s *Server) ReportUsage(shape UsageShape) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.usage = shape
+}
+
+// UsageShape is the shape the fake reports usage in.
+func (s *Server) UsageShape() UsageShape {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.usage
 }
 
 // New starts a fake on 127.0.0.1 and closes it when the test ends.
@@ -268,7 +311,7 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	rec.Seq = len(s.requests) + 1
 	s.requests = append(s.requests, rec)
-	key, lenient, provider := s.apiKey, s.lenient, s.provider
+	key, lenient, provider, autoOnly := s.apiKey, s.lenient, s.provider, s.autoOnly
 	s.mu.Unlock()
 	s.update(func(st *Stats) { st.Requests++ })
 
@@ -277,6 +320,9 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request) {
 	}
 	if reject == nil && !lenient {
 		reject = validate(wire, &rec)
+	}
+	if choice := strings.TrimSpace(string(rec.ToolChoice)); reject == nil && autoOnly && choice != "" && choice != `"auto"` {
+		reject = BadRequest("Only a tool_choice of 'auto' is supported for this model.", "tool_choice")
 	}
 	if reject != nil {
 		s.t.Logf("fakeopenai: request #%d rejected (%d): %s", rec.Seq, reject.Status, reject.Message)

@@ -757,3 +757,55 @@ func TestRawStreamIsLineOriented(t *testing.T) {
 	}
 	require.NoError(t, sc.Err())
 }
+
+// Each usage shape is the provider's own: where it puts the prompt tokens its cache served.
+func TestUsageShapes(t *testing.T) {
+	body := `{"model":"m","stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"hi"}]}`
+	lastChunk := func(shape fakeopenai.UsageShape) map[string]any {
+		srv := fakeopenai.New(t)
+		srv.ReportUsage(shape)
+		srv.Enqueue(fakeopenai.Reply{Content: []string{"ok"}, Usage: &fakeopenai.Usage{PromptTokens: 100, CompletionTokens: 5, CachedTokens: 64}})
+		resp, err := http.Post(srv.URL+"/chat/completions", "application/json", strings.NewReader(body))
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		raw, err := io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		frames := strings.Split(strings.TrimSuffix(string(raw), "\n\n"), "\n\n")
+		var m map[string]any
+		require.NoError(t, json.Unmarshal([]byte(strings.TrimPrefix(frames[len(frames)-2], "data: ")), &m))
+		return m
+	}
+	usage := func(m map[string]any) map[string]any { return m["usage"].(map[string]any) }
+
+	assert.Equal(t, 64.0, usage(lastChunk(fakeopenai.OpenAIUsage))["prompt_tokens_details"].(map[string]any)["cached_tokens"])
+	vllm := usage(lastChunk(fakeopenai.VLLMUsage))
+	assert.Equal(t, map[string]any{"cached_tokens": 64.0}, vllm["prompt_tokens_details"])
+	deepseek := usage(lastChunk(fakeopenai.DeepSeekUsage))
+	assert.Equal(t, 64.0, deepseek["prompt_cache_hit_tokens"])
+	assert.Equal(t, 36.0, deepseek["prompt_cache_miss_tokens"])
+	assert.NotContains(t, deepseek, "prompt_tokens_details")
+	assert.Equal(t, 64.0, usage(lastChunk(fakeopenai.AnthropicUsage))["cache_read_input_tokens"])
+	llamacpp := lastChunk(fakeopenai.LlamaCppUsage)
+	assert.Equal(t, 64.0, llamacpp["timings"].(map[string]any)["cache_n"])
+	assert.NotContains(t, usage(llamacpp), "prompt_tokens_details")
+}
+
+// tool_choice needs tools, as OpenAI says; a fake told to take only "auto" refuses "none" as
+// some gateways do.
+func TestToolChoiceIsChecked(t *testing.T) {
+	srv := fakeopenai.New(t)
+	post := func(body string) (int, string) {
+		resp, err := http.Post(srv.URL+"/chat/completions", "application/json", strings.NewReader(body))
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		raw, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(raw)
+	}
+	code, text := post(`{"model":"m","tool_choice":"none","messages":[{"role":"user","content":"hi"}]}`)
+	assert.Equal(t, http.StatusBadRequest, code)
+	assert.Contains(t, text, "'tool_choice' is only allowed when 'tools' are specified")
+	srv.OnlyAutoToolChoice()
+	code, text = post(`{"model":"m","tool_choice":"none","tools":[{"type":"function","function":{"name":"f"}}],"messages":[{"role":"user","content":"hi"}]}`)
+	assert.Equal(t, http.StatusBadRequest, code)
+	assert.Contains(t, text, "Only a tool_choice of 'auto' is supported for this model.")
+}

@@ -19,6 +19,8 @@ type chunk struct {
 	// Usage is omitted unless the client asked for usage; then it is null
 	// in every chunk but the last, as OpenAI sends it.
 	Usage json.RawMessage `json:"usage,omitempty"`
+	// Timings is llama.cpp's account of the call, in its last chunk.
+	Timings json.RawMessage `json:"timings,omitempty"`
 }
 
 type chunkChoice struct {
@@ -52,13 +54,8 @@ type functionDelta struct {
 	Arguments string `json:"arguments"`
 }
 
-type usageWire struct {
-	PromptTokens            int `json:"prompt_tokens"`
-	CompletionTokens        int `json:"completion_tokens"`
-	TotalTokens             int `json:"total_tokens"`
-	PromptTokensDetails     any `json:"prompt_tokens_details"`
-	CompletionTokensDetails any `json:"completion_tokens_details"`
-}
+// usageWire is a reply's usage as the emulated server writes it (UsageShape).
+type usageWire map[string]any
 
 var jsonNull = json.RawMessage("null")
 
@@ -69,9 +66,10 @@ type plan struct {
 	finishReason string
 	calls        []ToolCall
 	usage        usageWire
+	timings      json.RawMessage
 }
 
-func makePlan(provider Provider, rec Request, reply Reply) plan {
+func makePlan(provider Provider, rec Request, reply Reply, shape UsageShape) plan {
 	p := plan{
 		id:      fmt.Sprintf("chatcmpl-fake%06d", rec.Seq),
 		model:   rec.Model,
@@ -105,14 +103,32 @@ func makePlan(provider Provider, rec Request, reply Reply) plan {
 			}
 		}
 	}
-	p.usage = usageWire{
-		PromptTokens:            u.PromptTokens,
-		CompletionTokens:        u.CompletionTokens,
-		TotalTokens:             u.PromptTokens + u.CompletionTokens,
-		PromptTokensDetails:     map[string]int{"cached_tokens": 0, "audio_tokens": 0},
-		CompletionTokensDetails: map[string]int{"reasoning_tokens": u.ReasoningTokens, "audio_tokens": 0, "accepted_prediction_tokens": 0, "rejected_prediction_tokens": 0},
-	}
+	p.usage, p.timings = u.wire(shape)
 	return p
+}
+
+// wire is u as a server of shape reports it, with llama.cpp's timings beside it.
+func (u Usage) wire(shape UsageShape) (usageWire, json.RawMessage) {
+	w := usageWire{"prompt_tokens": u.PromptTokens, "completion_tokens": u.CompletionTokens, "total_tokens": u.PromptTokens + u.CompletionTokens}
+	var timings json.RawMessage
+	switch shape {
+	case VLLMUsage:
+		// vLLM started with --enable-prompt-tokens-details.
+		w["prompt_tokens_details"] = map[string]int{"cached_tokens": u.CachedTokens}
+		w["completion_tokens_details"] = nil
+	case DeepSeekUsage:
+		w["prompt_cache_hit_tokens"], w["prompt_cache_miss_tokens"] = u.CachedTokens, u.PromptTokens-u.CachedTokens
+		w["completion_tokens_details"] = map[string]int{"reasoning_tokens": u.ReasoningTokens}
+	case AnthropicUsage:
+		w["cache_read_input_tokens"], w["cache_creation_input_tokens"] = u.CachedTokens, 0
+	case LlamaCppUsage:
+		timings, _ = json.Marshal(map[string]any{"cache_n": u.CachedTokens, "prompt_n": u.PromptTokens - u.CachedTokens,
+			"predicted_n": u.CompletionTokens, "prompt_ms": 1.5, "predicted_ms": 10.5})
+	default:
+		w["prompt_tokens_details"] = map[string]int{"cached_tokens": u.CachedTokens, "audio_tokens": 0}
+		w["completion_tokens_details"] = map[string]int{"reasoning_tokens": u.ReasoningTokens, "audio_tokens": 0, "accepted_prediction_tokens": 0, "rejected_prediction_tokens": 0}
+	}
+	return w, timings
 }
 
 func estimateUsage(rec Request, reply Reply) Usage {
@@ -224,7 +240,7 @@ func (s *Server) plainEvents(provider Provider, rec Request, reply Reply) (strin
 	if thinksNot(provider, rec) {
 		reply.Reasoning = nil
 	}
-	p := makePlan(provider, rec, reply)
+	p := makePlan(provider, rec, reply, s.UsageShape())
 	includeUsage := rec.IncludeUsage()
 	frame := func(choices []chunkChoice) string {
 		c := chunk{ID: p.id, Object: "chat.completion.chunk", Created: p.created, Model: p.model, SystemFingerprint: systemFingerprint, Choices: choices}
@@ -302,7 +318,8 @@ func (s *Server) plainEvents(provider Provider, rec Request, reply Reply) (strin
 	events = append(events, frame([]chunkChoice{{Index: 0, Delta: delta{}, Logprobs: jsonNull, FinishReason: &finish}}))
 	if includeUsage {
 		u, _ := json.Marshal(p.usage)
-		c := chunk{ID: p.id, Object: "chat.completion.chunk", Created: p.created, Model: p.model, SystemFingerprint: systemFingerprint, Choices: []chunkChoice{}, Usage: u}
+		c := chunk{ID: p.id, Object: "chat.completion.chunk", Created: p.created, Model: p.model, SystemFingerprint: systemFingerprint, Choices: []chunkChoice{}, Usage: u,
+			Timings: p.timings}
 		b, _ := json.Marshal(c)
 		events = append(events, "data: "+string(b)+"\n\n")
 	}
@@ -317,6 +334,7 @@ type completionWire struct {
 	SystemFingerprint string             `json:"system_fingerprint"`
 	Choices           []completionChoice `json:"choices"`
 	Usage             usageWire          `json:"usage"`
+	Timings           json.RawMessage    `json:"timings,omitempty"`
 }
 
 type completionChoice struct {
@@ -358,7 +376,7 @@ func (s *Server) completion(provider Provider, rec Request, reply Reply) complet
 	if thinksNot(provider, rec) {
 		reply.Reasoning = nil
 	}
-	p := makePlan(provider, rec, reply)
+	p := makePlan(provider, rec, reply, s.UsageShape())
 	msg := completionMsg{Role: "assistant", Refusal: jsonNull}
 	text := strings.Join(reply.Content, "")
 	// Reasoning travels in the message's fields, or in front of the content as the stream has it.
@@ -404,6 +422,7 @@ func (s *Server) completion(provider Provider, rec Request, reply Reply) complet
 		SystemFingerprint: systemFingerprint,
 		Choices:           []completionChoice{{Index: 0, Message: msg, Logprobs: jsonNull, FinishReason: p.finishReason}},
 		Usage:             p.usage,
+		Timings:           p.timings,
 	}
 }
 
