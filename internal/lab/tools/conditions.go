@@ -96,15 +96,10 @@ type setConditionsTool struct{ spec }
 func newSetConditionsTool() Tool {
 	return &setConditionsTool{spec{
 		name: SetLinkConditionsTool,
-		description: "Make links slow, lossy or broken, as GNS3 does it on the link itself (uBridge applies it to every packet " +
-			"crossing it): delay_ms with jitter_ms (+/-), loss_percent, corrupt_percent, drop_every_nth (drop every Nth packet; " +
-			"-1 drops everything), bpf (drop the packets matching a BPF expression; one expression per line), suspend (true cuts " +
-			"the link: nothing passes; false lets traffic through again). GNS3 applies every condition in both directions: a " +
-			"200 ms delay adds about 400 ms to a ping's round trip, and 50 % loss loses about 75 % of pings (the request or the " +
-			"reply). ARP crosses the same filters, so loss, drops and BPF can also stop addresses from resolving. A field left " +
-			"out keeps its current value; 0 (or an empty bpf) removes that condition. Values are checked against the ranges GNS3 " +
-			"offers for the link, and a link between nodes that cannot run filters (two switches) is refused. Name each link by " +
-			"link_id, or by node_a and node_b (with port_a/port_b when several links join them).",
+		description: "Make links slow, lossy or broken with GNS3's link filters. They act in both directions: a 200 ms delay " +
+			"adds about 400 ms to a ping's round trip, 50 % loss loses about 75 % of pings, and ARP is filtered too, so loss, " +
+			"drops and BPF can stop addresses from resolving. A field left out keeps its value; 0 (or an empty bpf) removes that " +
+			"condition. Name each link by link_id, or by node_a and node_b (with port_a/port_b when several links join them).",
 		schema: `{"type":"object","properties":{"links":{"type":"array","minItems":1,"maxItems":50,"items":{"type":"object","properties":{` +
 			linkSelector + `,` +
 			`"delay_ms":{"type":"integer","minimum":0,"description":"Delay in ms (0 removes it)."},` +
@@ -401,12 +396,9 @@ type clearConditionsTool struct{ spec }
 func newClearConditionsTool() Tool {
 	return &clearConditionsTool{spec{
 		name: ClearLinkConditionsTool,
-		description: "Remove every condition from links (delay, jitter, loss, corruption, every-Nth drop, BPF drop) and let " +
-			"traffic through a suspended link again, in the way that really clears them on every GNS3 version (on GNS3 3.0.x " +
-			"an empty filter set, which GNS3's own dialog sends, leaves them applied). Then it pings across each link from a " +
-			"device at one of its ends (a VPCS, or a router or host with an address in the other end's subnet) and reports " +
-			"the round trip: a link is cleared only when traffic crosses it at its normal latency. A link whose uBridge bridge " +
-			"died is reported broken, with what repairs it. Name each link by link_id, or by node_a and node_b.",
+		description: "Remove every condition from links and let a suspended link pass traffic again, then ping across each " +
+			"link: it is cleared only when traffic crosses it at its normal latency, and a broken link is reported with what " +
+			"repairs it. Name each link by link_id, or by node_a and node_b.",
 		schema: `{"type":"object","properties":{"links":{"type":"array","minItems":1,"maxItems":50,"items":{"type":"object","properties":{` +
 			linkSelector + `},"additionalProperties":false}}},"required":["links"],"additionalProperties":false}`,
 		modes:      changingModes,

@@ -25,10 +25,8 @@ const maxSnapshotName = 100
 
 // snapshotContents says what a GNS3 snapshot keeps and what it cannot, for the model and the
 // person it tells: GNS3 saves the project's files, not the devices' memory.
-const snapshotContents = "A snapshot keeps the nodes, links, link conditions and the nodes' saved files; " +
-	"it keeps no running state: GNS3's restore brings every node back stopped, and device configuration " +
-	"that was not saved on the device (write memory, VPCS save) is not in it. When the copilot takes a snapshot of a " +
-	"running lab it saves each device first, and a restore starts again the nodes that ran then and reads each one back."
+const snapshotContents = "A snapshot keeps the nodes, links, link conditions and what each device saved (write memory, " +
+	"VPCS save), no running state."
 
 // ---- create_gns3_snapshot ----
 
@@ -37,11 +35,9 @@ type createSnapshotTool struct{ spec }
 func newCreateSnapshotTool() Tool {
 	return &createSnapshotTool{spec{
 		name: CreateSnapshotTool,
-		description: "Save the project as it is now under a name (a GNS3 snapshot), so it can be restored later with " +
-			"restore_gns3_snapshot. " + snapshotContents + " GNS3 takes a snapshot only of a stopped lab, so the nodes that run " +
-			"are paused for it: each saves its running configuration on the device first (write memory, VPCS save), then they are " +
-			"stopped, the snapshot is taken, and they are started again; the result says how long the lab was paused. " +
-			"Names must be unique within the project.",
+		description: "Save the project under a name (a GNS3 snapshot), to restore it later with restore_gns3_snapshot. " +
+			snapshotContents + " GNS3 snapshots only a stopped lab: running devices save their configuration first, and the lab " +
+			"is paused while the snapshot is taken (the result says how long). Names are unique within the project.",
 		schema: `{"type":"object","properties":{"name":{"type":"string","minLength":1,"maxLength":100,` +
 			`"description":"The snapshot's name, e.g. \"before-ospf\"."}},"required":["name"],"additionalProperties":false}`,
 		modes:    changingModes,
@@ -210,10 +206,9 @@ func newRestoreSnapshotTool() Tool {
 	return &restoreSnapshotTool{spec{
 		name: RestoreSnapshotTool,
 		description: "Put the project back as it was when a snapshot was taken (snapshot: its snapshot_id or exact name, from " +
-			"list_gns3_snapshots). Everything changed since is lost: nodes, links and link conditions added, removed or changed, " +
-			"and all running state. " + snapshotContents + " Afterwards every node and link has a NEW node_id/link_id (names stay): " +
-			"use names, or the IDs this result gives. The result says which nodes run again and, per device, what of its saved " +
-			"configuration came back; start any other node with start_gns3_node.",
+			"list_gns3_snapshots); everything changed since is lost. " + snapshotContents + " The nodes that ran then start again " +
+			"and each device is read back: the result says what came back. Afterwards every node and link has a NEW " +
+			"node_id/link_id (names stay).",
 		schema: `{"type":"object","properties":{"snapshot":{"type":"string","description":"The snapshot's snapshot_id or exact name."}},` +
 			`"required":["snapshot"],"additionalProperties":false}`,
 		modes:      labOnly,

@@ -31,7 +31,7 @@ func TestSnapshotCreateListRestore(t *testing.T) {
 	if len(snaps) != 1 || snaps[0].Name != "before-exercise" || r.Data[0].ID != snaps[0].ID || r.Metadata["snapshot_id"] != snaps[0].ID {
 		t.Fatalf("snapshot: %+v, result %s", snaps, r.JSON())
 	}
-	if !strings.Contains(r.Data[0].Result, "of 2 node(s) and 1 link(s)") || !strings.Contains(r.Data[0].Result, "brings every node back stopped") {
+	if !strings.Contains(r.Data[0].Result, "of 2 node(s) and 1 link(s)") || !strings.Contains(r.Data[0].Result, "no running state") {
 		t.Fatalf("create result: %s", r.Data[0].Result)
 	}
 	if ts, _ := r.Metadata["taken_at"].(string); !strings.HasSuffix(ts, "+00:00") {
