@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -27,11 +28,13 @@ func TestServeRestartsItsKilledDevServer(t *testing.T) {
 		if !req.Stream {
 			return fakeopenai.Text("Dev server test"), true
 		}
-		if req.Messages[len(req.Messages)-1].Content == "before the crash" {
+		// The person's words, before what the copilot tells the model of the lab after them.
+		asked, _, _ := strings.Cut(req.LastUserText(), "\n")
+		if asked == "before the crash" {
 			once.Do(func() { close(arrived) })
 			<-release // the model is still thinking while the dev server dies
 		}
-		return fakeopenai.Text("Answered: " + req.Messages[len(req.Messages)-1].Content), true
+		return fakeopenai.Text("Answered: " + asked), true
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()

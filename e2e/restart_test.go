@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -96,7 +97,8 @@ func TestServeComesBackAfterSIGKILL(t *testing.T) {
 		if !req.Stream {
 			return fakeopenai.Text("Restart test"), true
 		}
-		question := req.Messages[len(req.Messages)-1].Content
+		// The person's words, before what the copilot tells the model of the lab after them.
+		question, _, _ := strings.Cut(req.LastUserText(), "\n")
 		mu.Lock()
 		attempts[question]++
 		n := attempts[question]
