@@ -127,8 +127,17 @@ func (l *loader) deviceSkill(typ string, docs []deviceDoc) {
 
 // renderMapping writes a mapping as indented "key: value" lines, in the file's order.
 func renderMapping(b *strings.Builder, m *yaml.Node, depth int, skip map[string]bool) {
+	// What goes beyond maxDeviceContext is cut from the context anyway, and writing it is
+	// quadratic in the nesting: a 45 KB file of mappings nested 9000 deep (YAML allows 10000)
+	// wrote 557 MB of indentation before the cut.
+	if b.Len() > maxDeviceContext {
+		return
+	}
 	pad := strings.Repeat("  ", depth)
 	for i := 0; i+1 < len(m.Content); i += 2 {
+		if b.Len() > maxDeviceContext {
+			return
+		}
 		k, v := m.Content[i].Value, m.Content[i+1]
 		if skip[k] {
 			continue
