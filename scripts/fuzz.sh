@@ -22,7 +22,11 @@ GO=${GO:-go}
 FUZZTIME=${FUZZTIME:-3m}
 FUZZPARALLEL=${FUZZPARALLEL:-1}
 FUZZMINIMIZE=${FUZZMINIMIZE:-500x}
-FUZZLOGS=${FUZZLOGS:-$(mktemp -d)}
+# Logs of a run that made its own directory go with it when every target passed.
+if [ -z "${FUZZLOGS:-}" ]; then
+	FUZZLOGS=$(mktemp -d)
+	own_logs=1
+fi
 want=${1:-.}
 mkdir -p "$FUZZLOGS"
 
@@ -62,5 +66,10 @@ while read -r dir name; do
 		sed -n '/^--- FAIL/,$p' "$log" | head -40 | sed 's/^/    /'
 	fi
 done <<<"$targets"
-echo "fuzz: $(wc -l <<<"$targets") targets in $((SECONDS - start)) s, FUZZTIME=$FUZZTIME each; logs in $FUZZLOGS"
+if [ $failed -eq 0 ] && [ -n "${own_logs:-}" ]; then
+	rm -rf "$FUZZLOGS"
+	echo "fuzz: $(wc -l <<<"$targets") targets in $((SECONDS - start)) s, FUZZTIME=$FUZZTIME each"
+else
+	echo "fuzz: $(wc -l <<<"$targets") targets in $((SECONDS - start)) s, FUZZTIME=$FUZZTIME each; logs in $FUZZLOGS"
+fi
 exit $failed
