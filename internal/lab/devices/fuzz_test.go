@@ -29,22 +29,29 @@ var RecordedSessions = map[string]string{
 // the memory is the session's buffers (a 32 KB read buffer, the screen, MaxOutput).
 const (
 	fuzzDeadline  = 30 * time.Second
-	fuzzMemory    = 64 << 20
+	fuzzMemory    = 16 << 20
 	fuzzMaxOutput = 16 << 10
 	fuzzCommands  = 8
 )
 
-// Cuts of a console script: how its bytes arrive. A cut of 1 to 253 bytes is one read; the
+// Cuts of a console script: how its bytes arrive. A cut of 1 to 252 bytes is one read; the
 // others are events between reads.
 const (
 	// cutAwaitWrite: the console says nothing more until the session writes to it, as a
 	// console answers what it is sent.
 	cutAwaitWrite = 0
+	// cutEndless, twice in a row: the console prints the rest of the script again and again (a
+	// log storm, `yes` at a shell), endlessBytes in all, read as fast as memory goes whatever
+	// the deadlines, so that the input costs the same on any machine. Twice, because such an
+	// input costs milliseconds where others cost microseconds: mutations should seldom make one
+	// by chance. Once, it is nothing.
+	cutEndless   = 253
+	endlessBytes = 4 << 20
 	// cutQuiet: one read finds nothing (a pause in the output).
 	cutQuiet = 254
 	// cutClose: the console closes the connection.
 	cutClose = 255
-	maxCut   = 253
+	maxCut   = 252
 )
 
 // timeoutError is a read deadline passing, as net reports it.
@@ -58,19 +65,36 @@ func (timeoutError) Temporary() bool { return true }
 // cuts say, and where the console would wait (for a write, or past the end of the script) a
 // read times out at once, so a session runs through the script without waiting on a clock.
 type scriptedConn struct {
-	script []byte
-	cuts   []byte
+	endless     []byte
+	endlessLeft int
+	script      []byte
+	cuts        []byte
 	// waiting: the console waits for a write before it goes on; unread counts the writes it has
 	// not waited for yet (a command written before the console's last output was read).
 	waiting bool
 	unread  int
 	closed  bool
 	written int
+	// read is every byte the console printed.
+	read int
 }
 
 func (c *scriptedConn) Read(b []byte) (int, error) {
 	if c.closed {
 		return 0, net.ErrClosed
+	}
+	if c.endless != nil {
+		if c.endlessLeft <= 0 {
+			return 0, timeoutError{}
+		}
+		b = b[:min(len(b), c.endlessLeft)]
+		n := 0
+		for n < len(b) {
+			n += copy(b[n:], c.endless)
+		}
+		c.endlessLeft -= n
+		c.read += n
+		return n, nil
 	}
 	for {
 		if c.waiting {
@@ -82,6 +106,7 @@ func (c *scriptedConn) Read(b []byte) (int, error) {
 			}
 			n := copy(b, c.script)
 			c.script = c.script[n:]
+			c.read += n
 			return n, nil
 		}
 		cut := c.cuts[0]
@@ -96,6 +121,12 @@ func (c *scriptedConn) Read(b []byte) (int, error) {
 			continue
 		case cutQuiet:
 			return 0, timeoutError{}
+		case cutEndless:
+			if len(c.cuts) > 0 && c.cuts[0] == cutEndless && len(c.script) > 0 {
+				c.endless, c.endlessLeft = c.script, endlessBytes
+				return c.Read(b)
+			}
+			continue
 		case cutClose:
 			c.closed = true
 			return 0, errors.New("EOF") // not io.EOF: the session words a closed console itself
@@ -105,6 +136,7 @@ func (c *scriptedConn) Read(b []byte) (int, error) {
 		if n == 0 {
 			continue
 		}
+		c.read += n
 		return n, nil
 	}
 }
@@ -159,6 +191,7 @@ type consoleRun struct {
 	errs    []error
 	prompt  string
 	written int
+	printed int
 }
 
 // runScript opens a session on the scripted console with the given profile (nil: detected)
@@ -183,7 +216,7 @@ func runScript(p *Profile, script, cuts []byte, commands string) consoleRun {
 	s, err := OpenConsole(ctx, Endpoint{Addr: "console:5000", Type: ConsoleTelnet}, p, opts)
 	if err != nil {
 		run.openErr = err
-		run.written = conn.written
+		run.written, run.printed = conn.written, conn.read
 		return run
 	}
 	defer s.Close()
@@ -210,13 +243,14 @@ func runScript(p *Profile, script, cuts []byte, commands string) consoleRun {
 	}
 	flush()
 	run.prompt = s.Prompt()
-	run.written = conn.written
+	run.written, run.printed = conn.written, conn.read
 	return run
 }
 
 // FuzzConsole replays any console output to a session, as a device (or a student at its
 // console, or another client on a shared console) could print it: telnet negotiation, banners,
-// logins, prompts of every platform, pagers, echoes, questions, escape sequences, cut anywhere.
+// logins, prompts of every platform, pagers, echoes, questions, escape sequences, cut anywhere,
+// or output that never stops.
 // The session opens (detecting the platform, or with the one given), runs commands and
 // configuration lines, and must neither panic nor hang nor write without bound. What it
 // reports is console text as a person reads it: no carriage return or escape sequence, and
@@ -252,8 +286,8 @@ func FuzzConsole(f *testing.F) {
 		})
 		// Each command line written, its answers and interrupts, and a few keys per byte read
 		// (pagers, wake-ups): a session that keeps writing to a quiet console is a loop.
-		if limit := 64*len(script) + 64*len(commands) + 4096; run.written > limit {
-			t.Fatalf("wrote %d bytes to a console that printed %d", run.written, len(script))
+		if limit := 64*run.printed + 64*len(commands) + 4096; run.written > limit {
+			t.Fatalf("wrote %d bytes to a console that printed %d", run.written, run.printed)
 		}
 		for _, r := range run.results {
 			for _, text := range []string{r.Output, r.Prompt} {
@@ -263,8 +297,8 @@ func FuzzConsole(f *testing.F) {
 			}
 			// The notes a stopped command gets, and the interrupt's statistics read after it,
 			// come on top of what it printed.
-			if len(r.Output) > len(script)+512 {
-				t.Fatalf("%q: %d bytes of output from %d bytes of console", r.Command, len(r.Output), len(script))
+			if len(r.Output) > run.printed+512 {
+				t.Fatalf("%q: %d bytes of output from %d bytes of console", r.Command, len(r.Output), run.printed)
 			}
 		}
 		if strings.ContainsAny(run.prompt, "\r\x1b") {
