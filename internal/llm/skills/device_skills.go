@@ -110,19 +110,25 @@ func (l *loader) deviceSkill(typ string, docs []deviceDoc) {
 		}
 		renderMapping(&b, d.root, 0, map[string]bool{"name": true, "device_type": true, "category": true, "topic": true})
 	}
-	ds.Context = b.String()
-	if len(ds.Context) > maxDeviceContext {
-		cut := strings.LastIndex(ds.Context[:maxDeviceContext], "\n")
-		ds.Context = ds.Context[:cut+1] + fmt.Sprintf("… (%s is cut here; the rest of its skill is not shown)\n", typ)
-	}
+	ds.Context = cutContext(b.String(), typ)
 	// Several device types may run on one platform (IOS and IOL on cisco_ios): the platform's
-	// context holds them all.
+	// context holds them all, within the one bound (two types of 6 KB each added 12 KB).
 	if prev, ok := l.set.Devices[platform]; ok {
 		ds.DeviceType, ds.Name = prev.DeviceType+", "+ds.DeviceType, prev.Name+", "+ds.Name
 		ds.Topics, ds.Files = append(prev.Topics, ds.Topics...), append(prev.Files, ds.Files...)
-		ds.Context = prev.Context + ds.Context
+		ds.Context = cutContext(prev.Context+ds.Context, typ)
 	}
 	l.set.Devices[platform] = ds
+}
+
+// cutContext cuts a device context at the last line break within maxDeviceContext, and says
+// so in words naming typ.
+func cutContext(context, typ string) string {
+	if len(context) <= maxDeviceContext {
+		return context
+	}
+	cut := strings.LastIndex(context[:maxDeviceContext], "\n")
+	return context[:cut+1] + fmt.Sprintf("… (%s is cut here; the rest of its skill is not shown)\n", typ)
 }
 
 // renderMapping writes a mapping as indented "key: value" lines, in the file's order.
