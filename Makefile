@@ -81,10 +81,11 @@ test-go:
 
 # The fuzz targets (func FuzzXxx; see scripts/fuzz.sh) run their seed corpus and the crashers kept
 # under testdata/fuzz in every `go test`. Under CI=true, test-fuzz also fuzzes each of them for
-# FUZZTIME_CI (3 s), one worker, one target per `go test` as Go requires: about a minute in all
-# once the Go build cache holds their instrumented builds, a few minutes more on a cold cache
-# (the mcp target links the Temporal SDK and gin). A crash fails the run and leaves its input
-# under the package's testdata/fuzz, where it becomes a regression test once committed.
+# FUZZTIME_CI (3 s), one worker, one target per `go test` as Go requires: 40-60 s in all once
+# the Go build cache holds their instrumented builds, a few minutes more on a cold cache (the
+# mcp target links the Temporal SDK and gin). Where the cache also holds the inputs a campaign
+# found (GOCACHE/fuzz), the seconds go to replaying those first. A crash fails the run and
+# leaves its input under the package's testdata/fuzz, a regression test once committed.
 FUZZTIME_CI ?= 3s
 test-fuzz:
 	@if [ "$$CI" = true ]; then FUZZTIME=$(FUZZTIME_CI) scripts/fuzz.sh; \
