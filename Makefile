@@ -5,7 +5,7 @@ BIN := bin/gns3-copilot
 # The Go packages `make test` runs (scripts/newcomer-check.sh narrows them).
 TEST_PKGS ?= ./...
 
-.PHONY: run build check temporal test web-deps vet test-go test-web-unit bench newcomer-check deb screenshots cluster-load
+.PHONY: run build check temporal test web-deps vet test-go test-fuzz test-web-unit fuzz bench newcomer-check deb screenshots cluster-load
 
 # Builds the copilot, installs the pinned Temporal CLI if it is missing, and runs `serve`
 # on its embedded defaults (SQLite, in-process event log, its own Temporal dev server).
@@ -46,9 +46,9 @@ screenshots: check temporal web-deps
 	GNS3_COPILOT_SCREENSHOTS=$(CURDIR)/docs/images $(GO) test -count=1 -run '^TestScreenshots$$' -v ./web
 
 # Every test: no tracked file over 5 MB, formatting and vet, the Go suites with the race detector (the browser tests are
-# launched from `go test ./web`), and the page's Node unit tests. Outside CI the Go run ends with
-# one line counting the tests skipped for want of PostgreSQL, Redis, the CLI or a browser.
-test: check temporal web-deps vet test-go test-web-unit
+# launched from `go test ./web`), a brief fuzzing pass under CI, and the page's Node unit tests. Outside CI the Go run
+# ends with one line counting the tests skipped for want of PostgreSQL, Redis, the CLI or a browser.
+test: check temporal web-deps vet test-go test-fuzz test-web-unit
 
 # playwright-core for the browser tests and the official MCP TypeScript SDK for the MCP client
 # tests (e2e/mcpsdk), each from its package-lock.json; nothing downloads a browser.
@@ -78,6 +78,27 @@ test-go:
 	else set -o pipefail; $(GO) test -race -count=1 -timeout 40m -json $(TEST_PKGS) | $(GO) run ./scripts/testsummary; fi
 	$(GO) -C internal/memtrim test -race -count=1 ./...
 	$(GO) -C cmd/gns3-copilot-temporal test -count=1 ./...
+
+# The fuzz targets (func FuzzXxx; see scripts/fuzz.sh) run their seed corpus and the crashers kept
+# under testdata/fuzz in every `go test`. Under CI=true, test-fuzz also fuzzes each of them for
+# FUZZTIME_CI (3 s), one worker, one target per `go test` as Go requires: 40-60 s in all once
+# the Go build cache holds their instrumented builds, a few minutes more on a cold cache (the
+# mcp target links the Temporal SDK and gin). Where the cache also holds the inputs a campaign
+# found (GOCACHE/fuzz), the seconds go to replaying those first. A crash fails the run and
+# leaves its input under the package's testdata/fuzz, a regression test once committed.
+FUZZTIME_CI ?= 3s
+test-fuzz:
+	@if [ "$$CI" = true ]; then FUZZTIME=$(FUZZTIME_CI) scripts/fuzz.sh; \
+	else echo "test-fuzz: the fuzz targets' seeds ran with the Go tests; fuzzing beyond them runs under CI=true, or longer with make fuzz"; fi
+
+# A fuzzing campaign on this machine: every fuzz target in turn for FUZZTIME (default 3m; the
+# closing note of issue 50 ran 10m30s each), one worker per target (FUZZPARALLEL), printing per
+# target its executions and new interesting inputs. FUZZ selects targets by a regular
+# expression, e.g. make fuzz FUZZ='^FuzzConsole$$' FUZZTIME=10m.
+FUZZTIME ?= 3m
+FUZZ ?= .
+fuzz:
+	FUZZTIME=$(FUZZTIME) scripts/fuzz.sh '$(FUZZ)'
 
 test-web-unit:
 	@if command -v node >/dev/null; then cd web/e2e && node --test unit/; \

@@ -5,11 +5,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"runtime/debug"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -194,7 +197,7 @@ func (l fakeLLM) Choose(_ context.Context, userID string, _ *gns3.Client) (llmco
 }
 
 type harness struct {
-	t        *testing.T
+	t        testing.TB
 	gns3     *fakegns3.Server
 	project  string
 	bobs     string
@@ -209,11 +212,14 @@ type harness struct {
 	url      string
 	workflow callWorkflow
 	deps     Deps
+	// panicked is the first panic of a request: net/http recovers a handler's panic and only
+	// logs it, so the harness records it for the test to fail on.
+	panicked atomic.Pointer[string]
 }
 
 type harnessOption func(*harness)
 
-func newHarness(t *testing.T, opts ...harnessOption) *harness {
+func newHarness(t testing.TB, opts ...harnessOption) *harness {
 	t.Helper()
 	g := fakegns3.New(t)
 	h := &harness{t: t, gns3: g}
@@ -240,6 +246,12 @@ func newHarness(t *testing.T, opts ...harnessOption) *harness {
 	}
 	gin.SetMode(gin.TestMode)
 	r := gin.New()
+	r.Use(h.recordPanics)
+	t.Cleanup(func() {
+		if p := h.panicked.Load(); p != nil {
+			t.Errorf("a request panicked: %s", *p)
+		}
+	})
 	authn := auth.New(gns3.NewServer(g.URL, 10*time.Second), 30*time.Second)
 	handler := Handler(h.deps)
 	for _, m := range []string{http.MethodPost, http.MethodGet, http.MethodDelete} {
@@ -249,6 +261,17 @@ func newHarness(t *testing.T, opts ...harnessOption) *harness {
 	t.Cleanup(srv.Close)
 	h.url = srv.URL + Path
 	return h
+}
+
+func (h *harness) recordPanics(c *gin.Context) {
+	defer func() {
+		if p := recover(); p != nil {
+			msg := fmt.Sprintf("%s %s: %v\n%s", c.Request.Method, c.Request.URL, p, debug.Stack())
+			h.panicked.CompareAndSwap(nil, &msg)
+			c.AbortWithStatus(http.StatusInternalServerError)
+		}
+	}()
+	c.Next()
 }
 
 // answers is a workflow that finishes the call at once with res as the tool's result.

@@ -31,6 +31,9 @@ const (
 	maxTrackedTCPKeys = 1 << 16
 	maxFindings       = 40
 	maxProtocolPeers  = 64 // routers, sessions, clients… tracked per protocol
+	// maxSnaplen is libpcap's own ceiling on a snap length (MAXIMUM_SNAPLEN), the most any
+	// capture tool writes in a header: dumpcap, and so GNS3, write 262144.
+	maxSnaplen = 262144
 )
 
 // Analyzer accumulates packets one at a time; Summary may be called at any point.
@@ -224,6 +227,13 @@ func Read(r io.Reader, edge, limit int, onPacket func(n int), opts ...Option) (S
 	pr, err := pcapgo.NewReader(r)
 	if err != nil {
 		return Empty(), fmt.Errorf("%w: %v", ErrNotPcap, err)
+	}
+	// pcapgo allocates a buffer of the header's snap length for the first record, however small
+	// the record is: four bytes of a hostile or corrupted header would cost up to 4 GB. No real
+	// capture has a larger snap length than libpcap's ceiling, and a record beyond it is then
+	// refused as longer than the snap length, as pcapgo refuses any.
+	if pr.Snaplen() > maxSnaplen {
+		pr.SetSnaplen(maxSnaplen)
 	}
 	a := NewAnalyzer(pr.LinkType(), edge, opts...)
 	for limit <= 0 || a.packets < limit {

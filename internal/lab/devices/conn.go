@@ -111,11 +111,11 @@ func (s *Session) fail(err error) error {
 }
 
 // write sends raw bytes. Negotiation replies are written on their own; a
-// command is never written within iacGap of them, because vpcs discards a
+// command is never written within NegotiationGap of them, because vpcs discards a
 // whole read that starts with 0xFF and would lose a command glued to it.
 func (s *Session) write(b []byte, negotiation bool) error {
 	if !negotiation {
-		if gap := iacGap - time.Since(s.lastIAC); gap > 0 {
+		if gap := s.opts.NegotiationGap - time.Since(s.lastIAC); gap > 0 {
 			time.Sleep(gap)
 		}
 	}

@@ -25,6 +25,10 @@ type Options struct {
 	// BusyTimeout: a console that has sent nothing at all (not even telnet
 	// negotiation) this long after connecting is reported busy (default 2 s).
 	BusyTimeout time.Duration
+	// NegotiationGap is the silence kept between a telnet negotiation reply and the next write
+	// (default 30 ms: vpcs discards a whole read that starts with 0xFF, and would lose a command
+	// glued to a reply). A console replayed from a script, which loses nothing, needs none.
+	NegotiationGap time.Duration
 	// PromptSettle is the silence that confirms a prompt that differs from
 	// the previous one, so a prompt-like line inside output is not taken as
 	// the end of a command (default 30 ms).
@@ -76,6 +80,7 @@ func (o Options) withDefaults() Options {
 	def(&o.WakeTimeout, time.Second)
 	def(&o.BusyTimeout, 2*time.Second)
 	def(&o.PromptSettle, 30*time.Millisecond)
+	def(&o.NegotiationGap, iacGap)
 	def(&o.ResyncTimeout, 5*time.Second)
 	if o.MaxOutput <= 0 {
 		o.MaxOutput = DefaultMaxOutput

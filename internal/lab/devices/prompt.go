@@ -36,6 +36,7 @@ func (s *Session) awaitPrompt(ctx context.Context, deadline time.Time) (string, 
 			return "", false, err
 		}
 		for {
+			s.boundScreen()
 			line, start := lastLine(s.scr.buf)
 			if len(s.scr.buf) == 0 || start == 0 && line == "" {
 				break
@@ -71,6 +72,7 @@ func (s *Session) settle(ctx context.Context, max time.Duration) error {
 			d = end
 		}
 		_, err := s.fill(ctx, d)
+		s.boundScreen()
 		if err == errQuiet {
 			return nil
 		}
@@ -80,6 +82,18 @@ func (s *Session) settle(ctx context.Context, max time.Duration) error {
 		if !time.Now().Before(end) {
 			return nil
 		}
+	}
+}
+
+// boundScreen keeps the last MaxOutput bytes of the screen while only its last line is read
+// (waiting for a prompt, letting a console settle). A console that never stops printing (a log
+// storm, `yes` at a shell) otherwise grew the screen by all it printed until the deadline, and
+// a line without end made every look at the last line copy all of it: 64 MB of console output
+// cost 283 MB, or 10 GB and 15 s as one line. A command's own exchange bounds its output
+// itself, and keeps positions in the screen that this would move.
+func (s *Session) boundScreen() {
+	if over := len(s.scr.buf) - s.opts.MaxOutput; over > 0 {
+		s.scr.buf = append(s.scr.buf[:0], s.scr.buf[over:]...)
 	}
 }
 

@@ -110,25 +110,40 @@ func (l *loader) deviceSkill(typ string, docs []deviceDoc) {
 		}
 		renderMapping(&b, d.root, 0, map[string]bool{"name": true, "device_type": true, "category": true, "topic": true})
 	}
-	ds.Context = b.String()
-	if len(ds.Context) > maxDeviceContext {
-		cut := strings.LastIndex(ds.Context[:maxDeviceContext], "\n")
-		ds.Context = ds.Context[:cut+1] + fmt.Sprintf("… (%s is cut here; the rest of its skill is not shown)\n", typ)
-	}
+	ds.Context = cutContext(b.String(), typ)
 	// Several device types may run on one platform (IOS and IOL on cisco_ios): the platform's
-	// context holds them all.
+	// context holds them all, within the one bound (two types of 6 KB each added 12 KB).
 	if prev, ok := l.set.Devices[platform]; ok {
 		ds.DeviceType, ds.Name = prev.DeviceType+", "+ds.DeviceType, prev.Name+", "+ds.Name
 		ds.Topics, ds.Files = append(prev.Topics, ds.Topics...), append(prev.Files, ds.Files...)
-		ds.Context = prev.Context + ds.Context
+		ds.Context = cutContext(prev.Context+ds.Context, typ)
 	}
 	l.set.Devices[platform] = ds
 }
 
+// cutContext cuts a device context at the last line break within maxDeviceContext, and says
+// so in words naming typ.
+func cutContext(context, typ string) string {
+	if len(context) <= maxDeviceContext {
+		return context
+	}
+	cut := strings.LastIndex(context[:maxDeviceContext], "\n")
+	return context[:cut+1] + fmt.Sprintf("… (%s is cut here; the rest of its skill is not shown)\n", typ)
+}
+
 // renderMapping writes a mapping as indented "key: value" lines, in the file's order.
 func renderMapping(b *strings.Builder, m *yaml.Node, depth int, skip map[string]bool) {
+	// What goes beyond maxDeviceContext is cut from the context anyway, and writing it is
+	// quadratic in the nesting: a 45 KB file of mappings nested 9000 deep (YAML allows 10000)
+	// wrote 557 MB of indentation before the cut.
+	if b.Len() > maxDeviceContext {
+		return
+	}
 	pad := strings.Repeat("  ", depth)
 	for i := 0; i+1 < len(m.Content); i += 2 {
+		if b.Len() > maxDeviceContext {
+			return
+		}
 		k, v := m.Content[i].Value, m.Content[i+1]
 		if skip[k] {
 			continue
