@@ -19,23 +19,6 @@ import (
 	"github.com/gns3-copilot/gns3-copilot/internal/testkit/fakeopenai"
 )
 
-// thinkingProviders are the emulated providers of thinking models, each with the configuration
-// a user would save for it.
-var thinkingProviders = []struct {
-	name     string
-	emulate  fakeopenai.Provider
-	provider string
-	model    string
-}{
-	{"DeepSeek V4 thinking", fakeopenai.DeepSeekThinking, "deepseek", "deepseek-v4-pro"},
-	{"Gemini 3", fakeopenai.Gemini3, "google", "gemini-3-pro-preview"},
-	{"OpenRouter in front of DeepSeek", fakeopenai.OpenRouterDeepSeek, "openrouter", "deepseek/deepseek-v4-pro"},
-	{"OpenRouter in front of a signing model", fakeopenai.OpenRouterSigned, "openrouter", "anthropic/claude-sonnet-4.5"},
-	{"vLLM with a reasoning parser", fakeopenai.VLLMReasoning, "vllm", "Qwen/Qwen3-8B"},
-	{"llama.cpp with <think> in the content", fakeopenai.LlamaCppThink, "custom", "qwen3-8b"},
-	{"llama.cpp with the opening tag in the prompt", fakeopenai.LlamaCppThinkOpenInPrompt, "custom", "DeepSeek-R1-Distill-Qwen-7B"},
-}
-
 // thinker is a thought the scripted model has, never to be seen in an answer.
 const thinker = "Thinking privately about"
 
@@ -172,12 +155,12 @@ func reasoningOf(frames []e2eenv.Frame) string {
 func TestThinkingModelsCompleteToolTurnsThroughTheChatAPI(t *testing.T) {
 	env := e2eenv.Start(t, e2eenv.Options{})
 	userID := myUserID(t, env)
-	for _, tp := range thinkingProviders {
-		t.Run(tp.name, func(t *testing.T) {
+	for _, tp := range fakeopenai.Thinkers {
+		t.Run(tp.Name, func(t *testing.T) {
 			p := fakeopenai.New(t)
-			p.Emulate(tp.emulate)
+			p.Emulate(tp.Emulate)
 			p.SetHandler(thinkingTitle("Thinking lab"))
-			useConfig(t, env, userID, tp.provider, tp.model, p.URL)
+			useConfig(t, env, userID, tp.Provider, tp.Model, p.URL)
 
 			thinkingTurn(p, env.ProjectID, "Your lab has no nodes yet.")
 			sessionID, first := chatTurn(t, env, "", "What is in my lab?")
@@ -195,7 +178,7 @@ func TestThinkingModelsCompleteToolTurnsThroughTheChatAPI(t *testing.T) {
 			requireNoThoughts(t, env, sessionID, append(first, later...))
 			// The reasoning streams as reasoning, and the history keeps it beside each answer (Google's
 			// endpoint sends no thoughts, only their signatures).
-			if tp.emulate != fakeopenai.Gemini3 {
+			if tp.Emulate != fakeopenai.Gemini3 {
 				for _, thought := range []string{" which tools to call.", " the topology.", " the answer."} {
 					require.Contains(t, reasoningOf(first), thinker+thought)
 				}
@@ -211,7 +194,7 @@ func TestThinkingModelsCompleteToolTurnsThroughTheChatAPI(t *testing.T) {
 			streamed := streamedRequests(p)
 			require.Len(t, streamed, 6)
 			last := streamed[5]
-			switch tp.emulate {
+			switch tp.Emulate {
 			case fakeopenai.DeepSeekThinking:
 				// The later turn sends the first turn's reasoning back, stored, not remembered.
 				var sent []string

@@ -13,22 +13,6 @@ import (
 	"github.com/gns3-copilot/gns3-copilot/models"
 )
 
-// emulated are the provider emulators with a configuration of theirs.
-var emulated = []struct {
-	name     string
-	emulate  fakeopenai.Provider
-	provider string
-	model    string
-}{
-	{"DeepSeek V4 thinking", fakeopenai.DeepSeekThinking, "deepseek", "deepseek-v4-pro"},
-	{"Gemini 3", fakeopenai.Gemini3, "google", "gemini-3-pro-preview"},
-	{"OpenRouter in front of DeepSeek", fakeopenai.OpenRouterDeepSeek, "openrouter", "deepseek/deepseek-v4-pro"},
-	{"OpenRouter in front of a signing model", fakeopenai.OpenRouterSigned, "openrouter", "anthropic/claude-sonnet-4.5"},
-	{"vLLM with a reasoning parser", fakeopenai.VLLMReasoning, "vllm", "Qwen/Qwen3-8B"},
-	{"llama.cpp, <think> in the content", fakeopenai.LlamaCppThink, "custom", "qwen3-8b"},
-	{"llama.cpp, the opening tag in the prompt", fakeopenai.LlamaCppThinkOpenInPrompt, "custom", "DeepSeek-R1-Distill-Qwen-7B"},
-}
-
 // conversation plays the copilot's side of a session against a provider, as the activity does:
 // each call's request is built from the stored rows (Messages), and its answer stored as a row
 // (AnswerRow), with the tools' results between.
@@ -77,17 +61,17 @@ func script(p *fakeopenai.Server) {
 // same session complete: what each provider needs back goes back from the stored rows alone,
 // and no reasoning reaches an answer.
 func TestReasoningRoundTripsThroughEachProvider(t *testing.T) {
-	for _, e := range emulated {
-		t.Run(e.name, func(t *testing.T) {
+	for _, e := range fakeopenai.Thinkers {
+		t.Run(e.Name, func(t *testing.T) {
 			p := fakeopenai.New(t)
-			p.Emulate(e.emulate)
+			p.Emulate(e.Emulate)
 			script(p)
-			s := llmconfig.Settings{Provider: e.provider, BaseURL: p.URL, Model: e.model, APIKey: "k", Trusted: true}
+			s := llmconfig.Settings{Provider: e.Provider, BaseURL: p.URL, Model: e.Model, APIKey: "k", Trusted: true}
 			c := &conversation{t: t, client: NewClient(nil, nil)}
 			c.user("What is in my lab?")
 			first := c.call(s)
 			require.Len(t, first.ToolCalls, 2)
-			if e.emulate != fakeopenai.Gemini3 {
+			if e.Emulate != fakeopenai.Gemini3 {
 				require.Equal(t, "Thinking about the lab.", first.Reasoning)
 			}
 			c.call(s)
@@ -102,7 +86,7 @@ func TestReasoningRoundTripsThroughEachProvider(t *testing.T) {
 			}
 			reqs := p.Requests()
 			require.Len(t, reqs, 4)
-			if e.emulate == fakeopenai.LlamaCppThink || e.emulate == fakeopenai.LlamaCppThinkOpenInPrompt {
+			if e.Emulate == fakeopenai.LlamaCppThink || e.Emulate == fakeopenai.LlamaCppThinkOpenInPrompt {
 				// Past reasoning is not sent back to a server whose template drops it.
 				require.NotContains(t, string(reqs[3].Raw), "Thinking about")
 			}
@@ -113,22 +97,22 @@ func TestReasoningRoundTripsThroughEachProvider(t *testing.T) {
 // A session that changes its model configuration midway keeps working: what the first model
 // left is not sent to the second where it would be refused or mean nothing.
 func TestReasoningAfterAModelSwitch(t *testing.T) {
-	for _, from := range emulated {
-		for _, to := range emulated {
-			if from.name == to.name {
+	for _, from := range fakeopenai.Thinkers {
+		for _, to := range fakeopenai.Thinkers {
+			if from.Name == to.Name {
 				continue
 			}
-			t.Run(from.name+" then "+to.name, func(t *testing.T) {
+			t.Run(from.Name+" then "+to.Name, func(t *testing.T) {
 				p1, p2 := fakeopenai.New(t), fakeopenai.New(t)
-				p1.Emulate(from.emulate)
-				p2.Emulate(to.emulate)
+				p1.Emulate(from.Emulate)
+				p2.Emulate(to.Emulate)
 				script(p1)
 				p2.Enqueue(
 					fakeopenai.Reply{Reasoning: []string{"Thinking again."}, ToolCalls: []fakeopenai.ToolCall{{ID: "call_d", Name: "get_gns3_topology", Arguments: `{}`}}},
 					fakeopenai.Reply{Reasoning: []string{"Thinking about the end."}, Content: fakeopenai.Words("Still two projects.")},
 				)
-				s1 := llmconfig.Settings{Provider: from.provider, BaseURL: p1.URL, Model: from.model, APIKey: "k", Trusted: true}
-				s2 := llmconfig.Settings{Provider: to.provider, BaseURL: p2.URL, Model: to.model, APIKey: "k", Trusted: true}
+				s1 := llmconfig.Settings{Provider: from.Provider, BaseURL: p1.URL, Model: from.Model, APIKey: "k", Trusted: true}
+				s2 := llmconfig.Settings{Provider: to.Provider, BaseURL: p2.URL, Model: to.Model, APIKey: "k", Trusted: true}
 				c := &conversation{t: t, client: NewClient(nil, nil)}
 				c.user("What is in my lab?")
 				c.call(s1)

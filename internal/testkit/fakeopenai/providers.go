@@ -104,6 +104,26 @@ const DeepSeekReasoningMissing = "The `reasoning_content` in the thinking mode m
 // GeminiSignatureMissing begins Google's refusal of a function call without its signature.
 const GeminiSignatureMissing = "Function call is missing a thought_signature in functionCall parts."
 
+// Thinker is an emulated provider of a thinking model with the configuration a user would save
+// for it in the copilot (its provider and model).
+type Thinker struct {
+	Name     string
+	Emulate  Provider
+	Provider string
+	Model    string
+}
+
+// Thinkers are the emulated providers of thinking models, each with a configuration of its own.
+var Thinkers = []Thinker{
+	{"DeepSeek V4 thinking", DeepSeekThinking, "deepseek", "deepseek-v4-pro"},
+	{"Gemini 3", Gemini3, "google", "gemini-3-pro-preview"},
+	{"OpenRouter in front of DeepSeek", OpenRouterDeepSeek, "openrouter", "deepseek/deepseek-v4-pro"},
+	{"OpenRouter in front of a signing model", OpenRouterSigned, "openrouter", "anthropic/claude-sonnet-4.5"},
+	{"vLLM with a reasoning parser", VLLMReasoning, "vllm", "Qwen/Qwen3-8B"},
+	{"llama.cpp with <think> in the content", LlamaCppThink, "custom", "qwen3-8b"},
+	{"llama.cpp with the opening tag in the prompt", LlamaCppThinkOpenInPrompt, "custom", "DeepSeek-R1-Distill-Qwen-7B"},
+}
+
 // AnthropicThinkingMissing and AnthropicSignatureInvalid begin Anthropic's refusals that
 // OpenRouterSigned passes on.
 const (
