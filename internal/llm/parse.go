@@ -82,7 +82,7 @@ type answer struct {
 }
 
 func newAnswer(d dialect, model string, deltas Deltas, began time.Time) *answer {
-	a := &answer{d: d, deltas: deltas, began: began, calls: toolCallAccumulator{}}
+	a := &answer{d: d, deltas: deltas, began: began}
 	if d.think {
 		a.think = &thinkSplitter{omitsOpen: omitsOpeningTag.MatchString(model)}
 	}
@@ -328,7 +328,11 @@ type wireToolCallDelta struct {
 }
 
 // toolCallAccumulator joins the fragments of a stream's tool calls, keyed by their index.
-type toolCallAccumulator map[int]*partialCall
+type toolCallAccumulator struct {
+	byIndex map[int]*partialCall
+	// last is the index of the call the latest fragment went to.
+	last int
+}
 
 type partialCall struct {
 	id, name string
@@ -337,17 +341,29 @@ type partialCall struct {
 }
 
 // add appends one fragment and returns its call as far as it has arrived.
-func (calls toolCallAccumulator) add(frag wireToolCallDelta) ToolCall {
-	idx := len(calls)
-	if frag.Index != nil {
-		idx = *frag.Index
-	} else if frag.ID == "" && len(calls) > 0 {
-		idx = len(calls) - 1 // providers without indexes continue the last call
+func (calls *toolCallAccumulator) add(frag wireToolCallDelta) ToolCall {
+	if calls.byIndex == nil {
+		calls.byIndex = map[int]*partialCall{}
 	}
-	c := calls[idx]
+	var idx int
+	switch {
+	case frag.Index != nil:
+		idx = *frag.Index
+	case frag.ID == "" && len(calls.byIndex) > 0:
+		// Providers without indexes continue the call of the fragment before, whatever index
+		// that one had.
+		idx = calls.last
+	default:
+		// A new call without an index goes after every call so far.
+		for i := range calls.byIndex {
+			idx = max(idx, i+1)
+		}
+	}
+	calls.last = idx
+	c := calls.byIndex[idx]
 	if c == nil {
 		c = &partialCall{}
-		calls[idx] = c
+		calls.byIndex[idx] = c
 	}
 	if frag.ID != "" {
 		c.id = frag.ID
@@ -363,15 +379,15 @@ func (calls toolCallAccumulator) add(frag wireToolCallDelta) ToolCall {
 }
 
 // whole returns the calls in the order of their index.
-func (calls toolCallAccumulator) whole() []ToolCall {
-	idxs := make([]int, 0, len(calls))
-	for i := range calls {
+func (calls *toolCallAccumulator) whole() []ToolCall {
+	idxs := make([]int, 0, len(calls.byIndex))
+	for i := range calls.byIndex {
 		idxs = append(idxs, i)
 	}
 	sort.Ints(idxs)
 	var out []ToolCall
 	for _, i := range idxs {
-		c := calls[i]
+		c := calls.byIndex[i]
 		out = append(out, ToolCall{Index: i, ID: c.id, Name: c.name, Arguments: c.args.String(), extra: c.extra})
 	}
 	return out

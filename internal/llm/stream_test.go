@@ -240,3 +240,24 @@ func TestIdleTimeoutCountsReasoningAsLife(t *testing.T) {
 	require.ErrorIs(t, err, ErrStalled)
 	require.Equal(t, "first thought. ", ans.Reasoning)
 }
+
+// Fragments without an index continue the call before them, whatever index it had, and a call
+// that names itself without an index comes after the others (the fuzz target's seed had a call
+// at index 7 whose next fragment opened a nameless call at 0).
+func TestToolCallFragmentsWithoutIndexContinueTheCallBefore(t *testing.T) {
+	frag := func(idx *int, id, name, args string) wireToolCallDelta {
+		var f wireToolCallDelta
+		f.Index, f.ID, f.Function.Name, f.Function.Arguments = idx, id, name, args
+		return f
+	}
+	seven := 7
+	var calls toolCallAccumulator
+	calls.add(frag(&seven, "call_a", "get_gns3_topology", `{"a":`))
+	calls.add(frag(nil, "", "", `1}`))
+	calls.add(frag(nil, "call_b", "start_gns3_node", `{"node_ids":`))
+	calls.add(frag(nil, "", "", `["PC1"]}`))
+	got := calls.whole()
+	require.Len(t, got, 2)
+	require.Equal(t, ToolCall{Index: 7, ID: "call_a", Name: "get_gns3_topology", Arguments: `{"a":1}`}, got[0])
+	require.Equal(t, ToolCall{Index: 8, ID: "call_b", Name: "start_gns3_node", Arguments: `{"node_ids":["PC1"]}`}, got[1])
+}
