@@ -46,7 +46,7 @@ func (a *Activities) prompt(ctx context.Context, in workflows.LLMInput, turn *mo
 		}
 	}
 	offered := toolDefinitions(a.Tools.For(mode))
-	msgs := a.fitContext(ctx, llm.Messages(settings, systemPrompt(skillSet, mode), nil, rows), settings, offered)
+	msgs := a.fitContext(ctx, llm.Messages(settings, systemPrompt(skillSet, mode), rows), settings, offered)
 	return llm.Prompt{Messages: msgs, Tools: offered, NoToolCalls: in.NoTools}, nil
 }
 

@@ -130,15 +130,6 @@ func Text(role, content string) Message {
 	return Message{ChatCompletionMessage: openai.ChatCompletionMessage{Role: role, Content: content}}
 }
 
-// Plain wraps OpenAI messages that carry no reasoning state.
-func Plain(msgs ...openai.ChatCompletionMessage) []Message {
-	out := make([]Message, len(msgs))
-	for i, m := range msgs {
-		out[i] = Message{ChatCompletionMessage: m}
-	}
-	return out
-}
-
 // OpenAI returns the messages' OpenAI fields, as the context window counts them.
 func OpenAI(msgs []Message) []openai.ChatCompletionMessage {
 	out := make([]openai.ChatCompletionMessage, len(msgs))

@@ -86,7 +86,7 @@ func transcript(t *testing.T, s, other llmconfig.Settings) []models.ChatMessage 
 // wireMessages is what Messages sends for s, as the provider receives it.
 func wireMessages(t *testing.T, s llmconfig.Settings, rows []models.ChatMessage) []map[string]any {
 	t.Helper()
-	msgs := Messages(s, "You are the GNS3 copilot.", nil, rows)
+	msgs := Messages(s, "You are the GNS3 copilot.", rows)
 	body, err := requestBody(openai.ChatCompletionRequest{Model: s.Model}, msgs, nil)
 	require.NoError(t, err)
 	var req struct {
@@ -179,7 +179,7 @@ func TestFitKeepsStateWithItsMessage(t *testing.T) {
 	s := llmconfig.Settings{Provider: "deepseek", BaseURL: "https://api.deepseek.com/v1", Model: "deepseek-v4-pro", ContextLimitK: 2}
 	rows := transcript(t, s, llmconfig.Settings{Provider: "openai"})
 	rows[0].Content = strings.Repeat("an old question that fills the window ", 300) // the first turn must go
-	msgs := Messages(s, "system", nil, rows)
+	msgs := Messages(s, "system", rows)
 	kept, f := Fit(s, msgs, nil)
 	require.Positive(t, f.DroppedTurns)
 	for i, m := range kept {

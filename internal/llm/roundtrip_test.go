@@ -32,7 +32,7 @@ func (c *conversation) call(s llmconfig.Settings) Answer {
 	tools := []openai.Tool{{Type: openai.ToolTypeFunction, Function: &openai.FunctionDefinition{Name: "get_gns3_topology",
 		Parameters: map[string]any{"type": "object"}}}}
 	var reasoning strings.Builder
-	ans, err := c.client.Stream(context.Background(), s, Prompt{Messages: Messages(s, "You are the GNS3 copilot.", nil, c.rows), Tools: tools},
+	ans, err := c.client.Stream(context.Background(), s, Prompt{Messages: Messages(s, "You are the GNS3 copilot.", c.rows), Tools: tools},
 		Deltas{Reasoning: func(t string) { reasoning.WriteString(t) }})
 	require.NoError(c.t, err)
 	require.NotContains(c.t, ans.Content, "Thinking about", "reasoning reached the answer")

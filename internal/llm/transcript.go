@@ -15,11 +15,10 @@ import (
 // model's answer becomes a transcript row, in the dialect of the configuration's provider and
 // model (dialect.go).
 
-// Messages is the request for s's model: the system text, then extra (messages a caller places
-// between the system prompt and the conversation), then the transcript rows as that model's
-// dialect takes them. Each assistant row carries back the reasoning state its provider needs,
-// when s is the configuration that produced it; an assistant row with nothing for the model (only
-// a failed turn's error, which providers refuse) is left out. rows are the conversation as the
+// Messages is the request for s's model: the system text, then the transcript rows as that
+// model's dialect takes them. Each assistant row carries back the reasoning state its provider
+// needs, when s is the configuration that produced it; an assistant row with nothing for the
+// model (only a failed turn's error, which providers refuse) is left out. rows are the conversation as the
 // model may see it: redacted, without the message the call is about to write.
 //
 // A model-context row (the lab as the copilot showed it to the model) is added to the end of the
@@ -31,10 +30,9 @@ import (
 // message to the top. Only after an assistant message, where no provider minds one, is it a user
 // message of its own. Its metadata may restate it ("restate"): what every model-context row so far
 // amounts to, for a request whose conversation starts after them (Fit).
-func Messages(s llmconfig.Settings, system string, extra []openai.ChatCompletionMessage, rows []models.ChatMessage) []Message {
-	msgs := make([]Message, 0, 1+len(extra)+len(rows))
+func Messages(s llmconfig.Settings, system string, rows []models.ChatMessage) []Message {
+	msgs := make([]Message, 0, 1+len(rows))
 	msgs = append(msgs, Text(openai.ChatMessageRoleSystem, system))
-	msgs = append(msgs, Plain(extra...)...)
 	first := len(msgs)
 	var states []*models.ChatMessage // the row of each transcript message, aligned with msgs[first:]
 	restate := ""

@@ -35,7 +35,7 @@ func TestMessagesAddModelContextToTheMessageBefore(t *testing.T) {
 		labRow("<lab_update>PC2 stopped</lab_update>", "<lab>PC1 PC2 stopped</lab>"),
 		{Role: "user", Content: "And now?"},
 	}
-	msgs := Messages(s, "system", nil, rows)
+	msgs := Messages(s, "system", rows)
 	got := make([]string, len(msgs))
 	for i, m := range msgs {
 		got[i] = m.Role + ": " + m.Content
@@ -51,7 +51,7 @@ func TestMessagesAddModelContextToTheMessageBefore(t *testing.T) {
 	}, got)
 
 	// The request of the call before this one is a prefix of this one, byte for byte.
-	before, err := requestBody(openai.ChatCompletionRequest{Model: "gpt-4o"}, Messages(s, "system", nil, rows[:5]), nil)
+	before, err := requestBody(openai.ChatCompletionRequest{Model: "gpt-4o"}, Messages(s, "system", rows[:5]), nil)
 	require.NoError(t, err)
 	after, err := requestBody(openai.ChatCompletionRequest{Model: "gpt-4o"}, msgs, nil)
 	require.NoError(t, err)
@@ -80,7 +80,7 @@ func TestFitRestatesTheLabOfDroppedTurns(t *testing.T) {
 		rows = append(rows, models.ChatMessage{Role: "assistant", Content: "done"})
 	}
 	tools := []openai.Tool{{Type: openai.ToolTypeFunction, Function: &openai.FunctionDefinition{Name: "show", Parameters: map[string]any{"type": "object"}}}}
-	kept, f := Fit(s, Messages(s, "system", nil, rows), tools)
+	kept, f := Fit(s, Messages(s, "system", rows), tools)
 	require.Positive(t, f.DroppedTurns)
 	require.True(t, f.Fits)
 	require.Equal(t, "user", kept[1].Role)
@@ -92,7 +92,7 @@ func TestFitRestatesTheLabOfDroppedTurns(t *testing.T) {
 	// A tool result cut to fit keeps the note at its end.
 	s.ContextLimitK = 2
 	last := append(rows[:len(rows)-1:len(rows)-1], labRow("<lab_update>R1 stopped: node_id n1</lab_update>", "<lab>R1 stopped</lab>"))
-	kept, f = Fit(s, Messages(s, "system", nil, last), tools)
+	kept, f = Fit(s, Messages(s, "system", last), tools)
 	require.Positive(t, f.TruncatedToolOutputs)
 	tail := kept[len(kept)-1]
 	require.Equal(t, "tool", tail.Role)
@@ -111,7 +111,7 @@ func TestALongSessionKeepsItsPrefixThroughItsCuts(t *testing.T) {
 	var prev []Message
 	calls, broken, call := 0, 0, 0
 	request := func() {
-		kept, f := Fit(s, Messages(s, "system", nil, rows), tools)
+		kept, f := Fit(s, Messages(s, "system", rows), tools)
 		require.True(t, f.Fits)
 		if f.DroppedTurns > 0 {
 			require.True(t, strings.HasPrefix(kept[1].Content, "<lab>"), "a request after a cut opens with the lab")
