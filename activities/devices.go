@@ -526,6 +526,20 @@ func (l timedLocker) Lock(ctx context.Context, key string, ttl time.Duration) (f
 	return unlock, err
 }
 
+// runRecorded sends cmd on s with run (s.Run, or a platform's own way such as s.SaveConfig) and
+// keeps it for the audit in slot seq, also once ctx has ended. stored is the record's own
+// storage error: each caller decides whether it fails the step.
+func (r *deviceRunner) runRecorded(ctx context.Context, s *devices.Session, job tools.DeviceJob, seq int, cmd string,
+	run func(context.Context, string) (devices.CommandResult, error)) (res devices.CommandResult, err, stored error) {
+	rec := r.record(job, seq, cmd, models.CommandSent)
+	rec.HostKey = s.HostKey()
+	now := time.Now().UTC()
+	rec.SentAt = &now
+	res, err = run(ctx, cmd)
+	finishRecord(rec, res, err)
+	return res, err, r.a.DeviceRecords.Save(context.WithoutCancel(ctx), rec)
+}
+
 // readConfig reads a device's configuration with its platform's show command under the
 // device's lock and records it in the given slot. The profile is nil when the platform has no
 // configuration to read.
@@ -538,13 +552,8 @@ func (r *deviceRunner) readConfig(ctx context.Context, job tools.DeviceJob, seq 
 		if cmd == "" {
 			return nil
 		}
-		rec := r.record(job, seq, cmd, models.CommandSent)
-		rec.HostKey = s.HostKey()
-		now := time.Now().UTC()
-		rec.SentAt = &now
-		res, err := s.Run(ctx, cmd)
-		finishRecord(rec, res, err)
-		if serr := r.a.DeviceRecords.Save(context.WithoutCancel(ctx), rec); serr != nil && err == nil {
+		res, err, serr := r.runRecorded(ctx, s, job, seq, cmd, s.Run)
+		if serr != nil && err == nil {
 			err = serr
 		}
 		if err == nil && res.Failed {

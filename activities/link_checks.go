@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"sync/atomic"
-	"time"
 
 	"github.com/gns3-copilot/gns3-copilot/internal/lab/devices"
 	"github.com/gns3-copilot/gns3-copilot/internal/lab/tools"
@@ -37,15 +36,8 @@ func (a *Activities) console(ctx context.Context, ref workflows.ToolCallRef) too
 						continue
 					}
 				}
-				rec := runner.record(job, i, c, models.CommandSent)
-				rec.HostKey = s.HostKey()
-				now := time.Now().UTC()
-				rec.SentAt = &now
-				res, err := s.Run(ctx, c)
-				finishRecord(rec, res, err)
-				if serr := a.DeviceRecords.Save(context.WithoutCancel(ctx), rec); serr != nil {
-					a.logger(ctx).Error("recording a traffic check's command", "device", job.Name, "error", serr)
-				}
+				res, err, serr := runner.runRecorded(ctx, s, job, i, c, s.Run)
+				a.logUnrecorded(ctx, job.Name, serr)
 				if err != nil {
 					return err
 				}

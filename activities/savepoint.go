@@ -219,11 +219,10 @@ func (a *Activities) saveDevice(ctx context.Context, env tools.Env, in workflows
 		dev.Platform = p.Name
 		if cmd, _ := p.SaveCommand(); cmd != "" {
 			dev.SaveCommand = cmd
-			rec := runner.record(job, 0, cmd, models.CommandSent)
-			rec.HostKey, rec.SentAt = s.HostKey(), now()
-			res, err := s.SaveConfig(ctx)
-			finishRecord(rec, res, err)
-			a.saveRecord(ctx, rec)
+			res, err, serr := runner.runRecorded(ctx, s, job, 0, cmd, func(ctx context.Context, _ string) (devices.CommandResult, error) {
+				return s.SaveConfig(ctx)
+			})
+			a.logUnrecorded(ctx, job.Name, serr)
 			switch {
 			case err != nil:
 				return err
@@ -235,11 +234,8 @@ func (a *Activities) saveDevice(ctx context.Context, env tools.Env, in workflows
 			dev.Saved = true
 		}
 		if cmd := p.ConfigCommand(); cmd != "" {
-			rec := runner.record(job, models.SeqReadAfter, cmd, models.CommandSent)
-			rec.HostKey, rec.SentAt = s.HostKey(), now()
-			res, err := s.Run(ctx, cmd)
-			finishRecord(rec, res, err)
-			a.saveRecord(ctx, rec)
+			res, err, serr := runner.runRecorded(ctx, s, job, models.SeqReadAfter, cmd, s.Run)
+			a.logUnrecorded(ctx, job.Name, serr)
 			if err == nil && !res.Failed {
 				dev.ReadCommand, dev.Config = cmd, res.Output
 			}
@@ -287,8 +283,13 @@ func cmpOr(s, def string) string {
 
 // saveRecord writes a device record; the audit must not fail the save point.
 func (a *Activities) saveRecord(ctx context.Context, c *models.DeviceCommand) {
-	if err := a.DeviceRecords.Save(context.WithoutCancel(ctx), c); err != nil {
-		a.logger(ctx).Error("recording a device command", "device", c.DeviceName, "error", err)
+	a.logUnrecorded(ctx, c.DeviceName, a.DeviceRecords.Save(context.WithoutCancel(ctx), c))
+}
+
+// logUnrecorded logs a device command's record that could not be stored: the step goes on.
+func (a *Activities) logUnrecorded(ctx context.Context, device string, err error) {
+	if err != nil {
+		a.logger(ctx).Error("recording a device command", "device", device, "error", err)
 	}
 }
 
