@@ -160,23 +160,28 @@ func (a *Activities) applied(ctx context.Context, in workflows.FinishConfigJobIn
 	if err != nil {
 		return jobOutcome{}, err
 	}
+	backs := map[string]readBack{}
 	for k, job := range plan.Jobs {
 		i, ok := byID[job.NodeID]
 		if !ok {
 			continue
 		}
 		ch := compareReads(job, outcomes[k], byNode[job.NodeID], in.ReadErrors)
-		if plan.Undo != nil && backToBefore(job, found[plan.Undo.Nodes[job.NodeID]], readOf(byNode[job.NodeID], models.SeqReadAfter)) {
-			// The undo's read-back is the configuration before the job: whatever one line's own
-			// verdict, together they did what the undo is for.
-			ch.NotTaken = nil
+		if plan.Undo != nil {
+			rb := compareBack(job, found[plan.Undo.Nodes[job.NodeID]], readOf(byNode[job.NodeID], models.SeqReadAfter))
+			backs[job.NodeID] = rb
+			if rb.back() {
+				// The undo's read-back is the configuration before the job: whatever one line's
+				// own verdict, together they did what the undo is for.
+				ch.NotTaken = nil
+			}
 		}
 		annotate(&out.res.Data[i], ch)
 		ch.Status, ch.Error = out.res.Data[i].Status, out.res.Data[i].Error
 		out.changes = append(out.changes, ch)
 	}
 	out.waited = reportWaits(out.res.Data, plan, in.Waits, byNode)
-	judgeUndo(plan, out.res.Data, out.changes, byNode, found)
+	judgeUndo(plan, out.res.Data, out.changes, backs)
 	out.res = tools.Collect(out.res.Data)
 	switch {
 	case out.res.Failed == 0:

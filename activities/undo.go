@@ -266,35 +266,44 @@ func (a *Activities) undoFound(ctx context.Context, plan domain.DevicePlan) (map
 	return a.readsOf(ctx, job.TurnID, job.ToolCallID, models.SeqReadBefore)
 }
 
-// backToBefore reports whether a device's read-back (after) equals what the undone job found
-// (before), as its platform compares configurations.
-func backToBefore(job tools.DeviceJob, before, after *models.DeviceCommand) bool {
+// readBack is how a device's read-back after an undo (after) compares with what the undone job
+// found (before), as its platform compares configurations. Unknown says why it could not be
+// compared.
+type readBack struct {
+	unknown        string
+	added, removed []string
+}
+
+func (r readBack) back() bool { return r.unknown == "" && len(r.added)+len(r.removed) == 0 }
+
+// compareBack compares once per device: the job's outcome and its verdict both read it.
+func compareBack(job tools.DeviceJob, before, after *models.DeviceCommand) readBack {
 	if !readOK(before) || !readOK(after) {
-		return false
+		return readBack{unknown: "it was not read back"}
 	}
 	profile := profileFor(job, after.Command, after.Output)
 	if profile == nil {
-		return false
+		return readBack{unknown: "no platform profile compares it"}
 	}
 	added, removed := profile.SameState(before.Output, after.Output)
-	return len(added)+len(removed) == 0
+	return readBack{added: added, removed: removed}
 }
 
 // judgeUndo says, on an undo's result, per device whether it is back to the configuration the
-// undone job found (see judgeDevice); items and changes are the result's, byNode the undo's
-// records, found what the undone job read before it (undoFound). Any other job's result is left
-// as it is.
-func judgeUndo(plan domain.DevicePlan, items []tools.Item, changes []DeviceChange, byNode map[string][]models.DeviceCommand, found map[string]*models.DeviceCommand) {
+// undone job found (see judgeDevice); items and changes are the result's, backs the devices'
+// read-backs compared (compareBack), by node id. Any other job's result is left as it is.
+func judgeUndo(plan domain.DevicePlan, items []tools.Item, changes []DeviceChange, backs map[string]readBack) {
 	if plan.Undo == nil {
 		return
 	}
 	for _, j := range plan.Jobs {
 		i := slices.IndexFunc(items, func(it tools.Item) bool { return it.ID == j.NodeID })
 		c := slices.IndexFunc(changes, func(ch DeviceChange) bool { return ch.NodeID == j.NodeID })
-		if i < 0 || c < 0 {
+		rb, ok := backs[j.NodeID]
+		if i < 0 || c < 0 || !ok {
 			continue
 		}
-		judgeDevice(&items[i], &changes[c], j, plan.Undo, found[plan.Undo.Nodes[j.NodeID]], readOf(byNode[j.NodeID], models.SeqReadAfter))
+		judgeDevice(&items[i], &changes[c], j, plan.Undo, rb)
 		changes[c].Status, changes[c].Error = items[i].Status, items[i].Error
 	}
 }
@@ -331,21 +340,15 @@ func (a *Activities) describeUndo(ctx context.Context, req workflows.ApprovalReq
 }
 
 // judgeDevice says on a device's result of an undo whether its configuration, read back, is the
-// one the undone job found (before is that job's read before, after the undo's read after), and
-// what the undo left. A device not back where it was is partial_success.
-func judgeDevice(it *tools.Item, ch *DeviceChange, job tools.DeviceJob, undo *domain.UndoOf, before, after *models.DeviceCommand) {
+// one the undone job found (rb, see compareBack), and what the undo left. A device not back where
+// it was is partial_success.
+func judgeDevice(it *tools.Item, ch *DeviceChange, job tools.DeviceJob, undo *domain.UndoOf, rb readBack) {
 	var b strings.Builder
 	switch {
-	case !readOK(before) || !readOK(after):
-		fmt.Fprintf(&b, "\n\nWhether it is back to the configuration before job %s is not known: it was not read back.", undo.JobID)
+	case rb.unknown != "":
+		fmt.Fprintf(&b, "\n\nWhether it is back to the configuration before job %s is not known: %s.", undo.JobID, rb.unknown)
 	default:
-		profile := profileFor(job, after.Command, after.Output)
-		if profile == nil {
-			fmt.Fprintf(&b, "\n\nWhether it is back to the configuration before job %s is not known: no platform profile compares it.", undo.JobID)
-			break
-		}
-		added, removed := profile.SameState(before.Output, after.Output)
-		back := len(added)+len(removed) == 0
+		back := rb.back()
 		ch.BackToBefore = &back
 		if back {
 			// Whatever the undo could not compute lines for is back too: the read-back says so.
@@ -354,11 +357,11 @@ func judgeDevice(it *tools.Item, ch *DeviceChange, job tools.DeviceJob, undo *do
 			return
 		}
 		fmt.Fprintf(&b, "\n\nNot back to the configuration before job %s; the read-back still differs from it:", undo.JobID)
-		for _, l := range removed {
+		for _, l := range rb.removed {
 			b.WriteString("\n- " + l)
 			ch.StillDiffers = append(ch.StillDiffers, "- "+l)
 		}
-		for _, l := range added {
+		for _, l := range rb.added {
 			b.WriteString("\n+ " + l)
 			ch.StillDiffers = append(ch.StillDiffers, "+ "+l)
 		}

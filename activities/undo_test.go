@@ -113,8 +113,8 @@ func TestJudgeDeviceComparesWithTheConfigurationBeforeTheJob(t *testing.T) {
 
 	it := tools.Item{Status: tools.StatusSuccess, Result: "PC1> clear ip"}
 	var ch DeviceChange
-	judgeDevice(&it, &ch, job, undo, before, &models.DeviceCommand{Command: "show ip", Status: models.CommandOK,
-		Output: showIPOutput("0.0.0.0/0", "PC1") + "LPORT       : 30001\n"})
+	judgeDevice(&it, &ch, job, undo, compareBack(job, before, &models.DeviceCommand{Command: "show ip", Status: models.CommandOK,
+		Output: showIPOutput("0.0.0.0/0", "PC1") + "LPORT       : 30001\n"}))
 	require.Equal(t, tools.StatusSuccess, it.Status)
 	require.True(t, *ch.BackToBefore)
 	require.Contains(t, it.Result, "Back to the configuration before job job-1: the read-back equals it.")
@@ -122,7 +122,7 @@ func TestJudgeDeviceComparesWithTheConfigurationBeforeTheJob(t *testing.T) {
 	it = tools.Item{Status: tools.StatusSuccess, Result: "PC1> clear ip"}
 	ch = DeviceChange{}
 	undo.Left = map[string][]string{"n1": {"the banner is not taken back"}}
-	judgeDevice(&it, &ch, job, undo, before, &models.DeviceCommand{Command: "show ip", Status: models.CommandOK, Output: showIPOutput("10.0.0.9/24", "PC1")})
+	judgeDevice(&it, &ch, job, undo, compareBack(job, before, &models.DeviceCommand{Command: "show ip", Status: models.CommandOK, Output: showIPOutput("10.0.0.9/24", "PC1")}))
 	require.Equal(t, tools.StatusPartial, it.Status)
 	require.False(t, *ch.BackToBefore)
 	require.Equal(t, []string{"- IP/MASK : 0.0.0.0/0", "+ IP/MASK : 10.0.0.9/24"}, ch.StillDiffers)
@@ -132,7 +132,7 @@ func TestJudgeDeviceComparesWithTheConfigurationBeforeTheJob(t *testing.T) {
 
 	it = tools.Item{Status: tools.StatusSuccess}
 	ch = DeviceChange{}
-	judgeDevice(&it, &ch, job, &domain.UndoOf{JobID: "job-1"}, before, nil)
+	judgeDevice(&it, &ch, job, &domain.UndoOf{JobID: "job-1"}, compareBack(job, before, nil))
 	require.Nil(t, ch.BackToBefore)
 	require.Contains(t, it.Result, "is not known: it was not read back")
 }
