@@ -176,7 +176,7 @@ func (st *setConditionsTool) Run(ctx context.Context, env Env, raw json.RawMessa
 	}
 	changes := make([]*linkChange, len(plans))
 	for i, p := range plans {
-		changes[i] = &linkChange{w: p.writer, filters: p.filters, suspend: p.suspend}
+		changes[i] = p.change()
 	}
 	writeLinks(ctx, changes)
 	note := ""
@@ -187,6 +187,11 @@ func (st *setConditionsTool) Run(ctx context.Context, env Env, raw json.RawMessa
 		items[i] = reportConditions(env, p, changes[i], note)
 	}
 	return Collect(items)
+}
+
+// change is the planned change, to be made by writeLinks.
+func (p plannedConditions) change() *linkChange {
+	return &linkChange{w: p.writer, filters: p.filters, suspend: p.suspend}
 }
 
 func (p plannedConditions) id(fallback string) string {
@@ -203,38 +208,49 @@ func (p plannedConditions) label(r linkRef) string {
 	return r.label()
 }
 
-// planConditions resolves one entry's link and checks its values against what GNS3 offers on it,
-// starting from the link's current filters.
-func planConditions(ctx context.Context, env Env, t *topology, c linkConditions) (plannedConditions, error) {
-	var p plannedConditions
-	l, err := t.resolveLink(c.linkRef)
+// readLinkToChange resolves a link and reads what a change of it starts from: GNS3's own copy of
+// the link and the filters GNS3 offers on it. On an error, p names the link as far as it was
+// found (see id and label).
+func readLinkToChange(ctx context.Context, env Env, t *topology, ref linkRef) (p plannedConditions, offered []gns3.AvailableFilter, err error) {
+	l, err := t.resolveLink(ref)
 	if err != nil {
-		return p, err
+		return p, nil, err
 	}
-	p.link, p.name, p.suspend = l, t.linkLine(l), c.Suspend
+	p.link, p.name = l, t.linkLine(l)
 	// The change starts from GNS3's own copy of the link: conditions left out stay as they are.
 	current, err := env.GNS3.GetLink(ctx, env.ProjectID, l.LinkID)
 	if err != nil {
-		return p, fmt.Errorf("could not read the link: %s", describeGNS3Error(err))
+		return p, nil, fmt.Errorf("could not read the link: %s", describeGNS3Error(err))
 	}
 	p.link = current
-	offered, err := env.GNS3.AvailableFilters(ctx, env.ProjectID, l.LinkID)
+	offered, err = env.GNS3.AvailableFilters(ctx, env.ProjectID, l.LinkID)
 	if err != nil {
-		return p, fmt.Errorf("could not read the conditions GNS3 offers on this link: %s", describeGNS3Error(err))
+		return p, nil, fmt.Errorf("could not read the conditions GNS3 offers on this link: %s", describeGNS3Error(err))
 	}
 	p.writer = newLinkWriter(env, t, current, offered)
+	return p, offered, nil
+}
+
+// planConditions resolves one entry's link and checks its values against what GNS3 offers on it,
+// starting from the link's current filters.
+func planConditions(ctx context.Context, env Env, t *topology, c linkConditions) (plannedConditions, error) {
+	p, offered, err := readLinkToChange(ctx, env, t, c.linkRef)
+	if err != nil {
+		return p, err
+	}
+	p.suspend = c.Suspend
 	byType := map[string]gns3.AvailableFilter{}
 	for _, f := range offered {
 		byType[f.Type] = f
 	}
-	p.filters = cloneLinkFilters(current.Filters)
+	p.filters = cloneLinkFilters(p.link.Filters)
 	numbers := c.numbers()
 	for _, f := range numericConditions {
 		v := numbers[f.arg]
 		if v == nil {
 			continue
 		}
-		n, err := conditionValue(f, *v, byType, t, l)
+		n, err := conditionValue(f, *v, byType, t, p.link)
 		if err != nil {
 			return p, err
 		}
@@ -243,7 +259,7 @@ func planConditions(ctx context.Context, env Env, t *topology, c linkConditions)
 		}
 	}
 	if c.BPF != nil {
-		if err := setBPF(p.filters, *c.BPF, byType, t, l); err != nil {
+		if err := setBPF(p.filters, *c.BPF, byType, t, p.link); err != nil {
 			return p, err
 		}
 	}
@@ -418,25 +434,14 @@ func (ct *clearConditionsTool) Run(ctx context.Context, env Env, raw json.RawMes
 	var changes []*linkChange
 	var at []int
 	for i, ref := range refs {
-		l, err := t.resolveLink(ref)
+		p, _, err := readLinkToChange(ctx, env, t, ref)
 		if err != nil {
-			items[i] = failed(ref.LinkID, ref.label(), err.Error())
+			items[i] = failed(p.id(ref.LinkID), p.label(ref), err.Error())
 			continue
 		}
-		current, err := env.GNS3.GetLink(ctx, env.ProjectID, l.LinkID)
-		if err != nil {
-			items[i] = failed(l.LinkID, t.linkLine(l), "could not read the link: "+describeGNS3Error(err))
-			continue
-		}
-		offered, err := env.GNS3.AvailableFilters(ctx, env.ProjectID, l.LinkID)
-		if err != nil {
-			items[i] = failed(l.LinkID, t.linkLine(l), "could not read the conditions GNS3 offers on this link: "+describeGNS3Error(err))
-			continue
-		}
-		p := plannedConditions{link: current, name: t.linkLine(current), filters: gns3.LinkFilters{}, suspend: &unsuspend,
-			writer: newLinkWriter(env, t, current, offered)}
+		p.filters, p.suspend = gns3.LinkFilters{}, &unsuspend
 		plans, at = append(plans, p), append(at, i)
-		changes = append(changes, &linkChange{w: p.writer, filters: p.filters, suspend: p.suspend})
+		changes = append(changes, p.change())
 	}
 	writeLinks(ctx, changes)
 	for k, p := range plans {
