@@ -73,22 +73,11 @@ func linkRepaired(ctx context.Context, env tools.Env, f models.InjectedFault) (b
 }
 
 // linkFaultsNote tells an injection turn's model that this GNS3 takes no link faults, on 3.0.x
-// (or a version that cannot be read), where the tools refuse them: a student could not clear
-// one from GNS3's own link dialog.
+// (or a version that cannot be read), where the tools refuse them, and why, in the tools' words.
 func (a *Activities) linkFaultsNote(ctx context.Context) string {
-	version := ""
-	if a.GNS3 != nil {
-		if v, err := a.GNS3.Version(ctx); err == nil {
-			version = v.Version
-		}
-	}
+	version := tools.GNS3Version(ctx, a.GNS3)
 	if tools.LinkFaultsClearable(version) {
 		return ""
 	}
-	if version == "" {
-		version = "whose version could not be read"
-	}
-	return fmt.Sprintf("\nThis GNS3 server (%s) takes no link faults: a student could not clear one from GNS3's own link dialog "+
-		"(GNS3 3.0.x keeps a link's filters when the dialog clears them), so %s and link records are refused in this turn. "+
-		"Inject faults on devices only.\n", version, tools.SetLinkConditionsTool)
+	return fmt.Sprintf("\nLink faults: %s; %s and link records are refused in this turn.\n", tools.LinkFaultRefusal(version), tools.SetLinkConditionsTool)
 }

@@ -136,9 +136,9 @@ func (st *setConditionsTool) Run(ctx context.Context, env Env, raw json.RawMessa
 	if err := args.check(env); err != nil {
 		return failWith(err)
 	}
-	version := gns3Version(ctx, env)
+	version := GNS3Version(ctx, env.server())
 	if env.Mode == TroubleshootingInjection && !LinkFaultsClearable(version) {
-		return Failure("%s", linkFaultRefusal(version))
+		return Failure("%s", LinkFaultRefusal(version))
 	}
 	refs := make([]linkRef, len(args.Links))
 	for i, l := range args.Links {
@@ -180,7 +180,7 @@ func (st *setConditionsTool) Run(ctx context.Context, env Env, raw json.RawMessa
 	}
 	writeLinks(ctx, changes)
 	note := ""
-	if !emptyFiltersClear(version) {
+	if !LinkFaultsClearable(version) {
 		note = "On this GNS3 (3.0.x), removing them in GNS3's own link dialog leaves them applied: remove them with " + ClearLinkConditionsTool + "."
 	}
 	for i, p := range plans {

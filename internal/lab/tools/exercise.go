@@ -147,8 +147,8 @@ func (rt *recordFaultTool) recordLink(ctx context.Context, env Env, ref *linkRef
 	if ref.LinkID == "" && (ref.NodeA == "" || ref.NodeB == "") {
 		return Failure("link must give link_id, or node_a and node_b")
 	}
-	if v := gns3Version(ctx, env); !LinkFaultsClearable(v) {
-		return Failure("%s", linkFaultRefusal(v))
+	if v := GNS3Version(ctx, env.server()); !LinkFaultsClearable(v) {
+		return Failure("%s", LinkFaultRefusal(v))
 	}
 	f, problems := faultTexts(desc, hints, scenario)
 	if len(problems) > 0 {

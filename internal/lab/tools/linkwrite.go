@@ -80,7 +80,6 @@ func firstLine(s string) string {
 type linkWriter struct {
 	env        Env
 	link       *gns3.Link // as GNS3 had it before the change
-	name       string
 	filterNode string
 	// canFilter is false on a link GNS3 runs no filter on (two switches): only its suspension
 	// changes, as it is.
@@ -182,18 +181,14 @@ func (w *linkWriter) probeBridge(ctx context.Context, now *gns3.Link) error {
 // inFlight is how long a packet the link's current delay holds may still take: its delay and
 // jitter, and a margin; 0 when nothing is delayed (a suspended link passes nothing).
 func inFlight(l *gns3.Link) time.Duration {
-	if l.Suspend {
+	d := delayOf(l)
+	if d == 0 {
 		return 0
 	}
-	vals := l.Filters[gns3.FilterDelay]
-	if len(vals) == 0 || numberOf(vals[0]) <= 0 {
-		return 0
+	if vals := l.Filters[gns3.FilterDelay]; len(vals) > 1 {
+		d += time.Duration(max(numberOf(vals[1]), 0)) * time.Millisecond
 	}
-	ms := numberOf(vals[0])
-	if len(vals) > 1 {
-		ms += max(numberOf(vals[1]), 0)
-	}
-	return time.Duration(ms)*time.Millisecond + delayMargin
+	return d + delayMargin
 }
 
 // filterNodeTypes are the node types GNS3 runs a link's filters on (Link._get_filter_node).
@@ -215,7 +210,7 @@ func filterNodeOf(t *topology, l *gns3.Link) string {
 
 // newLinkWriter prepares the change of one link of a topology; offered is what GNS3 offers on it.
 func newLinkWriter(env Env, t *topology, current *gns3.Link, offered []gns3.AvailableFilter) *linkWriter {
-	w := &linkWriter{env: env, link: current, name: t.linkLine(current), filterNode: filterNodeOf(t, current)}
+	w := &linkWriter{env: env, link: current, filterNode: filterNodeOf(t, current)}
 	for _, f := range offered {
 		if f.Type == gns3.FilterBPF {
 			w.canFilter = true
@@ -224,28 +219,25 @@ func newLinkWriter(env Env, t *topology, current *gns3.Link, offered []gns3.Avai
 	return w
 }
 
-// emptyFiltersClear reports whether a GNS3 version's {} really removes a link's filters: from
-// 3.1.0a1 on. An unknown version is taken for one that does not.
-func emptyFiltersClear(version string) bool {
+// LinkFaultsClearable reports whether a GNS3 version's {} really removes a link's filters: from
+// 3.1.0a1 on. GNS3's own link dialog sends {}, so only then can a student take a fault off a
+// link there; on 3.0.x a troubleshooting exercise puts no fault on a link. An unknown version is
+// taken for one that cannot.
+func LinkFaultsClearable(version string) bool {
 	parts := strings.SplitN(version, ".", 3)
 	if len(parts) < 2 {
 		return false
 	}
 	major, err1 := strconv.Atoi(parts[0])
-	minor, err2 := strconv.Atoi(strings.TrimLeft(parts[1], "v"))
+	minor, err2 := strconv.Atoi(parts[1])
 	if err1 != nil || err2 != nil {
 		return false
 	}
 	return major > 3 || (major == 3 && minor >= 1)
 }
 
-// LinkFaultsClearable reports whether a student can take a fault off a link from GNS3's own link
-// dialog on a GNS3 of this version: the dialog sends an empty filter set, which clears only from
-// 3.1 on. On 3.0.x a troubleshooting exercise puts no fault on a link.
-func LinkFaultsClearable(version string) bool { return emptyFiltersClear(version) }
-
-// linkFaultRefusal is why an injection turn on GNS3 3.0.x puts no fault on a link.
-func linkFaultRefusal(version string) string {
+// LinkFaultRefusal is why an injection turn on GNS3 3.0.x puts no fault on a link.
+func LinkFaultRefusal(version string) string {
 	if version == "" {
 		version = "of unknown version"
 	}
@@ -254,12 +246,12 @@ func linkFaultRefusal(version string) string {
 		"the link can kill the link's uBridge), so the exercise could not be solved. Inject a fault on a device instead", version)
 }
 
-// gns3Version is the version of the user's GNS3 server; "" when it cannot be read.
-func gns3Version(ctx context.Context, env Env) string {
-	if env.GNS3 == nil {
+// GNS3Version is the version of a GNS3 server (nil: none); "" when it cannot be read.
+func GNS3Version(ctx context.Context, s *gns3.Server) string {
+	if s == nil {
 		return ""
 	}
-	v, err := env.GNS3.Server().Version(ctx)
+	v, err := s.Version(ctx)
 	if err != nil {
 		return ""
 	}

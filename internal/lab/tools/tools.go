@@ -191,10 +191,18 @@ func (e Env) gns3Host() string {
 	if e.GNS3Host != "" {
 		return e.GNS3Host
 	}
-	if e.GNS3 != nil {
-		return e.GNS3.Server().Host()
+	if s := e.server(); s != nil {
+		return s.Host()
 	}
 	return ""
+}
+
+// server is the GNS3 server the user's client talks to; nil when there is none.
+func (e Env) server() *gns3.Server {
+	if e.GNS3 == nil {
+		return nil
+	}
+	return e.GNS3.Server()
 }
 
 // Tool is one function the model can call.
