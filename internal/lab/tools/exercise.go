@@ -207,24 +207,19 @@ type LinkCheck struct {
 // faultDelay is the delay the fault put on it, which a round trip left at twice it betrays. It
 // changes nothing in the lab.
 func CheckLink(ctx context.Context, env Env, nodeA, nodeB string, faultDelay time.Duration) (LinkCheck, error) {
-	cond, topo, l, err := linkBetween(ctx, env, nodeA, nodeB)
-	if err != nil || cond != "" {
-		return LinkCheck{Conditions: cond}, err
-	}
-	tc := (&linkProbe{env: env, t: topo, link: l, removed: faultDelay}).check(ctx)
-	return LinkCheck{Measured: tc.measured, TrafficOK: tc.ok, Traffic: tc.text}, nil
-}
-
-func linkBetween(ctx context.Context, env Env, nodeA, nodeB string) (string, *topology, *gns3.Link, error) {
 	topo, err := readTopology(ctx, env.GNS3, env.ProjectID)
 	if err != nil {
-		return "", nil, nil, fmt.Errorf("could not read the project: %w", explain(err))
+		return LinkCheck{}, fmt.Errorf("could not read the project: %w", explain(err))
 	}
 	l, err := topo.resolveLink(linkRef{NodeA: nodeA, NodeB: nodeB})
 	if err != nil {
-		return "", nil, nil, err
+		return LinkCheck{}, err
 	}
-	return ConditionText(l), topo, l, nil
+	if cond := ConditionText(l); cond != "" {
+		return LinkCheck{Conditions: cond}, nil
+	}
+	tc := (&linkProbe{env: env, t: topo, link: l, removed: faultDelay}).check(ctx)
+	return LinkCheck{Measured: tc.measured, TrafficOK: tc.ok, Traffic: tc.text}, nil
 }
 
 func checkFault(device string, lines []string, desc, cmd, expect string, hints []string, scenario string) (InjectedFault, error) {

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/gns3-copilot/gns3-copilot/internal/lab/devices"
 	"github.com/gns3-copilot/gns3-copilot/internal/lab/gns3"
@@ -44,10 +45,6 @@ const (
 	maxNeighbours = 6
 )
 
-// passiveNodeTypes have no console to ping from and no address to ping.
-var passiveNodeTypes = map[string]bool{"ethernet_switch": true, "ethernet_hub": true, "frame_relay_switch": true,
-	"atm_switch": true, "cloud": true, "nat": true}
-
 // trafficCheck is what pinging across a link showed.
 type trafficCheck struct {
 	// measured: pings were sent and their output read.
@@ -65,6 +62,7 @@ type probeEnd struct {
 	node    *gns3.Node
 	port    string // the port's name on the link's side
 	reason  string // why it cannot take part; "" when it was read
+	job     DeviceJob
 	profile *devices.Profile
 	addr    devices.Addressing
 	// via is the link from the switch to this device when it sits behind one.
@@ -104,7 +102,7 @@ func (p *linkProbe) check(ctx context.Context) trafficCheck {
 		if e.reason != "" || !e.vpcs() || len(e.addr.Addresses) == 0 {
 			continue
 		}
-		if other := ends[1-i]; passiveNodeTypes[other.node.NodeType] {
+		if other := ends[1-i]; builtinNodeType(other.node.NodeType) {
 			if dst, addr, ok := p.behind(ctx, e, other.node); ok {
 				return p.ping(ctx, e, dst, addr, dst.via)
 			}
@@ -124,22 +122,20 @@ func (p *linkProbe) end(le gns3.LinkEnd) *probeEnd {
 	}
 	e := &probeEnd{node: n, port: portName(n, le.AdapterNumber, le.PortNumber)}
 	switch {
-	case passiveNodeTypes[n.NodeType]:
+	case builtinNodeType(n.NodeType):
+		// GNS3's own helper nodes have no console to ping from and no address to ping.
 		e.reason = fmt.Sprintf("it is a %s, without a console to ping from or an address", strings.ReplaceAll(n.NodeType, "_", " "))
 	case n.Status != gns3.NodeStarted:
 		e.reason = "it is " + n.Status
 	default:
-		if _, problem := deviceJob(n, "", p.env.gns3Host(), ShowCommandsTool); problem != "" {
-			e.reason = problem
-		}
+		e.job, e.reason = deviceJob(n, "", p.env.gns3Host(), ShowCommandsTool)
 	}
 	return e
 }
 
 // read reads a device's addresses with its platform's configuration read.
 func (p *linkProbe) read(ctx context.Context, e *probeEnd) {
-	job, _ := deviceJob(e.node, "", p.env.gns3Host(), ShowCommandsTool)
-	profile, res, err := p.env.Console(ctx, job, func(pr *devices.Profile) []string {
+	profile, res, err := p.env.Console(ctx, e.job, func(pr *devices.Profile) []string {
 		if c := pr.ConfigCommand(); c != "" {
 			return []string{c}
 		}
@@ -199,8 +195,8 @@ func (p *linkProbe) pair(ends [2]*probeEnd) (src, dst *probeEnd, addr netip.Addr
 // the VPCS's subnet: the VPCS's gateway when one holds it, else the first.
 func (p *linkProbe) behind(ctx context.Context, from *probeEnd, sw *gns3.Node) (*probeEnd, netip.Addr, bool) {
 	subnet := from.addr.Addresses[0].Prefix
-	var found []*probeEnd
-	var addrs []netip.Addr
+	var first *probeEnd
+	var firstAddr netip.Addr
 	read := 0
 	for i := range p.t.links {
 		l := &p.t.links[i]
@@ -226,23 +222,21 @@ func (p *linkProbe) behind(ctx context.Context, from *probeEnd, sw *gns3.Node) (
 				if a.Prefix.Addr() == from.addr.Gateway {
 					return e, a.Prefix.Addr(), true
 				}
-				found, addrs = append(found, e), append(addrs, a.Prefix.Addr())
+				if first == nil {
+					first, firstAddr = e, a.Prefix.Addr()
+				}
 				break
 			}
 		}
 	}
-	if len(found) == 0 {
-		return nil, netip.Addr{}, false
-	}
-	return found[0], addrs[0], true
+	return first, firstAddr, first != nil
 }
 
 // ping sends the pings from src to addr (dst's) and judges the answer. via is a second link
 // the pings cross (behind a switch), whose own delay is allowed for.
 func (p *linkProbe) ping(ctx context.Context, src, dst *probeEnd, addr netip.Addr, via *gns3.Link) trafficCheck {
-	job, _ := deviceJob(src.node, "", p.env.gns3Host(), ShowCommandsTool)
 	var cmd string
-	profile, res, err := p.env.Console(ctx, job, func(pr *devices.Profile) []string {
+	profile, res, err := p.env.Console(ctx, src.job, func(pr *devices.Profile) []string {
 		if c, ok := pr.PingCommand(addr, probePings); ok {
 			cmd = c
 			return []string{c}
@@ -356,10 +350,15 @@ func roundTrip(d time.Duration) string {
 
 func durationText(d time.Duration) string { return fmt.Sprintf("%d ms", d.Milliseconds()) }
 
+// clip keeps at most n bytes of s, trimmed, never cutting a character in two: the text goes
+// into a tool result, which must stay valid UTF-8.
 func clip(s string, n int) string {
 	s = strings.TrimSpace(s)
 	if len(s) <= n {
 		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
 	}
 	return s[:n] + "…"
 }
