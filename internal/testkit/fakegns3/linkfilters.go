@@ -25,12 +25,10 @@ func (s *Server) availableFilters(r *http.Request, _ []byte, u *user) (reply, *h
 	if e != nil {
 		return reply{}, e
 	}
-	for _, end := range l.ends {
-		if n := p.node(end.NodeID); n != nil && filterNodeTypes[n.nodeType] {
-			var out []any
-			_ = json.Unmarshal(availableFiltersJSON, &out)
-			return reply{200, out}, nil
-		}
+	if n, _ := filterNode(p, l); n != nil {
+		var out []any
+		_ = json.Unmarshal(availableFiltersJSON, &out)
+		return reply{200, out}, nil
 	}
 	return reply{200, []any{}}, nil
 }
@@ -57,12 +55,8 @@ func (s *Server) updateLink(r *http.Request, body []byte, u *user) (reply, *http
 		if herr != nil {
 			return reply{}, herr
 		}
-		if !sameFilters(f, l.filters) {
-			prev := appliedFilters(l)
-			l.filters, changed = f, true
-			if e := s.pushToBridge(p, l, prev); e != nil {
-				return reply{}, e
-			}
+		if changed, e = s.setFilters(p, l, f); e != nil {
+			return reply{}, e
 		}
 	}
 	if raw, ok := obj["suspend"]; ok && string(raw) != "null" {
@@ -70,18 +64,37 @@ func (s *Server) updateLink(r *http.Request, body []byte, u *user) (reply, *http
 		if err := json.Unmarshal(raw, &v); err != nil {
 			return reply{}, errf(http.StatusUnprocessableEntity, "[{'type': 'bool_parsing', 'loc': ('body', 'suspend'), 'msg': 'Input should be a valid boolean, unable to interpret input', 'input': %s}]", pyRepr(string(raw)))
 		}
-		if v != l.suspend {
-			prev := appliedFilters(l)
-			l.suspend, changed = v, true
-			if e := s.pushToBridge(p, l, prev); e != nil {
-				return reply{}, e
-			}
+		c, e := s.setSuspend(p, l, v)
+		if e != nil {
+			return reply{}, e
 		}
+		changed = changed || c
 	}
 	if changed {
 		s.emitLink(p, l, "link.updated")
 	}
 	return reply{200, s.linkJSON(p, l, false)}, nil
+}
+
+// setFilters records a link's filters when they change, and sends them on to uBridge, which may
+// refuse them after GNS3 recorded them; changed says whether they changed. The caller holds s.mu.
+func (s *Server) setFilters(p *project, l *link, f map[string][]any) (changed bool, e *httpErr) {
+	if sameFilters(f, l.filters) {
+		return false, nil
+	}
+	prev := appliedFilters(l)
+	l.filters = f
+	return true, s.pushToBridge(p, l, prev)
+}
+
+// setSuspend is setFilters for the link's suspension.
+func (s *Server) setSuspend(p *project, l *link, v bool) (changed bool, e *httpErr) {
+	if v == l.suspend {
+		return false, nil
+	}
+	prev := appliedFilters(l)
+	l.suspend = v
+	return true, s.pushToBridge(p, l, prev)
 }
 
 // bridgeState is uBridge's side of a link where it differs from what GNS3 shows. GNS3's
@@ -242,16 +255,9 @@ func (s *Server) SetLinkConditions(linkID string, filters map[string][]any, susp
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	p, l := s.mustLink(linkID)
-	if f := cloneFilters(filters); !sameFilters(f, l.filters) {
-		prev := appliedFilters(l)
-		l.filters = f
-		_ = s.pushToBridge(p, l, prev) // GNS3 keeps what it recorded when uBridge refuses
-	}
-	if suspend != l.suspend {
-		prev := appliedFilters(l)
-		l.suspend = suspend
-		_ = s.pushToBridge(p, l, prev)
-	}
+	// GNS3 keeps what it recorded when uBridge refuses it.
+	_, _ = s.setFilters(p, l, cloneFilters(filters))
+	_, _ = s.setSuspend(p, l, suspend)
 	s.emitLink(p, l, "link.updated")
 }
 

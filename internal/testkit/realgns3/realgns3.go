@@ -15,10 +15,10 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"os"
 	"regexp"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -157,32 +157,13 @@ func (s *Server) NewProject(t testing.TB) *Project {
 // in a new project).
 func (p *Project) AddVPCS(t testing.TB, n int) []*gns3.Node {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	out := make([]*gns3.Node, 0, n)
-	for i := range n {
-		node, err := p.s.Client.CreateNodeFromTemplate(ctx, p.ID, VPCSTemplate, -200+150*i, 0, "")
-		if err != nil {
-			t.Fatalf("creating VPCS node %d: %v", i+1, err)
-		}
-		out = append(out, node)
-	}
-	return out
+	return p.AddFromTemplate(t, VPCSTemplate, n)
 }
 
 // Link joins port 0/0 of a to port 0/0 of b (a VPCS node's only port) and returns the link.
 func (p *Project) Link(t testing.TB, a, b *gns3.Node) *gns3.Link {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	l, err := p.s.Client.CreateLink(ctx, p.ID, gns3.LinkCreate{Nodes: []gns3.LinkEnd{
-		{NodeID: a.NodeID, AdapterNumber: 0, PortNumber: 0},
-		{NodeID: b.NodeID, AdapterNumber: 0, PortNumber: 0},
-	}})
-	if err != nil {
-		t.Fatalf("linking %s and %s: %v", a.Name, b.Name, err)
-	}
-	return l
+	return p.LinkPorts(t, a, 0, b, 0)
 }
 
 // StartAll starts every node of the project and waits until GNS3 reports each started.
@@ -268,18 +249,18 @@ func (p *Project) Run(t testing.TB, node, cmd string) string {
 	return res.Output
 }
 
-var rttPattern = regexp.MustCompile(`time=([0-9.]+) ms`)
-
 // Ping pings address count times from a VPCS node and returns the round-trip times of the
-// replies (none when nothing came back).
+// replies (none when nothing came back), as the copilot's traffic checks send and read a ping.
 func (p *Project) Ping(t testing.TB, node, address string, count int) []time.Duration {
 	t.Helper()
-	var out []time.Duration
-	for _, m := range rttPattern.FindAllStringSubmatch(p.Run(t, node, fmt.Sprintf("ping %s -c %d", address, count)), -1) {
-		ms, err := strconv.ParseFloat(m[1], 64)
-		if err == nil {
-			out = append(out, time.Duration(ms*float64(time.Millisecond)))
-		}
+	addr, err := netip.ParseAddr(address)
+	if err != nil {
+		t.Fatalf("pinging %q: %v", address, err)
 	}
-	return out
+	profile, _ := devices.ProfileByName("vpcs")
+	cmd, ok := profile.PingCommand(addr, count)
+	if !ok {
+		t.Fatalf("VPCS has no ping of %d requests to %s", count, addr)
+	}
+	return devices.ParsePing(p.Run(t, node, cmd)).RTTs
 }
