@@ -2,10 +2,10 @@ package activities
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 
+	"github.com/gns3-copilot/gns3-copilot/internal/lab/gns3"
 	"github.com/gns3-copilot/gns3-copilot/internal/lab/livetopo"
 	"github.com/gns3-copilot/gns3-copilot/internal/lab/tools"
 	"github.com/gns3-copilot/gns3-copilot/internal/llm/skills"
@@ -35,7 +35,7 @@ const (
 func (a *Activities) labContext(ctx context.Context, in workflows.LLMInput, turn *models.ChatTurn, mode tools.Mode, set *skills.Set,
 	rows []models.ChatMessage, private map[string]bool) *models.ChatMessage {
 	known := knownLab(rows, private, turn.ID)
-	snap, err := a.currentProject(ctx, in.Turn)
+	snap, client, err := a.currentProject(ctx, in.Turn)
 	var parts []string
 	var platforms []string
 	restate := ""
@@ -47,7 +47,7 @@ func (a *Activities) labContext(ctx context.Context, in workflows.LLMInput, turn
 		// The model keeps what it knows; the next call tries again.
 	default:
 		var deviceSkills string
-		deviceSkills, platforms = a.labSkills(ctx, set, in.Turn, snap)
+		deviceSkills, platforms = a.labSkills(ctx, set, client, snap)
 		restate = labText(tools.SnapshotContext(snap, a.GNS3.Host()), deviceSkills)
 		var outside []string
 		if in.Step == 1 {
@@ -65,21 +65,23 @@ func (a *Activities) labContext(ctx context.Context, in workflows.LLMInput, turn
 	}
 	meta := ""
 	if restate != "" {
-		b, _ := json.Marshal(map[string]string{"restate": restate})
-		meta = string(b)
+		meta = models.ContextMetadata(restate)
 	}
 	return &models.ChatMessage{ID: models.ContextMessageID(turn.ID, in.MessageIndex), SessionID: turn.SessionID, TurnID: turn.ID,
 		TurnSeq: turn.Seq, Idx: in.MessageIndex, Sub: -1, Role: "user", Content: strings.Join(parts, "\n\n"), Metadata: meta,
 		ModelContext: true}
 }
 
-// currentProject is the project as the turn's user may see it now.
-func (a *Activities) currentProject(ctx context.Context, ref workflows.WorkRef) (*livetopo.Snapshot, error) {
+// currentProject is the project as the turn's user may see it now, with the client that read it
+// as that user, which the rest of the call reuses rather than unseal the credentials again.
+func (a *Activities) currentProject(ctx context.Context, ref workflows.WorkRef) (*livetopo.Snapshot, *gns3.Client, error) {
 	token, err := a.Credentials.Get(ctx, ref.TurnID)
 	if err != nil {
-		return nil, fmt.Errorf("the turn's GNS3 credentials are unavailable")
+		return nil, nil, fmt.Errorf("the turn's GNS3 credentials are unavailable")
 	}
-	return a.readProject(ctx, a.GNS3.WithToken(token), ref.ProjectID)
+	client := a.GNS3.WithToken(token)
+	snap, err := a.readProject(ctx, client, ref.ProjectID)
+	return snap, client, err
 }
 
 // knownLab is the lab as the model knows it from rows: the restatement of the last model-context
@@ -87,23 +89,21 @@ func (a *Activities) currentProject(ctx context.Context, ref workflows.WorkRef) 
 // came after it. That turn's notes were taken from the model (RedactPrivate), and telling the
 // model what changed since would name the fault it injected: the model is shown the whole lab
 // again instead, as it is, which says nothing of how it came to be so.
+//
+// Each restatement is a whole lab and only the last counts, so rows are read from the end.
 func knownLab(rows []models.ChatMessage, private map[string]bool, turnID string) string {
-	known := ""
-	for _, m := range rows {
+	for i := len(rows) - 1; i >= 0; i-- {
+		m := &rows[i]
 		if private[m.TurnID] && m.TurnID != turnID {
-			known = ""
-			continue
+			return ""
 		}
-		if m.ModelContext && m.Metadata != "" {
-			var meta struct {
-				Restate string `json:"restate"`
-			}
-			if json.Unmarshal([]byte(m.Metadata), &meta) == nil && meta.Restate != "" {
-				known = meta.Restate
+		if m.ModelContext {
+			if known := models.Restatement(m.Metadata); known != "" {
+				return known
 			}
 		}
 	}
-	return known
+	return ""
 }
 
 // labText is the whole lab as the model is shown it: the project, then what the skills say of
@@ -132,6 +132,9 @@ func splitLab(text string) (project, deviceSkills string) {
 func labNote(known, now string, outside []string) string {
 	if known == "" {
 		return now
+	}
+	if now == known && len(outside) == 0 {
+		return "" // the usual case for a turn's later calls: nothing to take apart
 	}
 	oldProject, oldSkills := splitLab(known)
 	project, deviceSkills := splitLab(now)

@@ -44,16 +44,11 @@ func (a *Activities) scenarioHints(f tools.InjectedFault) ([]string, error) {
 }
 
 // labSkills is what the skills say of this lab's platforms (the platforms with it), for the lab
-// the model is shown; "" when they say nothing or the lab could not be read.
-func (a *Activities) labSkills(ctx context.Context, set *skills.Set, ref workflows.WorkRef, snap *livetopo.Snapshot) (string, []string) {
+// the model is shown; "" when they say nothing or the lab could not be read. client, the turn's
+// user's, reads template names when a node's own fields do not tell its platform.
+func (a *Activities) labSkills(ctx context.Context, set *skills.Set, client *gns3.Client, snap *livetopo.Snapshot) (string, []string) {
 	if snap == nil || (len(set.Devices) == 0 && len(set.Scenarios) == 0) {
 		return "", nil
-	}
-	var client *gns3.Client
-	if a.Credentials != nil && a.GNS3 != nil {
-		if token, err := a.Credentials.Get(ctx, ref.TurnID); err == nil {
-			client = a.GNS3.WithToken(token) // for template names, when a node's own fields do not tell its platform
-		}
 	}
 	platforms := tools.LabPlatforms(ctx, client, snap)
 	return set.DeviceContext(platforms), platforms

@@ -45,7 +45,7 @@ func TestInjectionTurnIsOfferedScenariosThatFit(t *testing.T) {
 	msg := []models.ChatMessage{{TurnID: "turn-1", Role: "user", Content: "Inject an easy fault please"}}
 	set := a.Skills.Current()
 
-	device, platforms := a.labSkills(ctx, set, ref, frrAndPC())
+	device, platforms := a.labSkills(ctx, set, nil, frrAndPC())
 	require.Contains(t, device, "The console lands in vtysh", "the FRR skill, for R1")
 	require.Contains(t, device, "VPCS is not a router", "the VPCS skill, for PC1")
 	text := a.scenarioOffer(ctx, set, ref, platforms, msg)
@@ -65,7 +65,7 @@ func TestInjectionTurnIsOfferedScenariosThatFit(t *testing.T) {
 	require.NotContains(t, text, "timers_differ")
 	require.Contains(t, text, "host_faults/wrong_gateway")
 
-	none, _ := a.labSkills(ctx, set, ref, nil)
+	none, _ := a.labSkills(ctx, set, nil, nil)
 	require.Empty(t, none, "no lab read, nothing to add")
 }
 

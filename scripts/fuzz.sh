@@ -31,9 +31,11 @@ want=${1:-.}
 mkdir -p "$FUZZLOGS"
 
 # Targets as "package-dir name", from the test files git knows of (tracked, or new and not
-# ignored); the nested modules are left out: they have none, and `go test` from here cannot
-# build them.
-targets=$(git ls-files --cached --others --exclude-standard '*_test.go' | grep -v -e '^internal/memtrim/' -e '^cmd/gns3-copilot-temporal/' -e '^packaging/' |
+# ignored) outside the nested modules, which `go test` from here cannot build. A nested module is
+# any directory with a go.mod of its own, so a new one is left out without a list to keep.
+git_files() { git ls-files --cached --others --exclude-standard -- "$@"; }
+mapfile -t nested < <(git_files '*/go.mod' | sed -E 's#^(.*)/go\.mod$#:(exclude)\1/#')
+targets=$(git_files '*_test.go' "${nested[@]}" |
 	xargs grep -H -o -E '^func Fuzz[A-Za-z0-9_]+\(f \*testing\.F\)' |
 	sed -E 's#^(.*)/[^/]+_test\.go:func (Fuzz[A-Za-z0-9_]+).*#\1 \2#' | sort -u | awk -v re="$want" '$2 ~ re')
 if [ -z "$targets" ]; then

@@ -68,18 +68,7 @@ func Messages(s llmconfig.Settings, system string, rows []models.ChatMessage) []
 const contextSeparator = "\n\n"
 
 // restatement is the "restate" of a model-context row's metadata, "" when it has none.
-func restatement(metadata string) string {
-	if metadata == "" {
-		return ""
-	}
-	var meta struct {
-		Restate string `json:"restate"`
-	}
-	if json.Unmarshal([]byte(metadata), &meta) != nil {
-		return ""
-	}
-	return meta.Restate
-}
+func restatement(metadata string) string { return models.Restatement(metadata) }
 
 // openAIMessage is a stored message as the chat-completions API takes it.
 func openAIMessage(m models.ChatMessage) openai.ChatCompletionMessage {

@@ -115,7 +115,7 @@ export class AssistantTurn {
   /** addReasoning starts (or continues) the current call's reasoning block. */
   addReasoning(text, at) {
     if (!this.reasoning) {
-      this.reasoning = new ReasoningBlock({ live: true, at });
+      this.reasoning = new ReasoningBlock({ at });
       this.segments.push({ kind: 'reasoning', el: this.reasoning.el });
       this.body.insertBefore(this.reasoning.el, this.thinking.isConnected ? this.thinking : null);
       this.text = null;
@@ -241,11 +241,10 @@ export class AssistantTurn {
   addHistory(m) {
     if (m.role === 'assistant') {
       if (m.reasoning) {
-        const block = new ReasoningBlock({ live: false });
-        block.append(m.reasoning);
-        this.segments.push({ kind: 'reasoning', el: block.el });
-        this.body.append(block.el);
-        this.text = null;
+        // A stored answer's thinking is over, and when it started is not kept: the block says
+        // only that the model thought.
+        this.addReasoning(m.reasoning, NaN);
+        this.endReasoning(NaN);
       }
       if (m.content) {
         this.appendText(m.content);

@@ -27,11 +27,10 @@ export function clearLive() {
 export function recordLive(ctx, type, d, id) {
   const events = ctx.live.events;
   const last = events[events.length - 1];
-  if (type === 'content' && last && last[0] === 'content') {
-    last[1] = { ...last[1], content: (last[1].content || '') + (d.content || '') };
-  } else if (type === 'reasoning' && last && last[0] === 'reasoning') {
-    // Kept under the first piece's id: the block's start is what the replay needs of it.
-    last[1] = { ...last[1], reasoning: (last[1].reasoning || '') + (d.reasoning || '') };
+  if ((type === 'content' || type === 'reasoning') && last && last[0] === type) {
+    // A run of text is kept as one event under its first piece's id: the start of a reasoning
+    // block is what the replay needs of it, to say how long the model thought.
+    last[1] = { ...last[1], [type]: (last[1][type] || '') + (d[type] || '') };
   } else if (type === 'tool_call' && d.tool_call && d.tool_call.id) {
     // Arguments accumulate: only the latest frame of a call matters.
     const k = events.findIndex((e) => e[0] === 'tool_call' && e[1].tool_call && e[1].tool_call.id === d.tool_call.id);

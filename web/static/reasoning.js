@@ -27,21 +27,21 @@ export function thoughtLabel(ms) {
  * text: it is what a model wrote to itself, not an answer to render.
  */
 export class ReasoningBlock {
-  /** live: the model is thinking now; at: when its first piece was logged (ms, NaN if unknown). */
-  constructor({ live = true, at = NaN } = {}) {
+  /** at: when its first piece was logged (ms, NaN if unknown). */
+  constructor({ at = NaN } = {}) {
     this.textNode = document.createTextNode('');
-    this.spinner = live ? h('span', { class: 'mini-spinner', 'aria-hidden': 'true' }) : null;
-    this.label = h('span', { class: 'reasoning-label', text: live ? 'Thinking…' : 'Thought' });
+    this.spinner = h('span', { class: 'mini-spinner', 'aria-hidden': 'true' });
+    this.label = h('span', { class: 'reasoning-label', text: 'Thinking…' });
     this.el = h(
       'details',
-      { class: 'reasoning', dataset: { state: live ? 'thinking' : 'done' } },
+      { class: 'reasoning', dataset: { state: 'thinking' } },
       h('summary', {}, this.spinner, this.label),
       h('div', { class: 'reasoning-text' }, this.textNode),
     );
     // Times come from the events' log ids, so a turn replayed after a reload says how long the
     // model really thought; without them the label just says it did.
     this.startedAt = at;
-    this.done = !live;
+    this.done = false;
   }
 
   append(text) {
@@ -56,7 +56,7 @@ export class ReasoningBlock {
   finish(at = NaN) {
     if (this.done) return;
     this.done = true;
-    if (this.spinner) this.spinner.remove();
+    this.spinner.remove();
     this.label.textContent = thoughtLabel(at - this.startedAt);
     this.el.dataset.state = 'done';
   }

@@ -42,7 +42,7 @@ func LabChanges(before, now string) []string {
 		switch {
 		case l.kind == lineNode && had && prev.name == l.name:
 			// The model has its id already, under the same name.
-			desc, _, _ := strings.Cut(l.body, "; node_id ")
+			desc, _, _ := strings.Cut(l.body, nodeIDMark)
 			out = append(out, "- "+l.name+" now: "+desc)
 		case l.kind == lineNode && had:
 			out = append(out, "- "+l.name+" now: "+l.body)
@@ -89,10 +89,10 @@ func labLines(s string) []labLine {
 		switch {
 		case raw == "":
 			continue
-		case strings.HasPrefix(raw, "Nodes ("):
+		case strings.HasPrefix(raw, nodesHeading):
 			section = lineNode
 			continue
-		case strings.HasPrefix(raw, "Links ("):
+		case strings.HasPrefix(raw, linksHeading):
 			section = lineLink
 			continue
 		}
@@ -100,8 +100,8 @@ func labLines(s string) []labLine {
 		switch {
 		case !item || section == lineProject:
 			out = append(out, labLine{kind: lineProject, key: raw, text: raw})
-		case text == "none yet":
-		case strings.HasPrefix(text, "… "):
+		case raw == noneYet:
+		case strings.HasPrefix(text, moreMark):
 			key := "more nodes"
 			if section == lineLink {
 				key = "more links"
@@ -110,15 +110,15 @@ func labLines(s string) []labLine {
 		case section == lineNode:
 			name, body, _ := strings.Cut(text, ": ")
 			key := "node " + name
-			if _, id, ok := strings.Cut(body, "; node_id "); ok {
+			if _, id, ok := strings.Cut(body, nodeIDMark); ok {
 				key = "node_id " + id
 			}
 			out = append(out, labLine{kind: lineNode, key: key, text: text, name: name, body: body})
 		default:
-			ends, conditions, conditioned := strings.Cut(text, " [conditions: ")
+			ends, conditions, conditioned := strings.Cut(text, conditionsMark)
 			l := labLine{kind: lineLink, key: "link " + ends, text: "link " + text}
 			if conditioned {
-				l.body = "[conditions: " + conditions
+				l.body = strings.TrimPrefix(conditionsMark, " ") + conditions
 			}
 			out = append(out, l)
 		}

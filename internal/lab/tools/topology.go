@@ -235,7 +235,7 @@ func (t *topology) linkLine(l *gns3.Link) string {
 func (t *topology) linkWithConditions(l *gns3.Link) string {
 	line := t.linkLine(l)
 	if c := ConditionText(l); c != "" {
-		line += " [conditions: " + c + "]"
+		line += conditionsMark + c + "]"
 	}
 	return line
 }
@@ -245,6 +245,17 @@ const (
 	contextMaxNodes = 150
 	contextMaxLinks = 300
 	contextMaxFree  = 6
+)
+
+// The marks of a project's rendering (topology.context) that LabChanges reads back to tell the
+// model what changed since: written and read through these, the two cannot drift apart.
+const (
+	nodesHeading   = "Nodes ("
+	linksHeading   = "Links ("
+	noneYet        = "- none yet"
+	nodeIDMark     = "; node_id "
+	conditionsMark = " [conditions: "
+	moreMark       = "… " // opens the line that stands for the nodes or links left out
 )
 
 // ProjectContext renders the project's current topology as compact text
@@ -267,22 +278,22 @@ func (t *topology) context(host string) string {
 	}
 	nodes := append([]gns3.Node(nil), t.nodes...)
 	sort.SliceStable(nodes, func(i, j int) bool { return nodes[i].Name < nodes[j].Name })
-	fmt.Fprintf(&b, "Nodes (%d):\n", len(nodes))
+	fmt.Fprintf(&b, nodesHeading+"%d):\n", len(nodes))
 	if len(nodes) == 0 {
-		b.WriteString("- none yet\n")
+		b.WriteString(noneYet + "\n")
 	}
 	used := t.usedPorts()
 	for i := range nodes {
 		if i == contextMaxNodes {
-			fmt.Fprintf(&b, "- … %d more nodes (call get_gns3_topology for all of them)\n", len(nodes)-contextMaxNodes)
+			fmt.Fprintf(&b, "- "+moreMark+"%d more nodes (call get_gns3_topology for all of them)\n", len(nodes)-contextMaxNodes)
 			break
 		}
 		n := &nodes[i]
-		fmt.Fprintf(&b, "- %s: %s; node_id %s\n", n.Name, t.nodeLine(n, host, used, contextMaxFree), n.NodeID)
+		fmt.Fprintf(&b, "- %s: %s"+nodeIDMark+"%s\n", n.Name, t.nodeLine(n, host, used, contextMaxFree), n.NodeID)
 	}
-	fmt.Fprintf(&b, "Links (%d):\n", len(t.links))
+	fmt.Fprintf(&b, linksHeading+"%d):\n", len(t.links))
 	if len(t.links) == 0 {
-		b.WriteString("- none yet\n")
+		b.WriteString(noneYet + "\n")
 	}
 	lines := make([]string, 0, len(t.links))
 	for i := range t.links {
@@ -291,7 +302,7 @@ func (t *topology) context(host string) string {
 	sort.Strings(lines)
 	for i, l := range lines {
 		if i == contextMaxLinks {
-			fmt.Fprintf(&b, "- … %d more links (call get_gns3_topology for all of them)\n", len(lines)-contextMaxLinks)
+			fmt.Fprintf(&b, "- "+moreMark+"%d more links (call get_gns3_topology for all of them)\n", len(lines)-contextMaxLinks)
 			break
 		}
 		b.WriteString("- " + l + "\n")

@@ -160,7 +160,7 @@ func thinksNot(p Provider, rec Request) bool {
 func (s *Server) refuse(p Provider, rec Request) *providerError {
 	switch p {
 	case DeepSeekThinking:
-		if rec.ThinkingType() == "disabled" {
+		if thinksNot(p, rec) {
 			return nil // non-thinking mode reads no reasoning_content
 		}
 		if at := missingReasoningContent(rec); at >= 0 {

@@ -51,15 +51,6 @@ func (r Request) ThinkingType() string {
 	return t.Type
 }
 
-// ReasoningEffortOf is OpenRouter's reasoning.effort as sent, "" when absent.
-func (r Request) ReasoningEffortOf() string {
-	var rc struct {
-		Effort string `json:"effort"`
-	}
-	_ = json.Unmarshal(r.ReasoningConfig, &rc)
-	return rc.Effort
-}
-
 // Message is one entry of the request's messages array.
 type Message struct {
 	Role string

@@ -75,7 +75,8 @@ type Server struct {
 }
 
 // OnlyAutoToolChoice makes the fake refuse a tool_choice other than "auto", as some gateways do
-// for some models ("Only a tool_choice of 'auto' is supported for this model.").
+// for some models ("Only a tool_choice of 'auto' is supported for this model."), unless its
+// validation is disabled, like its other checks.
 func (s *Server) OnlyAutoToolChoice() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -105,13 +106,6 @@ func (s *Server) ReportUsage(shape UsageShape) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.usage = shape
-}
-
-// UsageShape is the shape the fake reports usage in.
-func (s *Server) UsageShape() UsageShape {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.usage
 }
 
 // New starts a fake on 127.0.0.1 and closes it when the test ends.
@@ -311,7 +305,9 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	rec.Seq = len(s.requests) + 1
 	s.requests = append(s.requests, rec)
-	key, lenient, provider, autoOnly := s.apiKey, s.lenient, s.provider, s.autoOnly
+	// One reading of the settings serves the whole request, so the checks and the reply agree
+	// even if a test changes them meanwhile.
+	key, lenient, provider, usage, autoOnly := s.apiKey, s.lenient, s.provider, s.usage, s.autoOnly
 	s.mu.Unlock()
 	s.update(func(st *Stats) { st.Requests++ })
 
@@ -320,9 +316,9 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request) {
 	}
 	if reject == nil && !lenient {
 		reject = validate(wire, &rec)
-	}
-	if choice := strings.TrimSpace(string(rec.ToolChoice)); reject == nil && autoOnly && choice != "" && choice != `"auto"` {
-		reject = BadRequest("Only a tool_choice of 'auto' is supported for this model.", "tool_choice")
+		if choice := strings.TrimSpace(string(rec.ToolChoice)); reject == nil && autoOnly && choice != "" && choice != `"auto"` {
+			reject = BadRequest("Only a tool_choice of 'auto' is supported for this model.", "tool_choice")
+		}
 	}
 	if reject != nil {
 		s.t.Logf("fakeopenai: request #%d rejected (%d): %s", rec.Seq, reject.Status, reject.Message)
@@ -346,7 +342,7 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request) {
 		writeError(w, &APIError{Status: http.StatusInternalServerError, Message: fmt.Sprintf("fakeopenai: no scripted reply for request #%d", rec.Seq), Type: "server_error"})
 		return
 	}
-	s.serveReply(w, r, rec, reply)
+	s.serveReply(w, r, rec, reply, provider, usage)
 }
 
 func (s *Server) pick(rec Request) (Reply, bool) {
@@ -424,7 +420,8 @@ func (s *Server) drop() {
 	panic(http.ErrAbortHandler)
 }
 
-func (s *Server) serveReply(w http.ResponseWriter, r *http.Request, rec Request, reply Reply) {
+// serveReply sends reply as provider would, its usage in the shape usage.
+func (s *Server) serveReply(w http.ResponseWriter, r *http.Request, rec Request, reply Reply, provider Provider, usage UsageShape) {
 	ctx := r.Context()
 	if !s.pause(ctx, reply.Delay) {
 		s.cancelled()
@@ -448,8 +445,12 @@ func (s *Server) serveReply(w http.ResponseWriter, r *http.Request, rec Request,
 		s.update(func(st *Stats) { st.Completed++ })
 		return
 	}
+	if thinksNot(provider, rec) {
+		reply.Reasoning = nil // a model told not to think writes no reasoning, streamed or not
+	}
+	p := makePlan(provider, rec, reply, usage)
 	if rec.Stream {
-		s.serveStream(ctx, w, rec, reply)
+		s.serveStream(ctx, w, provider, rec, reply, p)
 		return
 	}
 	if reply.Hang {
@@ -459,17 +460,17 @@ func (s *Server) serveReply(w http.ResponseWriter, r *http.Request, rec Request,
 	if reply.Drop {
 		s.drop()
 	}
-	writeJSON(w, http.StatusOK, s.completion(provider(s), rec, reply))
+	writeJSON(w, http.StatusOK, s.completion(provider, reply, p))
 	s.update(func(st *Stats) { st.Completed++ })
 }
 
-func (s *Server) serveStream(ctx context.Context, w http.ResponseWriter, rec Request, reply Reply) {
+func (s *Server) serveStream(ctx context.Context, w http.ResponseWriter, provider Provider, rec Request, reply Reply, p plan) {
 	flusher, _ := w.(http.Flusher)
 	w.Header().Set("Content-Type", "text/event-stream; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-cache")
 	w.WriteHeader(http.StatusOK)
 
-	role, events := s.streamEvents(provider(s), rec, reply)
+	role, events := s.streamEvents(provider, rec, reply, p)
 	send := func(ev string) bool {
 		if _, err := io.WriteString(w, ev); err != nil {
 			return false
@@ -508,9 +509,6 @@ func (s *Server) serveStream(ctx context.Context, w http.ResponseWriter, rec Req
 	}
 	s.update(func(st *Stats) { st.Completed++ })
 }
-
-// provider is the provider s emulates now.
-func provider(s *Server) Provider { return s.Emulating() }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	b, err := json.Marshal(v)

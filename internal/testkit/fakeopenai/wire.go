@@ -215,12 +215,12 @@ func (s *Server) reasoningDeltas(p Provider, reply Reply) []delta {
 	return out
 }
 
-// streamEvents renders a streamed reply as provider p sends it: the opening role event, then
-// the events that follow it in order (reasoning, body chunks, finish chunk, in-band error or
-// usage chunk, [DONE]).
-func (s *Server) streamEvents(p Provider, rec Request, reply Reply) (string, []string) {
-	role, events := s.plainEvents(p, rec, reply)
-	if p != OpenRouterDeepSeek && p != OpenRouterSigned {
+// streamEvents renders a streamed reply as provider sends it: the opening role event, then the
+// events that follow it in order (reasoning, body chunks, finish chunk, in-band error or usage
+// chunk, [DONE]). p is the reply's plan (makePlan).
+func (s *Server) streamEvents(provider Provider, rec Request, reply Reply, p plan) (string, []string) {
+	role, events := s.plainEvents(provider, rec, reply, p)
+	if provider != OpenRouterDeepSeek && provider != OpenRouterSigned {
 		return role, events
 	}
 	// OpenRouter keeps the connection alive with comments while the model works: before the
@@ -236,11 +236,7 @@ func (s *Server) streamEvents(p Provider, rec Request, reply Reply) (string, []s
 	return role, out
 }
 
-func (s *Server) plainEvents(provider Provider, rec Request, reply Reply) (string, []string) {
-	if thinksNot(provider, rec) {
-		reply.Reasoning = nil
-	}
-	p := makePlan(provider, rec, reply, s.UsageShape())
+func (s *Server) plainEvents(provider Provider, rec Request, reply Reply, p plan) (string, []string) {
 	includeUsage := rec.IncludeUsage()
 	frame := func(choices []chunkChoice) string {
 		c := chunk{ID: p.id, Object: "chat.completion.chunk", Created: p.created, Model: p.model, SystemFingerprint: systemFingerprint, Choices: choices}
@@ -370,13 +366,9 @@ func geminiSignature(sig string) map[string]any {
 	return map[string]any{"google": map[string]any{"thought_signature": sig}}
 }
 
-// completion renders the non-streaming answer as provider p sends it; content is null when the
-// model only calls tools, as OpenAI sends it.
-func (s *Server) completion(provider Provider, rec Request, reply Reply) completionWire {
-	if thinksNot(provider, rec) {
-		reply.Reasoning = nil
-	}
-	p := makePlan(provider, rec, reply, s.UsageShape())
+// completion renders the non-streaming answer as provider sends it, p being its plan
+// (makePlan); content is null when the model only calls tools, as OpenAI sends it.
+func (s *Server) completion(provider Provider, reply Reply, p plan) completionWire {
 	msg := completionMsg{Role: "assistant", Refusal: jsonNull}
 	text := strings.Join(reply.Content, "")
 	// Reasoning travels in the message's fields, or in front of the content as the stream has it.

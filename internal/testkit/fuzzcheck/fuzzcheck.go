@@ -16,8 +16,8 @@ import (
 // world, unlike runtime.ReadMemStats, so checking every input costs the fuzzer little.
 const allocsMetric = "/gc/heap/allocs:bytes"
 
-// Allocated is how many bytes the heap has allocated since the process started.
-func Allocated() uint64 {
+// allocated is how many bytes the heap has allocated since the process started.
+func allocated() uint64 {
 	s := []metrics.Sample{{Name: allocsMetric}}
 	metrics.Read(s)
 	return s[0].Value.Uint64()
@@ -30,7 +30,7 @@ func Allocated() uint64 {
 // goroutine): it returns, and the caller checks what it produced.
 func Bounded(t testing.TB, limit time.Duration, maxBytes uint64, fn func()) {
 	t.Helper()
-	before := Allocated()
+	before := allocated()
 	done := make(chan string, 1)
 	go func() {
 		defer func() {
@@ -57,7 +57,7 @@ func Bounded(t testing.TB, limit time.Duration, maxBytes uint64, fn func()) {
 		buf = buf[:runtime.Stack(buf, true)]
 		t.Fatalf("not done after %v: every goroutine:\n%s", limit, buf)
 	}
-	if used := Allocated() - before; used > maxBytes {
+	if used := allocated() - before; used > maxBytes {
 		t.Fatalf("allocated %d bytes for one input, more than the bound of %d", used, maxBytes)
 	}
 }
