@@ -136,7 +136,7 @@ func (a *Activities) readBackDevice(ctx context.Context, env tools.Env, ref work
 	}
 	job := tools.DeviceJob{NodeID: n.NodeID, Name: n.Name, Target: n.Target, Platform: saved.Platform}
 	runner := a.deviceRunner(ref)
-	wait := tools.ConsoleWait(n.NodeType)
+	wait := tools.StartWait(n.NodeType)
 	deadline := time.Now().Add(wait)
 	var verdict DeviceBack
 	compared := false

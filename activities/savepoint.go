@@ -83,12 +83,9 @@ func (a *Activities) planInjectionSavePoint(ctx context.Context, in workflows.Sa
 	env := tools.Env{ProjectID: in.Turn.ProjectID, GNS3: client, GNS3Host: a.GNS3.Host(), Attempt: attempt(ctx), Topology: a.Live}
 	args, _ := json.Marshal(map[string]string{"name": name})
 	plan, err := tools.PlanSavePoint(ctx, env, args)
-	var taken *tools.SnapshotError
-	if errors.As(err, &taken) && errors.Is(err, gns3.ErrConflict) {
-		s, lerr := snapshotNamed(ctx, client, in.Turn.ProjectID, name)
-		if lerr != nil {
-			return done, fmt.Errorf("finding the exercise's snapshot: %w", lerr)
-		}
+	var refusal *tools.SnapshotError
+	if errors.As(err, &refusal) && refusal.Taken != nil {
+		s := refusal.Taken
 		return done, a.Exercises.SetSnapshot(ctx, in.Turn.TurnID, s.SnapshotID, s.Name, s.Created())
 	}
 	if err != nil {
@@ -363,7 +360,7 @@ func (a *Activities) pauseAttempt(ctx context.Context, in workflows.SavePointInp
 	env.Attempt = n
 	var taken *gns3.Snapshot
 	if n > 1 {
-		taken, _ = snapshotNamed(ctx, env.GNS3, in.Turn.ProjectID, in.Name)
+		taken, _ = tools.SnapshotNamed(ctx, env, in.Name)
 	}
 	began := time.Now()
 	if taken == nil {
@@ -424,9 +421,9 @@ func startedSince(ctx context.Context, env tools.Env, planned []domain.SavePoint
 		known[n.NodeID] = true
 	}
 	var extra []string
-	for _, n := range nodes {
-		if n.Status != gns3.NodeStopped && !known[n.NodeID] && !tools.BuiltinNodeType(n.NodeType) {
-			extra = append(extra, n.Name)
+	for i := range nodes {
+		if tools.Running(&nodes[i]) && !known[nodes[i].NodeID] {
+			extra = append(extra, nodes[i].Name)
 		}
 	}
 	sort.Strings(extra)
