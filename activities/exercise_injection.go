@@ -28,11 +28,14 @@ func (a *Activities) SnapshotBeforeInjection(ctx context.Context, in workflows.I
 	ref := in.Turn
 	stop := keepAlive(ctx, 2*time.Second)
 	defer stop()
-	name, client, err := a.injectionSnapshotName(ctx, ref)
+	name, err := a.injectionSnapshotName(ctx, ref)
 	if err != nil || name == "" {
 		return err
 	}
-	env := tools.Env{ProjectID: ref.ProjectID, GNS3: client, GNS3Host: a.GNS3.Host(), Attempt: attempt(ctx)}
+	env, err := a.toolEnv(ctx, ref)
+	if err != nil {
+		return err
+	}
 	snap, err := tools.TakeSnapshot(ctx, env, name)
 	if err != nil {
 		return gns3Refusal(err)

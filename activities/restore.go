@@ -202,7 +202,7 @@ func (a *Activities) readBackDevice(ctx context.Context, env tools.Env, ref work
 	if !out.Back {
 		status = "failed"
 	}
-	progressOf(env, tools.Progress{ItemID: n.NodeID, ItemName: n.Name, Status: status, Message: out.Text})
+	env.Report(tools.Progress{ItemID: n.NodeID, ItemName: n.Name, Status: status, Message: out.Text})
 	return out
 }
 

@@ -76,11 +76,14 @@ func (a *Activities) PlanSavePoint(ctx context.Context, in workflows.SavePointIn
 // of this turn took it), is the one; a lab where nothing runs is saved at once.
 func (a *Activities) planInjectionSavePoint(ctx context.Context, in workflows.SavePointInput) (workflows.SavePointPlan, error) {
 	done := workflows.SavePointPlan{Done: true}
-	name, client, err := a.injectionSnapshotName(ctx, in.Turn)
+	name, err := a.injectionSnapshotName(ctx, in.Turn)
 	if err != nil || name == "" {
 		return done, err
 	}
-	env := tools.Env{ProjectID: in.Turn.ProjectID, GNS3: client, GNS3Host: a.GNS3.Host(), Attempt: attempt(ctx), Topology: a.Live}
+	env, err := a.toolEnv(ctx, in.Turn)
+	if err != nil {
+		return done, err
+	}
 	args, _ := json.Marshal(map[string]string{"name": name})
 	plan, err := tools.PlanSavePoint(ctx, env, args)
 	var refusal *tools.SnapshotError
@@ -101,9 +104,9 @@ func (a *Activities) planInjectionSavePoint(ctx context.Context, in workflows.Sa
 	return workflows.SavePointPlan{Name: plan.Name, Running: plan.Running}, nil
 }
 
-// injectionSnapshotName is the name of an injection turn's snapshot, with the user's GNS3
-// client; "" when the turn's plan records its snapshot already.
-func (a *Activities) injectionSnapshotName(ctx context.Context, ref workflows.WorkRef) (string, *gns3.Client, error) {
+// injectionSnapshotName is the name of an injection turn's snapshot; "" when the turn's plan
+// records its snapshot already.
+func (a *Activities) injectionSnapshotName(ctx context.Context, ref workflows.WorkRef) (string, error) {
 	plan, err := a.Exercises.Plan(ctx, ref.TurnID)
 	if errors.Is(err, models.ErrNotFound) {
 		// Started by an API that stored no plan: one fault, as injections were.
@@ -111,20 +114,16 @@ func (a *Activities) injectionSnapshotName(ctx context.Context, ref workflows.Wo
 		err = a.Exercises.PlanInjection(ctx, plan)
 	}
 	if err != nil {
-		return "", nil, fmt.Errorf("loading the injection's plan: %w", err)
+		return "", fmt.Errorf("loading the injection's plan: %w", err)
 	}
 	if plan.SnapshotID != "" {
-		return "", nil, nil
-	}
-	token, err := a.Credentials.Get(ctx, ref.TurnID)
-	if err != nil {
-		return "", nil, credentialsError(err)
+		return "", nil
 	}
 	turn, err := a.Repo.Turn(ctx, ref.TurnID)
 	if err != nil {
-		return "", nil, fmt.Errorf("loading the turn: %w", err)
+		return "", fmt.Errorf("loading the turn: %w", err)
 	}
-	return fmt.Sprintf("exercise-%s-%d-start", shortSession(ref.SessionID), turn.Seq), a.GNS3.WithToken(token), nil
+	return fmt.Sprintf("exercise-%s-%d-start", shortSession(ref.SessionID), turn.Seq), nil
 }
 
 // gns3Refusal is a failure a retry may cure (GNS3 unreachable or failing), or else final, in
@@ -136,21 +135,14 @@ func gns3Refusal(err error) error {
 	return temporal.NewNonRetryableApplicationError("GNS3 refused the snapshot: "+err.Error(), "SnapshotRefused", err)
 }
 
-// savePointEnv is the tools' environment for a save point's step, with the user's credential;
-// progress goes to the call's card (not for an injection's, which the student must not see).
+// savePointEnv is the tools' environment for a save point's step; progress goes to the call's
+// card (not for an injection's, which the student must not see).
 func (a *Activities) savePointEnv(ctx context.Context, in workflows.SavePointInput) (tools.Env, error) {
-	token, err := a.Credentials.Get(ctx, in.Turn.TurnID)
-	if err != nil {
-		return tools.Env{}, credentialsError(err)
+	env, err := a.toolEnv(ctx, in.Turn)
+	if err == nil && !in.Injection {
+		env.Progress = a.cardProgress(ctx, in.Turn, in.Call)
 	}
-	env := tools.Env{ProjectID: in.Turn.ProjectID, GNS3: a.GNS3.WithToken(token), GNS3Host: a.GNS3.Host(), Attempt: attempt(ctx), Topology: a.Live}
-	if !in.Injection {
-		env.Progress = func(p tools.Progress) {
-			a.publishTurn(ctx, in.Turn, relay.Payload{Type: relay.TypeToolProgress, SessionID: in.Turn.SessionID,
-				ToolName: in.Call.Name, ToolCallID: in.Call.ID, Progress: p})
-		}
-	}
-	return env, nil
+	return env, err
 }
 
 // SaveDevicesForSavePoint saves the configuration of every running node on its console, all at
@@ -207,7 +199,7 @@ func (a *Activities) saveDevice(ctx context.Context, env tools.Env, in workflows
 		dev.Error = "it has no telnet or SSH console to save its configuration from; it starts again from its disk"
 		return dev, ""
 	}
-	progressOf(env, tools.Progress{ItemID: n.NodeID, ItemName: n.Name, Status: "saving"})
+	env.Report(tools.Progress{ItemID: n.NodeID, ItemName: n.Name, Status: "saving"})
 	runner := a.deviceRunner(workflows.ToolCallRef{WorkRef: in.Turn, CallID: in.Call.ID, ToolName: in.Call.Name})
 	job := tools.DeviceJob{NodeID: n.NodeID, Name: n.Name, Target: n.Target, Platform: n.Platform}
 	refusal := ""
@@ -251,15 +243,8 @@ func (a *Activities) saveDevice(ctx context.Context, env tools.Env, in workflows
 	case dev.SaveCommand == "":
 		status, msg = "nothing to save", "its platform has no save command"
 	}
-	progressOf(env, tools.Progress{ItemID: n.NodeID, ItemName: n.Name, Status: status, Message: msg})
+	env.Report(tools.Progress{ItemID: n.NodeID, ItemName: n.Name, Status: status, Message: msg})
 	return dev, refusal
-}
-
-// progressOf reports a step on the call's card, where it has one.
-func progressOf(env tools.Env, p tools.Progress) {
-	if env.Progress != nil {
-		env.Progress(p)
-	}
 }
 
 // saveConsoleWait bounds the wait for a running node's console before its save: it runs, so its
