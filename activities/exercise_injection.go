@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/gns3-copilot/gns3-copilot/internal/domain"
-	"github.com/gns3-copilot/gns3-copilot/internal/lab/gns3"
 	"github.com/gns3-copilot/gns3-copilot/internal/lab/tools"
 	"github.com/gns3-copilot/gns3-copilot/internal/relay"
 	"github.com/gns3-copilot/gns3-copilot/models"
@@ -29,30 +28,19 @@ func (a *Activities) SnapshotBeforeInjection(ctx context.Context, in workflows.I
 	ref := in.Turn
 	stop := keepAlive(ctx, 2*time.Second)
 	defer stop()
-	name, client, err := a.injectionSnapshotName(ctx, ref)
+	name, err := a.injectionSnapshotName(ctx, ref)
 	if err != nil || name == "" {
 		return err
 	}
-	env := tools.Env{ProjectID: ref.ProjectID, GNS3: client, GNS3Host: a.GNS3.Host(), Attempt: attempt(ctx)}
+	env, err := a.toolEnv(ctx, ref)
+	if err != nil {
+		return err
+	}
 	snap, err := tools.TakeSnapshot(ctx, env, name)
 	if err != nil {
 		return gns3Refusal(err)
 	}
 	return a.Exercises.SetSnapshot(ctx, ref.TurnID, snap.SnapshotID, snap.Name, snap.Created())
-}
-
-// snapshotNamed finds the snapshot an earlier attempt took under name.
-func snapshotNamed(ctx context.Context, c *gns3.Client, projectID, name string) (*gns3.Snapshot, error) {
-	list, err := c.ListSnapshots(ctx, projectID)
-	if err != nil {
-		return nil, err
-	}
-	for i := range list {
-		if list[i].Name == name {
-			return &list[i], nil
-		}
-	}
-	return nil, fmt.Errorf("a snapshot named %q exists, yet it is not listed", name)
 }
 
 func shortSession(id string) string {

@@ -48,12 +48,12 @@ func (a *Activities) RunTool(ctx context.Context, in workflows.ToolInput) (workf
 	return workflows.ToolResult{Success: res.Success}, nil
 }
 
-// startTool announces a tool call and prepares what every tool needs: the user's GNS3 client
-// (from the turn's credentials), the turn's mode and a progress publisher.
+// startTool announces a tool call and prepares what every tool needs: its environment, with
+// progress on the call's card, and the turn's mode.
 func (a *Activities) startTool(ctx context.Context, in workflows.ToolInput) (tools.Env, tools.Mode, error) {
-	token, err := a.Credentials.Get(ctx, in.Turn.TurnID)
+	env, err := a.toolEnv(ctx, in.Turn)
 	if err != nil {
-		return tools.Env{}, "", credentialsError(err)
+		return tools.Env{}, "", err
 	}
 	mode, err := tools.ParseMode(in.Turn.Mode)
 	if err != nil {
@@ -61,20 +61,35 @@ func (a *Activities) startTool(ctx context.Context, in workflows.ToolInput) (too
 	}
 	a.publishTurn(ctx, in.Turn, relay.Payload{Type: relay.TypeToolStart, SessionID: in.Turn.SessionID,
 		ToolName: in.Call.Name, ToolCallID: in.Call.ID})
-	env := tools.Env{
-		ProjectID: in.Turn.ProjectID,
+	env.Progress = a.cardProgress(ctx, in.Turn, in.Call)
+	return env, mode, nil
+}
+
+// toolEnv is the tools' environment for a turn: the user's own GNS3 client (from the turn's
+// credentials), so GNS3's permissions apply to the copilot as to the user. It reports no
+// progress: a step the user must not see (an injection's save point) leaves it so.
+func (a *Activities) toolEnv(ctx context.Context, ref workflows.WorkRef) (tools.Env, error) {
+	token, err := a.Credentials.Get(ctx, ref.TurnID)
+	if err != nil {
+		return tools.Env{}, credentialsError(err)
+	}
+	return tools.Env{
+		ProjectID: ref.ProjectID,
 		GNS3:      a.GNS3.WithToken(token),
 		GNS3Host:  a.GNS3.Host(),
 		Attempt:   attempt(ctx),
 		Topology:  a.Live,
 		// The skills' packet-analysis checks join the capture analysis's own.
 		CaptureChecks: a.Skills.Current().Checks,
-		Progress: func(p tools.Progress) {
-			a.publishTurn(ctx, in.Turn, relay.Payload{Type: relay.TypeToolProgress, SessionID: in.Turn.SessionID,
-				ToolName: in.Call.Name, ToolCallID: in.Call.ID, Progress: p})
-		},
+	}, nil
+}
+
+// cardProgress publishes a tool's progress on the call's card.
+func (a *Activities) cardProgress(ctx context.Context, ref workflows.WorkRef, call workflows.ToolCall) func(tools.Progress) {
+	return func(p tools.Progress) {
+		a.publishTurn(ctx, ref, relay.Payload{Type: relay.TypeToolProgress, SessionID: ref.SessionID,
+			ToolName: call.Name, ToolCallID: call.ID, Progress: p})
 	}
-	return env, mode, nil
 }
 
 // CheckDestructiveTool resolves a destructive lab tool's call against the lab as it is now,

@@ -126,23 +126,19 @@ func (a *Activities) bringBack(ctx context.Context, env tools.Env, ref workflows
 // past the node's console bound. The last read is recorded under the call.
 func (a *Activities) readBackDevice(ctx context.Context, env tools.Env, ref workflows.ToolCallRef, n tools.StartedNode, saved models.SavePointDevice) DeviceBack {
 	out := DeviceBack{Name: n.Name}
-	if n.Err != "" {
-		out.Text = "not started again: " + n.Err
-		return out
-	}
 	if !tools.HasCLIConsole(n.Target) {
 		out.Back, out.Text = true, "runs again (it has no console to read its configuration from)"
 		return out
 	}
 	job := tools.DeviceJob{NodeID: n.NodeID, Name: n.Name, Target: n.Target, Platform: saved.Platform}
 	runner := a.deviceRunner(ref)
-	wait := tools.ConsoleWait(n.NodeType)
+	wait := tools.StartWait(n.NodeType)
 	deadline := time.Now().Add(wait)
 	var verdict DeviceBack
 	compared := false
 	var last []string
 	var sameSince time.Time
-	err := a.whenConsoleAnswers(ctx, n.Target, wait, func(s *devices.Session) error {
+	err := runner.whenConsoleAnswers(ctx, job, wait, func(s *devices.Session) error {
 		profile := s.Profile()
 		cmd := saved.ReadCommand
 		if cmd == "" {
@@ -151,6 +147,7 @@ func (a *Activities) readBackDevice(ctx context.Context, env tools.Env, ref work
 		if saved.Config == "" || cmd == "" {
 			return nil
 		}
+		want := profile.KeptLines(saved.Config)
 		for {
 			rec := runner.record(job, models.SeqReadBack, cmd, models.CommandSent)
 			rec.HostKey, rec.SentAt = s.HostKey(), now()
@@ -162,8 +159,8 @@ func (a *Activities) readBackDevice(ctx context.Context, env tools.Env, ref work
 			settled := false
 			if err == nil {
 				compared = true
-				verdict.Back, verdict.Text = compareSaved(profile, saved, res.Output)
 				lines := profile.KeptLines(res.Output)
+				verdict.Back, verdict.Text = compareSaved(profile, saved, want, lines)
 				if last == nil || !slices.Equal(lines, last) {
 					last, sameSince = lines, time.Now()
 				}
@@ -202,7 +199,7 @@ func (a *Activities) readBackDevice(ctx context.Context, env tools.Env, ref work
 	if !out.Back {
 		status = "failed"
 	}
-	progressOf(env, tools.Progress{ItemID: n.NodeID, ItemName: n.Name, Status: status, Message: out.Text})
+	env.Report(tools.Progress{ItemID: n.NodeID, ItemName: n.Name, Status: status, Message: out.Text})
 	return out
 }
 
@@ -211,9 +208,9 @@ func (a *Activities) readBackDevice(ctx context.Context, env tools.Env, ref work
 // a second or two after its console answers.
 const settledFor = 5 * time.Second
 
-// compareSaved judges a device read back after a restore against what it saved.
-func compareSaved(p *devices.Profile, saved models.SavePointDevice, now string) (bool, string) {
-	want, got := p.KeptLines(saved.Config), p.KeptLines(now)
+// compareSaved judges a device read back after a restore against what it saved: want and got are
+// the lines the platform keeps of its saved configuration and of the one read now.
+func compareSaved(p *devices.Profile, saved models.SavePointDevice, want, got []string) (bool, string) {
 	extra, missing := devices.DiffConfig(want, got)
 	if p.Name == "vpcs" {
 		if len(missing) == 0 && len(extra) == 0 {
@@ -310,7 +307,7 @@ func (a *Activities) afterRestore(ctx context.Context, env tools.Env, ref workfl
 		sort.Strings(back)
 		res.Metadata["started_again"] = len(report.Devices)
 		res.Metadata["back_as_saved"] = back
-		res.Metadata["bring_back_seconds"] = roundSeconds(report.Took.Milliseconds())
+		res.Metadata["bring_back_seconds"] = secondsValue(report.Took.Milliseconds())
 	}
 	counted := tools.Collect(res.Data)
 	res.Success, res.Total, res.Successful, res.Failed, res.Error = counted.Success, counted.Total, counted.Successful, counted.Failed, counted.Error

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"slices"
 	"sort"
 	"strings"
@@ -76,19 +75,19 @@ func (a *Activities) PlanSavePoint(ctx context.Context, in workflows.SavePointIn
 // of this turn took it), is the one; a lab where nothing runs is saved at once.
 func (a *Activities) planInjectionSavePoint(ctx context.Context, in workflows.SavePointInput) (workflows.SavePointPlan, error) {
 	done := workflows.SavePointPlan{Done: true}
-	name, client, err := a.injectionSnapshotName(ctx, in.Turn)
+	name, err := a.injectionSnapshotName(ctx, in.Turn)
 	if err != nil || name == "" {
 		return done, err
 	}
-	env := tools.Env{ProjectID: in.Turn.ProjectID, GNS3: client, GNS3Host: a.GNS3.Host(), Attempt: attempt(ctx), Topology: a.Live}
+	env, err := a.toolEnv(ctx, in.Turn)
+	if err != nil {
+		return done, err
+	}
 	args, _ := json.Marshal(map[string]string{"name": name})
 	plan, err := tools.PlanSavePoint(ctx, env, args)
-	var taken *tools.SnapshotError
-	if errors.As(err, &taken) && errors.Is(err, gns3.ErrConflict) {
-		s, lerr := snapshotNamed(ctx, client, in.Turn.ProjectID, name)
-		if lerr != nil {
-			return done, fmt.Errorf("finding the exercise's snapshot: %w", lerr)
-		}
+	var refusal *tools.SnapshotError
+	if errors.As(err, &refusal) && refusal.Taken != nil {
+		s := refusal.Taken
 		return done, a.Exercises.SetSnapshot(ctx, in.Turn.TurnID, s.SnapshotID, s.Name, s.Created())
 	}
 	if err != nil {
@@ -104,9 +103,9 @@ func (a *Activities) planInjectionSavePoint(ctx context.Context, in workflows.Sa
 	return workflows.SavePointPlan{Name: plan.Name, Running: plan.Running}, nil
 }
 
-// injectionSnapshotName is the name of an injection turn's snapshot, with the user's GNS3
-// client; "" when the turn's plan records its snapshot already.
-func (a *Activities) injectionSnapshotName(ctx context.Context, ref workflows.WorkRef) (string, *gns3.Client, error) {
+// injectionSnapshotName is the name of an injection turn's snapshot; "" when the turn's plan
+// records its snapshot already.
+func (a *Activities) injectionSnapshotName(ctx context.Context, ref workflows.WorkRef) (string, error) {
 	plan, err := a.Exercises.Plan(ctx, ref.TurnID)
 	if errors.Is(err, models.ErrNotFound) {
 		// Started by an API that stored no plan: one fault, as injections were.
@@ -114,20 +113,16 @@ func (a *Activities) injectionSnapshotName(ctx context.Context, ref workflows.Wo
 		err = a.Exercises.PlanInjection(ctx, plan)
 	}
 	if err != nil {
-		return "", nil, fmt.Errorf("loading the injection's plan: %w", err)
+		return "", fmt.Errorf("loading the injection's plan: %w", err)
 	}
 	if plan.SnapshotID != "" {
-		return "", nil, nil
-	}
-	token, err := a.Credentials.Get(ctx, ref.TurnID)
-	if err != nil {
-		return "", nil, credentialsError(err)
+		return "", nil
 	}
 	turn, err := a.Repo.Turn(ctx, ref.TurnID)
 	if err != nil {
-		return "", nil, fmt.Errorf("loading the turn: %w", err)
+		return "", fmt.Errorf("loading the turn: %w", err)
 	}
-	return fmt.Sprintf("exercise-%s-%d-start", shortSession(ref.SessionID), turn.Seq), a.GNS3.WithToken(token), nil
+	return fmt.Sprintf("exercise-%s-%d-start", shortSession(ref.SessionID), turn.Seq), nil
 }
 
 // gns3Refusal is a failure a retry may cure (GNS3 unreachable or failing), or else final, in
@@ -139,21 +134,14 @@ func gns3Refusal(err error) error {
 	return temporal.NewNonRetryableApplicationError("GNS3 refused the snapshot: "+err.Error(), "SnapshotRefused", err)
 }
 
-// savePointEnv is the tools' environment for a save point's step, with the user's credential;
-// progress goes to the call's card (not for an injection's, which the student must not see).
+// savePointEnv is the tools' environment for a save point's step; progress goes to the call's
+// card (not for an injection's, which the student must not see).
 func (a *Activities) savePointEnv(ctx context.Context, in workflows.SavePointInput) (tools.Env, error) {
-	token, err := a.Credentials.Get(ctx, in.Turn.TurnID)
-	if err != nil {
-		return tools.Env{}, credentialsError(err)
+	env, err := a.toolEnv(ctx, in.Turn)
+	if err == nil && !in.Injection {
+		env.Progress = a.cardProgress(ctx, in.Turn, in.Call)
 	}
-	env := tools.Env{ProjectID: in.Turn.ProjectID, GNS3: a.GNS3.WithToken(token), GNS3Host: a.GNS3.Host(), Attempt: attempt(ctx), Topology: a.Live}
-	if !in.Injection {
-		env.Progress = func(p tools.Progress) {
-			a.publishTurn(ctx, in.Turn, relay.Payload{Type: relay.TypeToolProgress, SessionID: in.Turn.SessionID,
-				ToolName: in.Call.Name, ToolCallID: in.Call.ID, Progress: p})
-		}
-	}
-	return env, nil
+	return env, err
 }
 
 // SaveDevicesForSavePoint saves the configuration of every running node on its console, all at
@@ -210,11 +198,11 @@ func (a *Activities) saveDevice(ctx context.Context, env tools.Env, in workflows
 		dev.Error = "it has no telnet or SSH console to save its configuration from; it starts again from its disk"
 		return dev, ""
 	}
-	progressOf(env, tools.Progress{ItemID: n.NodeID, ItemName: n.Name, Status: "saving"})
+	env.Report(tools.Progress{ItemID: n.NodeID, ItemName: n.Name, Status: "saving"})
 	runner := a.deviceRunner(workflows.ToolCallRef{WorkRef: in.Turn, CallID: in.Call.ID, ToolName: in.Call.Name})
 	job := tools.DeviceJob{NodeID: n.NodeID, Name: n.Name, Target: n.Target, Platform: n.Platform}
 	refusal := ""
-	err := a.whenConsoleAnswers(ctx, n.Target, saveConsoleWait, func(s *devices.Session) error {
+	err := runner.whenConsoleAnswers(ctx, job, saveConsoleWait, func(s *devices.Session) error {
 		p := s.Profile()
 		dev.Platform = p.Name
 		if cmd, _ := p.SaveCommand(); cmd != "" {
@@ -254,15 +242,8 @@ func (a *Activities) saveDevice(ctx context.Context, env tools.Env, in workflows
 	case dev.SaveCommand == "":
 		status, msg = "nothing to save", "its platform has no save command"
 	}
-	progressOf(env, tools.Progress{ItemID: n.NodeID, ItemName: n.Name, Status: status, Message: msg})
+	env.Report(tools.Progress{ItemID: n.NodeID, ItemName: n.Name, Status: status, Message: msg})
 	return dev, refusal
-}
-
-// progressOf reports a step on the call's card, where it has one.
-func progressOf(env tools.Env, p tools.Progress) {
-	if env.Progress != nil {
-		env.Progress(p)
-	}
 }
 
 // saveConsoleWait bounds the wait for a running node's console before its save: it runs, so its
@@ -298,22 +279,15 @@ type errInSession struct{ error }
 
 func (e errInSession) Unwrap() error { return e.error }
 
-// whenConsoleAnswers runs fn on the node's console, under its lock, as soon as the console
+// whenConsoleAnswers runs fn on the job's console, under its lock, as soon as the console
 // answers with a prompt; until wait passes it tries again (a node just started may not listen
 // yet, a router may still boot, another session may hold the console). An error of fn itself
 // is returned at once.
-func (a *Activities) whenConsoleAnswers(ctx context.Context, target domain.DeviceTarget, wait time.Duration, fn func(*devices.Session) error) error {
+func (r *deviceRunner) whenConsoleAnswers(ctx context.Context, job tools.DeviceJob, wait time.Duration, fn func(*devices.Session) error) error {
 	deadline := time.Now().Add(wait)
-	opts := a.Devices.Options
-	opts.Policy = a.Devices.Policy
-	var locker devices.Locker
-	if a.Devices.Locker != nil {
-		locker = timedLocker{Locker: a.Devices.Locker, m: a.Metrics}
-	}
 	for {
 		actx, cancel := context.WithDeadline(ctx, deadline)
-		err := devices.Use(actx, locker, devices.Target(target), a.GNS3.Host(), opts, func(s *devices.Session) error {
-			defer a.Metrics.ConsoleSessionOpened()()
+		err := r.use(actx, job, func(s *devices.Session) error {
 			if err := fn(s); err != nil {
 				return errInSession{err}
 			}
@@ -363,7 +337,7 @@ func (a *Activities) pauseAttempt(ctx context.Context, in workflows.SavePointInp
 	env.Attempt = n
 	var taken *gns3.Snapshot
 	if n > 1 {
-		taken, _ = snapshotNamed(ctx, env.GNS3, in.Turn.ProjectID, in.Name)
+		taken, _ = tools.SnapshotNamed(ctx, env, in.Name)
 	}
 	began := time.Now()
 	if taken == nil {
@@ -392,14 +366,7 @@ func (a *Activities) pauseAttempt(ctx context.Context, in workflows.SavePointInp
 	}
 	back := a.startAgain(context.WithoutCancel(ctx), env, in, in.Running, &out)
 	out.PausedMS = time.Since(began).Milliseconds()
-	for _, b := range back {
-		if b.Err != "" {
-			if out.NotBack == nil {
-				out.NotBack = map[string]string{}
-			}
-			out.NotBack[b.Name] = b.Err
-		}
-	}
+	out.NotBack = notBack(back)
 	a.refreshAfter(ctx, in.Turn, in.Call.Name)
 	if taken != nil {
 		out.SnapshotID, out.CreatedAt = taken.SnapshotID, taken.CreatedAt
@@ -424,9 +391,9 @@ func startedSince(ctx context.Context, env tools.Env, planned []domain.SavePoint
 		known[n.NodeID] = true
 	}
 	var extra []string
-	for _, n := range nodes {
-		if n.Status != gns3.NodeStopped && !known[n.NodeID] && !tools.BuiltinNodeType(n.NodeType) {
-			extra = append(extra, n.Name)
+	for i := range nodes {
+		if tools.Running(&nodes[i]) && !known[nodes[i].NodeID] {
+			extra = append(extra, nodes[i].Name)
 		}
 	}
 	sort.Strings(extra)
@@ -434,7 +401,7 @@ func startedSince(ctx context.Context, env tools.Env, planned []domain.SavePoint
 }
 
 // hungRefusal says which nodes could not be stopped, and how the others came back.
-func hungRefusal(failed []tools.Item, back []nodeBack) string {
+func hungRefusal(failed []tools.Item, back []tools.StartedNode) string {
 	var hung []string
 	for _, f := range failed {
 		hung = append(hung, fmt.Sprintf("%s could not be stopped (%s)", f.Name, f.Error))
@@ -457,17 +424,12 @@ func hungRefusal(failed []tools.Item, back []nodeBack) string {
 	return text
 }
 
-// nodeBack is a node started again, and why not when it is not back (not started, or its
-// console did not answer).
-type nodeBack struct {
-	tools.StartedNode
-}
-
 // startAgain starts the nodes (by name), all at once, and waits until each one is back: its
 // console answers and, where it saved a configuration, its configuration holds what it saved
-// (read back beside the others, as soon as GNS3 accepted its start). The parts' times go into
-// out (start: until GNS3 accepted the last start; consoles: the rest).
-func (a *Activities) startAgain(ctx context.Context, env tools.Env, in workflows.SavePointInput, nodes []domain.SavePointNode, out *workflows.SavePointPaused) []nodeBack {
+// (read back beside the others, as soon as GNS3 accepted its start). A node's Err says why it is
+// not back. The parts' times go into out (start: until GNS3 accepted the last start; consoles:
+// the rest).
+func (a *Activities) startAgain(ctx context.Context, env tools.Env, in workflows.SavePointInput, nodes []domain.SavePointNode, out *workflows.SavePointPaused) []tools.StartedNode {
 	saved := map[string]models.SavePointDevice{}
 	if sp, err := a.SavePoints.Get(ctx, workflows.SavePointID(in.Turn.TurnID, in.Call.ID)); err == nil {
 		for _, d := range sp.DeviceList() {
@@ -482,10 +444,8 @@ func (a *Activities) startAgain(ctx context.Context, env tools.Env, in workflows
 		}
 		return ""
 	})
-	back := make([]nodeBack, len(started))
 	last := began
-	for i, n := range started {
-		back[i] = nodeBack{n}
+	for _, n := range started {
 		if n.Accepted.After(last) {
 			last = n.Accepted
 		}
@@ -494,7 +454,21 @@ func (a *Activities) startAgain(ctx context.Context, env tools.Env, in workflows
 		out.StartMS = last.Sub(began).Milliseconds()
 		out.ConsoleMS = time.Since(last).Milliseconds()
 	}
-	return back
+	return started
+}
+
+// notBack is why each node started again is not back, by name; nil when every one is.
+func notBack(started []tools.StartedNode) map[string]string {
+	var out map[string]string
+	for _, n := range started {
+		if n.Err != "" {
+			if out == nil {
+				out = map[string]string{}
+			}
+			out[n.Name] = n.Err
+		}
+	}
+	return out
 }
 
 // ResumeAfterSavePoint starts again every node of a save point whose pause failed for good,
@@ -506,15 +480,7 @@ func (a *Activities) ResumeAfterSavePoint(ctx context.Context, in workflows.Save
 	}
 	stop := keepAlive(ctx, 2*time.Second)
 	defer stop()
-	var out workflows.SavePointResumed
-	for _, b := range a.startAgain(ctx, env, in, in.Running, nil) {
-		if b.Err != "" {
-			if out.NotBack == nil {
-				out.NotBack = map[string]string{}
-			}
-			out.NotBack[b.Name] = b.Err
-		}
-	}
+	out := workflows.SavePointResumed{NotBack: notBack(a.startAgain(ctx, env, in, in.Running, nil))}
 	a.refreshAfter(ctx, in.Turn, in.Call.Name)
 	return out, ctx.Err()
 }
@@ -683,12 +649,13 @@ func (s savePointSummary) result() tools.Result {
 		r.Metadata["snapshot_id"] = p.SnapshotID
 		r.Metadata["snapshot_name"] = in.Name
 		r.Metadata["taken_at"] = time.Unix(p.CreatedAt, 0).UTC().Format("2006-01-02T15:04:05+00:00")
-		r.Metadata["paused_seconds"] = roundSeconds(p.PausedMS)
-		r.Metadata["pause"] = map[string]any{"stop_seconds": roundSeconds(p.StopMS), "snapshot_seconds": roundSeconds(p.SnapshotMS),
-			"start_seconds": roundSeconds(p.StartMS), "console_seconds": roundSeconds(p.ConsoleMS)}
+		r.Metadata["paused_seconds"] = secondsValue(p.PausedMS)
+		r.Metadata["pause"] = map[string]any{"stop_seconds": secondsValue(p.StopMS), "snapshot_seconds": secondsValue(p.SnapshotMS),
+			"start_seconds": secondsValue(p.StartMS), "console_seconds": secondsValue(p.ConsoleMS)}
 		r.Metadata["nodes_paused"] = len(in.Running)
 	}
 	return r
 }
 
-func roundSeconds(ms int64) float64 { return math.Round(float64(ms)) / 1000 }
+// secondsValue is milliseconds as seconds, for a result's metadata.
+func secondsValue(ms int64) float64 { return float64(ms) / 1000 }

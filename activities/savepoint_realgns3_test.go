@@ -95,7 +95,8 @@ func vtysh(t *testing.T, l *savePointLab, p *realgns3.Project, node string, line
 	var out string
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	err := l.a.whenConsoleAnswers(ctx, target, 3*time.Minute, func(s *devices.Session) error {
+	job := tools.DeviceJob{NodeID: n.NodeID, Name: n.Name, Target: target}
+	err := l.a.deviceRunner(workflows.ToolCallRef{WorkRef: l.ref}).whenConsoleAnswers(ctx, job, 3*time.Minute, func(s *devices.Session) error {
 		if len(lines) == 1 {
 			r, err := s.Run(ctx, lines[0])
 			out = r.Output

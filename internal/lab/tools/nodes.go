@@ -567,10 +567,6 @@ func (rt *renameTool) Run(ctx context.Context, env Env, raw json.RawMessage) Res
 // running and have no console.
 func builtinNodeType(t string) bool { return utilityTypes[t] }
 
-// BuiltinNodeType reports whether GNS3 runs a node of this type itself, always (switches, hubs,
-// clouds, NAT): it cannot be stopped, and a snapshot does not need it stopped.
-func BuiltinNodeType(t string) bool { return builtinNodeType(t) }
-
 // ---- delete_gns3_node ----
 
 type deleteNodeTool struct{ spec }

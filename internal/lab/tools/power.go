@@ -31,6 +31,15 @@ const (
 	startParallelism = 4
 )
 
+// StartWait bounds how long a node of this type may take to report started, and, once started,
+// until its console answers with a prompt: VPCS at once, a router once it has booted.
+func StartWait(nodeType string) time.Duration {
+	if d, ok := startWaitByType[nodeType]; ok {
+		return d
+	}
+	return defaultStartWait
+}
+
 // ---- start_gns3_node ----
 
 type startTool struct {
@@ -139,11 +148,7 @@ func planStarts(t *topology, refs []string, timeout time.Duration, host string) 
 			b.toStart = append(b.toStart, i)
 			b.index[n.NodeID] = i
 			if timeout == 0 {
-				d, known := startWaitByType[n.NodeType]
-				if !known {
-					d = defaultStartWait
-				}
-				b.wait = max(b.wait, d)
+				b.wait = max(b.wait, StartWait(n.NodeType))
 			}
 		}
 	}

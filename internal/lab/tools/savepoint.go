@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -48,14 +49,12 @@ func PlanSavePoint(ctx context.Context, env Env, raw json.RawMessage) (SavePoint
 	if t.project.Status != gns3.ProjectOpened {
 		return SavePointPlan{}, fmt.Errorf("project %q is %s; ask the user to open it in GNS3 first", t.project.Name, t.project.Status)
 	}
-	list, err := env.GNS3.ListSnapshots(ctx, env.ProjectID)
+	taken, err := SnapshotNamed(ctx, env, name)
 	if err != nil {
 		return SavePointPlan{}, fmt.Errorf("could not list the snapshots: %w", explain(err))
 	}
-	for i := range list {
-		if list[i].Name == name {
-			return SavePointPlan{}, nameTakenError(&list[i])
-		}
+	if taken != nil {
+		return SavePointPlan{}, nameTakenError(taken)
 	}
 	return SavePointPlan{Name: name, Running: runningNodes(ctx, env, t), Nodes: len(t.nodes), Links: len(t.links)}, nil
 }
@@ -67,7 +66,7 @@ func runningNodes(ctx context.Context, env Env, t *topology) []SavePointNode {
 	var templates map[string]string
 	for i := range t.nodes {
 		n := &t.nodes[i]
-		if n.Status == gns3.NodeStopped || builtinNodeType(n.NodeType) {
+		if !Running(n) {
 			continue
 		}
 		target := nodeTarget(n, "")
@@ -256,7 +255,7 @@ func awaitStatus(ctx context.Context, env Env, nodes []SavePointNode, status str
 		}
 		for id, n := range left {
 			if time.Since(start) >= bound(n) || ctx.Err() != nil {
-				msg := fmt.Sprintf("GNS3 accepted the request but %s did not report %s within %s (last status: %s)", n.Name, status, bound(n), cmpOr(last[id], "unknown"))
+				msg := fmt.Sprintf("GNS3 accepted the request but %s did not report %s within %s (last status: %s)", n.Name, status, bound(n), cmp.Or(last[id], "unknown"))
 				if ctx.Err() != nil {
 					msg = fmt.Sprintf("stopped waiting for %s to report %s: %v", n.Name, status, ctx.Err())
 				}
@@ -277,13 +276,6 @@ func awaitStatus(ctx context.Context, env Env, nodes []SavePointNode, status str
 		}
 		t.Stop()
 	}
-}
-
-func cmpOr(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
 }
 
 // StartedNode is a node started again by a save point or after a restore: as GNS3 has it now
@@ -356,12 +348,7 @@ func StartNodes(ctx context.Context, env Env, nodes []SavePointNode, then func(S
 		})
 	}
 	wg.Wait()
-	done, late := awaitStatus(ctx, env, waiting, gns3.NodeStarted, func(n SavePointNode) time.Duration {
-		if d, ok := startWaitByType[n.NodeType]; ok {
-			return d
-		}
-		return defaultStartWait
-	})
+	done, late := awaitStatus(ctx, env, waiting, gns3.NodeStarted, func(n SavePointNode) time.Duration { return StartWait(n.NodeType) })
 	for _, n := range done {
 		out[place[n.NodeID]].Status = gns3.NodeStarted
 		env.progress(n.NodeID, n.Name, "started", "")
@@ -376,14 +363,6 @@ func StartNodes(ctx context.Context, env Env, nodes []SavePointNode, then func(S
 			out[i].Err = thenErr[i]
 		}
 	}
-	// A console port may have been given out only at the start.
-	if after, err := env.GNS3.ListNodes(ctx, env.ProjectID); err == nil {
-		for i := range after {
-			if j, ok := place[after[i].NodeID]; ok {
-				out[j].Target = domain.DeviceTarget(nodeTarget(&after[i], out[j].Target.TemplateName))
-			}
-		}
-	}
 	return out
 }
 
@@ -391,6 +370,8 @@ func StartNodes(ctx context.Context, env Env, nodes []SavePointNode, then func(S
 type SnapshotError struct {
 	Sentence string
 	Err      error
+	// Taken is the snapshot that already has the name, when that was the refusal.
+	Taken *gns3.Snapshot
 }
 
 func (e *SnapshotError) Error() string { return e.Sentence }
@@ -411,12 +392,8 @@ func TakeSnapshot(ctx context.Context, env Env, name string) (*gns3.Snapshot, er
 		return s, nil
 	}
 	if env.retried() && conflictSays(err, gns3NameExists) {
-		if list, lerr := env.GNS3.ListSnapshots(ctx, env.ProjectID); lerr == nil {
-			for i := range list {
-				if list[i].Name == name {
-					return &list[i], nil
-				}
-			}
+		if s, lerr := SnapshotNamed(ctx, env, name); lerr == nil && s != nil {
+			return s, nil
 		}
 	}
 	return nil, snapshotConflict(ctx, env, name, err)
@@ -439,29 +416,20 @@ func snapshotConflict(ctx context.Context, env Env, name string, err error) erro
 	switch {
 	case strings.Contains(msg, gns3MustBeStopped):
 		running := ""
-		if t, rerr := readNodes(ctx, env.GNS3, env.ProjectID); rerr == nil {
-			var names []string
-			for _, n := range t.nodes {
-				if n.Status != gns3.NodeStopped && !builtinNodeType(n.NodeType) {
-					names = append(names, fmt.Sprintf("%s (%s)", n.Name, n.Status))
-				}
-			}
-			sort.Strings(names)
-			if len(names) > 0 {
-				running = ": " + clipNames(names, 10) + " still run"
+		if nodes, rerr := env.GNS3.ListNodes(ctx, env.ProjectID); rerr == nil {
+			if names := runningNames(nodes); names != "" {
+				running = ": " + names + " still run"
 			}
 		}
 		return &SnapshotError{Err: err, Sentence: fmt.Sprintf("GNS3 takes a snapshot only while every node of the lab is stopped "+
 			"(it answered %q)%s; nothing was saved", api.Message, running)}
 	case strings.Contains(msg, gns3NameExists):
-		list, lerr := env.GNS3.ListSnapshots(ctx, env.ProjectID)
-		if lerr != nil {
+		s, lerr := SnapshotNamed(ctx, env, name)
+		switch {
+		case lerr != nil:
 			return &SnapshotError{Err: err, Sentence: fmt.Sprintf("a snapshot named %q already exists; choose another name, or restore that one", name)}
-		}
-		for i := range list {
-			if list[i].Name == name {
-				return nameTakenError(&list[i])
-			}
+		case s != nil:
+			return nameTakenError(s)
 		}
 		// GNS3 names its snapshot files by the second: two of the same name in one second clash
 		// before either is listed.
@@ -471,17 +439,8 @@ func snapshotConflict(ctx context.Context, env Env, name string, err error) erro
 }
 
 func nameTakenError(s *gns3.Snapshot) error {
-	return &SnapshotError{Err: gns3.ErrConflict, Sentence: fmt.Sprintf("a snapshot named %q already exists (taken %s); choose another name, or restore that one",
+	return &SnapshotError{Err: gns3.ErrConflict, Taken: s, Sentence: fmt.Sprintf("a snapshot named %q already exists (taken %s); choose another name, or restore that one",
 		s.Name, takenAt(s.Created(), time.Now()))}
-}
-
-// ConsoleWait bounds how long a node just started may take until its console answers with a
-// prompt: VPCS at once, a router once it has booted.
-func ConsoleWait(nodeType string) time.Duration {
-	if d, ok := startWaitByType[nodeType]; ok {
-		return d
-	}
-	return defaultStartWait
 }
 
 // HasCLIConsole reports whether a node's console is one the console driver speaks (telnet or

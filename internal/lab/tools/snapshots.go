@@ -75,16 +75,9 @@ func (ct *createSnapshotTool) Run(ctx context.Context, env Env, raw json.RawMess
 	if err != nil {
 		return failWith(err)
 	}
-	var running []string
-	for _, n := range t.nodes {
-		if n.Status != gns3.NodeStopped && !builtinNodeType(n.NodeType) {
-			running = append(running, fmt.Sprintf("%s (%s)", n.Name, n.Status))
-		}
-	}
-	if len(running) > 0 {
-		sort.Strings(running)
+	if running := runningNames(t.nodes); running != "" {
 		return Collect([]Item{failed("", name, fmt.Sprintf("GNS3 takes a snapshot only while every node of the lab is stopped, and %s run; "+
-			"nothing was saved and nothing was stopped", clipNames(running, 10)))})
+			"nothing was saved and nothing was stopped", running))})
 	}
 	s, err := TakeSnapshot(ctx, env, name)
 	if err != nil {
@@ -168,6 +161,37 @@ func (lt *listSnapshotsTool) Run(ctx context.Context, env Env, raw json.RawMessa
 		r.Metadata["note"] = "this project has no snapshots; create_gns3_snapshot takes one"
 	}
 	return r
+}
+
+// SnapshotNamed finds the project's snapshot of that name; nil when there is none.
+func SnapshotNamed(ctx context.Context, env Env, name string) (*gns3.Snapshot, error) {
+	list, err := env.GNS3.ListSnapshots(ctx, env.ProjectID)
+	if err != nil {
+		return nil, err
+	}
+	for i := range list {
+		if list[i].Name == name {
+			return &list[i], nil
+		}
+	}
+	return nil, nil
+}
+
+// Running reports whether a node keeps GNS3 from taking a snapshot: any not stopped (suspended
+// too), but the built-in ones, which always run and which GNS3 leaves out.
+func Running(n *gns3.Node) bool { return n.Status != gns3.NodeStopped && !builtinNodeType(n.NodeType) }
+
+// runningNames lists the nodes that keep GNS3 from taking a snapshot, as "name (status)" by
+// name, clipped; "" when there is none.
+func runningNames(nodes []gns3.Node) string {
+	var names []string
+	for i := range nodes {
+		if Running(&nodes[i]) {
+			names = append(names, fmt.Sprintf("%s (%s)", nodes[i].Name, nodes[i].Status))
+		}
+	}
+	sort.Strings(names)
+	return clipNames(names, 10)
 }
 
 // findSnapshot resolves a snapshot by ID or exact name; the error names the ones there are.

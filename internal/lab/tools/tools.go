@@ -180,8 +180,13 @@ type Env struct {
 }
 
 func (e Env) progress(id, name, status, msg string) {
+	e.Report(Progress{ItemID: id, ItemName: name, Status: status, Message: msg})
+}
+
+// Report puts a step on the call's card, where it has one.
+func (e Env) Report(p Progress) {
 	if e.Progress != nil {
-		e.Progress(Progress{ItemID: id, ItemName: name, Status: status, Message: msg})
+		e.Progress(p)
 	}
 }
 
